@@ -1,0 +1,33 @@
+#include "backends/registry.h"
+
+#include "backends/cudnn/cudnn.h"
+#include "backends/mps/mps.h"
+#include "backends/onednn/onednn.h"
+#include "backends/openmp/openmp.h"
+#include "backends/reference/reference.h"
+
+namespace bc {
+
+const std::vector<const Engine*>& Engines() {
+  static const std::vector<const Engine*> kEngines = {
+      &ReferenceEngine::Instance(),
+      &OnednnEngine::Instance(),
+      &CudnnEngine::Instance(),
+  };
+  return kEngines;
+}
+
+const Engine* FindEngine(std::string_view name) {
+  for (const Engine* e : Engines()) {
+    if (e->name() == name) return e;
+  }
+  return nullptr;
+}
+
+std::vector<Availability> AllAvailability() {
+  return {OnednnEngine::Instance().availability(), OpenmpAvailability(),
+          CudnnEngine::Instance().availability(), MpsAvailability(),
+          ReferenceEngine::Instance().availability()};
+}
+
+}  // namespace bc

@@ -1,0 +1,1 @@
+"""backendcheck's matrix generator: TOML specs -> gtest case tables + manifest."""

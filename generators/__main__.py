@@ -1,0 +1,58 @@
+"""Command line of the generator.
+
+    python3 -m generators expand --out DIR SPEC...   write case tables + cases.json
+    python3 -m generators validate SPEC...           check specs, print a summary
+    python3 -m generators list SPEC...               print every case: id, test, repro
+
+Errors are one line, ``FILE:LINE: message``, with exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .errors import SpecError
+from .expand import expand
+from .flags import load_flags
+from .spec import load_spec
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="backendcheck-generate", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_expand = sub.add_parser("expand", help="write case tables and the manifest")
+    p_expand.add_argument("--out", required=True, type=Path)
+    p_expand.add_argument("specs", nargs="+", type=Path)
+    for name in ("validate", "list"):
+        p = sub.add_parser(name)
+        p.add_argument("specs", nargs="+", type=Path)
+    args = parser.parse_args(argv)
+    try:
+        flags = load_flags()
+        specs = [load_spec(path, flags) for path in args.specs]
+        cases = expand(specs, flags)
+    except SpecError as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    if args.command == "expand":
+        from .emit import emit  # Jinja2 is needed only to write tables
+
+        emit(cases, args.out, [str(p) for p in args.specs])
+    elif args.command == "validate":
+        for spec in specs:
+            mine = [c for c in cases if c.spec == spec.path]
+            print(f"{spec.path}: ok, {len(spec.suites)} suite(s), {len(mine)} case(s)")
+    else:
+        try:
+            for c in cases:
+                print(f"{c.id}  {c.test}\n    {c.repro}")
+        except BrokenPipeError:  # `list | head`
+            sys.stderr.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

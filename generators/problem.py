@@ -1,0 +1,84 @@
+"""Conv2d problem strings, canonicalised exactly as harness/problem.cc does.
+
+The C++ fixtures re-parse every generated repro and fail when the result is
+not byte-identical, so a drift between the two implementations is caught.
+"""
+
+from __future__ import annotations
+
+import re
+
+FIELDS = ("mb", "ic", "ih", "iw", "oc", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw", "g")
+REQUIRED = ("mb", "ic", "ih", "oc", "kh")
+SQUARE = {"iw": "ih", "kw": "kh", "sw": "sh", "pw": "ph", "dw": "dh"}
+DEFAULTS = {"sh": 1, "ph": 0, "dh": 1, "g": 1}
+DIRECTIONS = ("fwd", "bwd_weights")
+DTYPES = ("f32",)
+MAX_TENSOR_ELEMS = 1 << 32
+MAX_DIM = 2**31 - 1
+_TOKEN = re.compile(r"([a-z]+)(\d+)")
+
+
+def parse_shape(shape: str) -> dict[str, int]:
+    """Fields of a shape string such as ``mb8ic64ih56oc64kh3ph1``; ValueError if bad."""
+    values: dict[str, int] = {}
+    pos = 0
+    while pos < len(shape):
+        m = _TOKEN.match(shape, pos)
+        if not m:
+            raise ValueError(f"cannot read shape '{shape}' at '{shape[pos:]}'")
+        key, num = m.group(1), int(m.group(2))
+        if key not in FIELDS:
+            raise ValueError(f"unknown field '{key}' in shape '{shape}'")
+        if key in values:
+            raise ValueError(f"field '{key}' given twice in shape '{shape}'")
+        values[key] = num
+        pos = m.end()
+    for key in REQUIRED:
+        if key not in values:
+            raise ValueError(f"shape '{shape}' is missing '{key}'")
+    for key, source in SQUARE.items():
+        values.setdefault(key, values.get(source, DEFAULTS.get(source, 0)))
+    for key, default in DEFAULTS.items():
+        values.setdefault(key, default)
+    _validate(shape, values)
+    return values
+
+
+def output_size(v: dict[str, int]) -> tuple[int, int]:
+    oh = (v["ih"] + 2 * v["ph"] - v["dh"] * (v["kh"] - 1) - 1) // v["sh"] + 1
+    ow = (v["iw"] + 2 * v["pw"] - v["dw"] * (v["kw"] - 1) - 1) // v["sw"] + 1
+    return oh, ow
+
+
+def tensor_bytes(v: dict[str, int]) -> int:
+    """Bytes of src, weights and dst in f32."""
+    oh, ow = output_size(v)
+    elems = (v["mb"] * v["ic"] * v["ih"] * v["iw"] + v["oc"] * (v["ic"] // v["g"]) * v["kh"] * v["kw"]
+             + v["mb"] * v["oc"] * oh * ow)
+    return 4 * elems
+
+
+def _validate(shape: str, v: dict[str, int]) -> None:
+    for key in FIELDS:
+        low = 0 if key in ("ph", "pw") else 1
+        if v[key] < low:
+            raise ValueError(f"'{key}' must be {'non-negative' if low == 0 else 'positive'} in shape '{shape}'")
+        if v[key] > MAX_DIM:
+            raise ValueError(f"'{key}' is too large in shape '{shape}'")
+    if v["ic"] % v["g"] or v["oc"] % v["g"]:
+        raise ValueError(f"groups g{v['g']} must divide ic{v['ic']} and oc{v['oc']} in shape '{shape}'")
+    oh, ow = output_size(v)
+    if oh < 1 or ow < 1:
+        raise ValueError(f"kernel does not fit the padded input in shape '{shape}'")
+    for dims in ((v["mb"], v["ic"], v["ih"], v["iw"]), (v["oc"], v["ic"] // v["g"], v["kh"], v["kw"]),
+                 (v["mb"], v["oc"], oh, ow)):
+        n = 1
+        for d in dims:
+            n *= d
+        if n > MAX_TENSOR_ELEMS:
+            raise ValueError(f"a tensor of shape '{shape}' would exceed {MAX_TENSOR_ELEMS} elements")
+
+
+def format_problem(direction: str, dtype: str, values: dict[str, int]) -> str:
+    return f"conv2d:{direction}:{dtype}:" + "".join(f"{k}{values[k]}" for k in FIELDS)

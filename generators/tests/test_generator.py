@@ -1,0 +1,234 @@
+"""Tests of the spec loader, the expansion and the CLI's error lines."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+from pathlib import Path
+
+from generators.emit import emit
+from generators.errors import SpecError
+from generators.expand import expand
+from generators.flags import load_flags
+from generators.locate import LineIndex
+from generators.problem import format_problem, parse_shape
+from generators.spec import load_spec
+
+ROOT = Path(__file__).resolve().parents[2]
+
+GOOD = """\
+[shapes]
+small = "mb2ic8ih14oc8kh3ph1"
+
+[[suite]]
+name = "demo"
+fixture = "Determinism"
+prefix = "Demo"
+repeats = 3
+[suite.axes]
+direction = ["fwd", "bwd_weights"]
+engine = ["onednn", "reference:atomic"]
+threads = [1, 2]
+shape = ["small"]
+"cudnn.benchmark" = [false, true]
+[[suite.exclude]]
+engine = "reference:atomic"
+threads = 1
+"""
+
+
+class SpecTestCase(unittest.TestCase):
+    def setUp(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.flags = load_flags()
+
+    def write(self, text: str | bytes, name: str = "spec.toml") -> Path:
+        path = Path(self.tmp.name) / name
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text, encoding="utf-8")
+        return path
+
+    def error(self, text: str | bytes) -> SpecError:
+        path = self.write(text)
+        with self.assertRaises(SpecError) as ctx:
+            expand([load_spec(path, self.flags)], self.flags)
+        self.assertTrue(str(ctx.exception).startswith(f"{path}:{ctx.exception.line}: "))
+        return ctx.exception
+
+
+class ExpandTest(SpecTestCase):
+    def test_expands_product_minus_excluded(self) -> None:
+        cases = expand([load_spec(self.write(GOOD), self.flags)], self.flags)
+        self.assertEqual(len(cases), 2 * 2 * 2 * 2 - 2 * 2)  # atomic at one thread removed
+        names = [c.name for c in cases]
+        self.assertEqual(len(names), len(set(names)))
+        for c in cases:
+            self.assertRegex(c.name, r"^[A-Za-z0-9_]+$")
+            self.assertRegex(c.id, r"^[0-9a-f]{16}$")
+            self.assertTrue(c.test.startswith("Demo/Determinism.Bitwise/"))
+
+    def test_repro_is_canonical(self) -> None:
+        cases = expand([load_spec(self.write(GOOD), self.flags)], self.flags)
+        atomic_bench = [c for c in cases if c.axes["engine"] == "reference:atomic" and c.axes["cudnn.benchmark"]
+                        and c.axes["direction"] == "fwd"]
+        self.assertEqual(atomic_bench[0].repro,
+                         "conv2d:fwd:f32:mb2ic8ih14iw14oc8kh3kw3sh1sw1ph1pw1dh1dw1g1 device=cpu engine=reference "
+                         "algo=atomic threads=2 cudnn.benchmark=true")
+        default_flag = [c for c in cases if not c.axes["cudnn.benchmark"]]
+        self.assertNotIn("cudnn.benchmark", default_flag[0].repro)
+
+    def test_ids_are_stable(self) -> None:
+        a = expand([load_spec(self.write(GOOD), self.flags)], self.flags)
+        b = expand([load_spec(self.write(GOOD, "again.toml"), self.flags)], self.flags)
+        self.assertEqual([c.id for c in a], [c.id for c in b])
+
+    def test_shape_defaults_and_format(self) -> None:
+        v = parse_shape("mb8ic64ih56oc64kh3ph1")
+        self.assertEqual(format_problem("fwd", "f32", v), "conv2d:fwd:f32:mb8ic64ih56iw56oc64kh3kw3sh1sw1ph1pw1dh1dw1g1")
+
+    def test_emit_writes_tables_and_manifest(self) -> None:
+        cases = expand([load_spec(self.write(GOOD), self.flags)], self.flags)
+        out = Path(self.tmp.name) / "gen"
+        emit(cases, out, ["spec.toml"])
+        table = (out / "determinism_tests_cases.cc").read_text()
+        self.assertIn("INSTANTIATE_TEST_SUITE_P(Demo, Determinism", table)
+        self.assertIn('"conv2d:fwd:f32:mb2ic8ih14iw14oc8kh3kw3sh1sw1ph1pw1dh1dw1g1 device=cpu engine=onednn threads=1"',
+                      table)
+        manifest = json.loads((out / "cases.json").read_text())
+        self.assertEqual(len(manifest["cases"]), len(cases))
+        before = (out / "cases.json").stat().st_mtime_ns
+        emit(cases, out, ["spec.toml"])
+        self.assertEqual((out / "cases.json").stat().st_mtime_ns, before, "unchanged output is not rewritten")
+
+    def test_default_specs_are_valid(self) -> None:
+        specs = [load_spec(ROOT / "suites/matrices" / n, self.flags) for n in ("cpu.toml", "gpu.toml")]
+        cases = expand(specs, self.flags)
+        self.assertGreater(len(cases), 40)
+        self.assertTrue(any(c.positive_control and c.axes["device"] == "cpu" for c in cases))
+        self.assertTrue(any(c.axes["device"] == "cuda" for c in cases))
+
+
+class ErrorTest(SpecTestCase):
+    def test_unknown_flag_names_its_line(self) -> None:
+        e = self.error(GOOD.replace('"cudnn.benchmark" = [false, true]', '"cudnn.bencmark" = [false, true]'))
+        self.assertEqual(e.line, 14)
+        self.assertIn("unknown axis or flag 'cudnn.bencmark'", e.message)
+
+    def test_empty_file(self) -> None:
+        e = self.error("")
+        self.assertEqual(e.line, 1)
+        self.assertIn("empty spec", e.message)
+
+    def test_not_toml(self) -> None:
+        e = self.error("[shapes]\nsmall = \"mb1ic1ih1oc1kh1\"\nthis is not toml\n")
+        self.assertEqual(e.line, 3)
+        self.assertIn("not valid TOML", e.message)
+
+    def test_binary_file(self) -> None:
+        e = self.error(b"\x7fELF\x02\x01\x01\x00\n\xff\xfe\x00")
+        self.assertIn("not UTF-8", e.message)
+        self.assertEqual(e.line, 2)
+
+    def test_json_is_not_toml(self) -> None:
+        self.assertIn("not valid TOML", self.error('{"suite": []}').message)
+
+    def test_bad_values(self) -> None:
+        cases = {
+            'threads = [1, 2]': ('threads = [0]', "threads must be"),
+            'engine = ["onednn", "reference:atomic"]': ('engine = ["tpu"]', "unknown engine"),
+            'direction = ["fwd", "bwd_weights"]': ('direction = []', "is empty"),
+            'shape = ["small"]': ('shape = ["huge"]', "unknown shape"),
+            '"cudnn.benchmark" = [false, true]': ('"cudnn.benchmark" = ["yes"]', "takes true or false"),
+            'repeats = 3': ('repeats = 0', "repeats must be"),
+            'fixture = "Determinism"': ('fixture = "Nope"', "unknown fixture"),
+            'prefix = "Demo"': ('prefix = "Demo"\ncolour = "red"', "unknown suite key 'colour'"),
+        }
+        for old, (new, expected) in cases.items():
+            with self.subTest(new=new):
+                self.assertIn(expected, self.error(GOOD.replace(old, new)).message)
+
+    def test_exclude_removing_everything(self) -> None:
+        text = GOOD + '[[suite.exclude]]\nshape = "small"\n'
+        self.assertIn("remove every case", self.error(text).message)
+
+    def test_exclude_unknown_axis(self) -> None:
+        self.assertIn("not an axis", self.error(GOOD + '[[suite.exclude]]\ndevice = "cpu"\n').message)
+
+    def test_duplicate_suite_names(self) -> None:
+        text = GOOD + GOOD.split("[[suite]]", 1)[1].join(["[[suite]]", ""])
+        self.assertIn("already used", self.error(text).message)
+
+    def test_dimension_bomb_is_refused(self) -> None:
+        e = self.error(GOOD.replace('"mb2ic8ih14oc8kh3ph1"', '"mb100000ic100000ih1000oc1kh1"'))
+        self.assertEqual(e.line, 2)
+        self.assertIn("exceed", e.message)
+
+    def test_bad_shape_fields(self) -> None:
+        for shape, expected in (("mb0ic1ih1oc1kh1", "positive"), ("mb1ic3ih4oc4kh1g2", "groups"),
+                                ("mb1ic1ih2oc1kh5", "does not fit"), ("mb1ic1oc1kh1", "missing 'ih'"),
+                                ("mb1xx1ic1ih1oc1kh1", "unknown field")):
+            with self.subTest(shape=shape):
+                self.assertIn(expected, self.error(GOOD.replace("mb2ic8ih14oc8kh3ph1", shape)).message)
+
+    def test_engine_device_mismatch(self) -> None:
+        text = GOOD.replace('threads = [1, 2]', 'threads = [1, 2]\ndevice = ["cuda"]')
+        self.assertIn("does not run on cuda", self.error(text).message)
+
+
+class LocateTest(unittest.TestCase):
+    def test_paths_of_array_tables(self) -> None:
+        index = LineIndex(GOOD + GOOD.split("[[suite]]", 1)[1].join(["[[suite]]", ""]))
+        self.assertEqual(index.line(("suite", 0, "axes", "cudnn.benchmark")), 14)
+        self.assertEqual(index.line(("suite", 0, "exclude", 0, "threads")), 17)
+        self.assertEqual(index.line(("suite", 1)), 18)
+        self.assertEqual(index.line(("suite", 1, "axes", "nonexistent")), 23)
+        self.assertEqual(index.line(("nothing",)), 1)
+
+
+class CommandLineTest(SpecTestCase):
+    def run_cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        return subprocess.run([sys.executable, "-m", "generators", *args], cwd=ROOT, env=env,
+                               capture_output=True, text=True, timeout=60)
+
+    def test_validate_errors_are_one_line_without_traceback(self) -> None:
+        for text in (GOOD.replace("cudnn.benchmark", "cudnn.bencmark"), "", b"\x00\xff binary", "not = toml = x"):
+            with self.subTest(text=text[:20]):
+                path = self.write(text)
+                r = self.run_cli("validate", str(path))
+                self.assertEqual(r.returncode, 1)
+                self.assertEqual(r.stdout, "")
+                lines = r.stderr.strip().splitlines()
+                self.assertEqual(len(lines), 1, r.stderr)
+                self.assertRegex(lines[0], rf"^{path}:\d+: ")
+                self.assertNotIn("Traceback", r.stderr)
+
+    def test_missing_file(self) -> None:
+        r = self.run_cli("validate", str(Path(self.tmp.name) / "absent.toml"))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("absent.toml:1: cannot read spec", r.stderr)
+
+    def test_validate_ok(self) -> None:
+        r = self.run_cli("validate", str(self.write(GOOD)))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("ok, 1 suite(s), 12 case(s)", r.stdout)
+
+
+class FlagsTest(unittest.TestCase):
+    def test_flags_def_is_read(self) -> None:
+        flags = load_flags()
+        self.assertEqual(list(flags)[:3], ["cudnn.enabled", "cudnn.benchmark", "cudnn.deterministic"])
+        self.assertEqual(flags["cudnn.benchmark_limit"].default, 10)
+        self.assertIs(flags["cudnn.allow_tf32"].default, True)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,70 @@
+#include "harness/environment.h"
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#ifndef BC_BUILD_TYPE
+#define BC_BUILD_TYPE "unknown"
+#endif
+#ifndef BC_CXX_FLAGS
+#define BC_CXX_FLAGS ""
+#endif
+
+namespace bc {
+namespace {
+
+std::string CpuInfoField(const std::string& field) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field, 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "";
+}
+
+// The vector-ISA flags that decide which kernels oneDNN and compilers pick.
+nlohmann::json IsaFlags() {
+  std::istringstream flags(CpuInfoField("flags"));
+  nlohmann::json out = nlohmann::json::array();
+  std::string f;
+  while (flags >> f) {
+    if (f == "sse4_2" || f == "avx" || f == "avx2" || f == "fma" || f.rfind("avx512", 0) == 0 ||
+        f.rfind("amx", 0) == 0 || f == "f16c") {
+      out.push_back(f);
+    }
+  }
+  return out;
+}
+
+std::string Hostname() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
+  return buf;
+}
+
+}  // namespace
+
+nlohmann::json ProbeHostEnvironment() {
+  nlohmann::json env;
+  const char* machine = std::getenv("BACKENDCHECK_MACHINE");
+  env["machine"] = machine != nullptr && *machine != '\0' ? std::string(machine) : Hostname();
+  env["cpu_model"] = CpuInfoField("model name");
+  env["cpu_isa_flags"] = IsaFlags();
+  env["hardware_threads"] = std::thread::hardware_concurrency();
+  env["omp_max_threads"] = omp_get_max_threads();
+  env["compiler"] = std::string("g++ ") + __VERSION__;
+  env["build_type"] = BC_BUILD_TYPE;
+  env["cxx_flags"] = BC_CXX_FLAGS;
+  env["openmp"] = _OPENMP;
+  return env;
+}
+
+}  // namespace bc

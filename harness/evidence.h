@@ -1,0 +1,53 @@
+// EvidenceWriter: the append-only JSON Lines record of what a process saw.
+//
+// One file per process, "<dir>/<tag>-<pid>.jsonl.part" while it is written,
+// renamed to ".jsonl" by Close(). Each record is one line written with a
+// single write(2) and fsync(2), so a crash or kill leaves every record written
+// so far readable and at most one incomplete last line. Every record carries
+// "schema" (kEvidenceSchema) and "kind"; the first record of a file is the
+// "environment" record. Records are nlohmann::json objects; this class only
+// frames and persists them.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <mutex>
+#include <string>
+
+#include "harness/status.h"
+
+namespace bc {
+
+inline constexpr int kEvidenceSchema = 1;
+
+class EvidenceWriter {
+ public:
+  EvidenceWriter() = default;
+  ~EvidenceWriter();
+  EvidenceWriter(const EvidenceWriter&) = delete;
+  EvidenceWriter& operator=(const EvidenceWriter&) = delete;
+
+  // Opens a new file in `dir` (created if missing) and writes `environment`
+  // as its first record.
+  Status Open(const std::filesystem::path& dir, const std::string& tag, nlohmann::json environment);
+  // Adds "schema" and writes the record as one fsynced line.
+  Status Write(nlohmann::json record);
+  // Renames the file into place. Idempotent.
+  Status Close();
+
+  bool is_open() const { return fd_ >= 0; }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::mutex mu_;
+  int fd_ = -1;
+  std::filesystem::path path_;  // the ".part" path while open
+};
+
+// The process's writer, opened by the test main when an evidence directory is
+// configured (BACKENDCHECK_EVIDENCE_DIR). Writes to a closed writer are
+// dropped silently: running a test binary by hand needs no evidence dir.
+EvidenceWriter& ProcessEvidence();
+
+}  // namespace bc

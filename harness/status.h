@@ -1,0 +1,81 @@
+// Status and Result: how failures cross layer boundaries without exceptions.
+//
+// A Status is either OK or carries a code and a one-line message that names
+// what failed. Result<T> holds a value or a non-OK Status. Both are
+// [[nodiscard]]: ignoring a failure is a compile warning. Engines map their own
+// status types (dnnl_status_t, cudaError_t, cudnnStatus_t) into Status in one
+// place each, with BC_RETURN_IF_ERROR adding the failing expression and site.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace bc {
+
+enum class StatusCode {
+  kOk,
+  kInvalidArgument,  // the request itself is malformed
+  kUnavailable,      // the engine or device is not usable on this machine
+  kUnimplemented,    // the engine has no implementation for this problem
+  kNotDeterministic, // use_deterministic_algorithms forbids the only candidates
+  kInternal,         // the engine reported a failure
+};
+
+const char* StatusCodeName(StatusCode code);
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  static Status Ok() { return Status(); }
+
+  bool ok() const { return code_ == StatusCode::kOk; }
+  StatusCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+  // "UNAVAILABLE: cudaGetDeviceCount returned 35 (...)".
+  std::string ToString() const;
+
+ private:
+  StatusCode code_ = StatusCode::kOk;
+  std::string message_;
+};
+
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : data_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(Status status) : data_(std::move(status)) {}  // NOLINT
+
+  bool ok() const { return std::holds_alternative<T>(data_); }
+  const Status& status() const {
+    static const Status kOkStatus;
+    return ok() ? kOkStatus : std::get<Status>(data_);
+  }
+  T& value() & { return std::get<T>(data_); }
+  const T& value() const& { return std::get<T>(data_); }
+  T&& value() && { return std::get<T>(std::move(data_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+ private:
+  std::variant<T, Status> data_;
+};
+
+}  // namespace bc
+
+#define BC_STRINGIFY_INNER(x) #x
+#define BC_STRINGIFY(x) BC_STRINGIFY_INNER(x)
+
+// Returns the Status of `expr` from the enclosing function when it is not OK,
+// prefixed with the expression and its source location.
+#define BC_RETURN_IF_ERROR(expr)                                                        \
+  do {                                                                                 \
+    ::bc::Status bc_status_ = (expr);                                                  \
+    if (!bc_status_.ok()) {                                                            \
+      return ::bc::Status(bc_status_.code(), std::string(#expr " at " __FILE__ ":" \
+                                                         BC_STRINGIFY(__LINE__) ": ") + \
+                                                 bc_status_.message());                \
+    }                                                                                  \
+  } while (0)

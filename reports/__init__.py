@@ -1,0 +1,1 @@
+"""backendcheck's report: evidence + catalog + manifest -> verdicts -> HTML."""

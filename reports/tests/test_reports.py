@@ -1,0 +1,166 @@
+"""Tests of the catalog loader, the evidence reader, the verdict engine and
+the rendered page."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+from generators.errors import SpecError
+from reports.catalog import Claim, load_catalog
+from reports.evidence import Evidence, read_evidence, read_junit
+from reports.render import write_report
+from reports.verdicts import judge, judge_all, refuted_guarantees
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def claim(**kw) -> Claim:
+    base = dict(id="c", statement="s", source="src", kind="guarantee", scope={}, rule="fact",
+                polarity="supports", tests=["T.*"])
+    base.update(kw)
+    return Claim(**base)
+
+
+def evidence(**outcomes: str) -> Evidence:
+    ev = Evidence()
+    for test, outcome in outcomes.items():
+        ev.results[test] = {"kind": "result", "test": test, "outcome": outcome, "message": f"{test} said {outcome}"}
+    return ev
+
+
+class VerdictTest(unittest.TestCase):
+    def test_passing_facts_support(self) -> None:
+        v = judge(claim(), [], evidence(**{"T.a": "passed", "T.b": "passed"}))
+        self.assertEqual(v.verdict, "supported")
+        self.assertEqual(len(v.facts), 2)
+
+    def test_a_failing_fact_refutes(self) -> None:
+        v = judge(claim(), [], evidence(**{"T.a": "passed", "T.b": "failed"}))
+        self.assertEqual(v.verdict, "refuted")
+        self.assertIn("T.b", v.reason)
+        self.assertEqual(refuted_guarantees([v]), [v])
+
+    def test_refuting_polarity(self) -> None:
+        self.assertEqual(judge(claim(polarity="refutes"), [], evidence(**{"T.a": "passed"})).verdict, "refuted")
+        self.assertEqual(judge(claim(polarity="refutes"), [], evidence(**{"T.a": "failed"})).verdict, "supported")
+
+    def test_skipped_facts_are_not_evaluated_with_their_reason(self) -> None:
+        v = judge(claim(), [], evidence(**{"T.a": "skipped"}))
+        self.assertEqual(v.verdict, "not evaluated")
+        self.assertIn("T.a said skipped", v.reason)
+
+    def test_mistrusted_evidence_cannot_support(self) -> None:
+        ev = evidence(**{"T.a": "passed"})
+        ev.cases["T.a"] = [{"kind": "case", "checks": [{"name": "bitwise", "outcome": "mistrusted"}]}]
+        self.assertEqual(judge(claim(), [], ev).verdict, "inconclusive")
+
+    def test_crash_without_result_is_an_error(self) -> None:
+        ev = evidence(**{"T.a": "passed"})
+        ev.ctest["T.b"] = "fail"
+        v = judge(claim(), [], ev)
+        self.assertEqual(v.verdict, "error")
+        self.assertIn("T.b", v.reason)
+
+    def test_selectors_matching_nothing_is_an_error(self) -> None:
+        self.assertEqual(judge(claim(tests=["Nothing.*"]), [], evidence(**{"T.a": "passed"})).verdict, "error")
+
+    def test_case_selector_uses_manifest_axes(self) -> None:
+        manifest = [{"test": "P/F.T/A", "fixture": "F", "positive_control": False, "axes": {"engine": "reference:atomic"}},
+                    {"test": "P/F.T/B", "fixture": "F", "positive_control": False, "axes": {"engine": "onednn"}}]
+        ev = evidence(**{"P/F.T/A": "failed", "P/F.T/B": "passed"})
+        self.assertEqual(judge(claim(tests=[], cases={"engine": "onednn"}), manifest, ev).verdict, "supported")
+        self.assertEqual(judge(claim(tests=[], cases={"engine": "reference"}), manifest, ev).verdict, "refuted")
+
+    def test_out_of_scope(self) -> None:
+        v = judge(claim(rule="out-of-scope", kind="out-of-scope", reason="not a flag"), [], Evidence())
+        self.assertEqual(v.verdict, "not evaluated")
+        self.assertIn("not a flag", v.reason)
+
+
+class EvidenceReaderTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.dir = Path(self.tmp.name)
+
+    def test_corrupt_lines_are_reported_and_skipped(self) -> None:
+        lines = [json.dumps({"kind": "environment", "machine": "m"}),
+                 json.dumps({"kind": "result", "test": "T.a", "outcome": "passed"}),
+                 '{"kind": "result", "test": "T.b", "outc',
+                 json.dumps({"kind": "result", "test": "T.c", "outcome": "failed"})]
+        (self.dir / "a-1.jsonl.part").write_text("\n".join(lines) + "\n")
+        ev = read_evidence([self.dir])
+        self.assertEqual(set(ev.results), {"T.a", "T.c"})
+        self.assertEqual(len(ev.problems), 1)
+        self.assertRegex(ev.problems[0], r"a-1\.jsonl\.part:3: unreadable record")
+        self.assertIn("m", ev.environments)
+        self.assertEqual(ev.results["T.a"]["machine"], "m")
+
+    def test_junit_statuses(self) -> None:
+        (self.dir / "j.xml").write_text(
+            '<testsuite><testcase name="A" status="run"/><testcase name="B" status="fail"><failure/></testcase>'
+            '<testcase name="C" status="notrun"/></testsuite>')
+        ev = Evidence()
+        read_junit(self.dir / "j.xml", ev)
+        self.assertEqual(ev.ctest, {"A": "run", "B": "fail", "C": "notrun"})
+
+
+class CatalogTest(unittest.TestCase):
+    def test_repository_catalog_loads(self) -> None:
+        claims = load_catalog(ROOT / "suites" / "claims.toml")
+        self.assertGreaterEqual(len(claims), 8)
+        self.assertGreaterEqual(sum(c.kind == "out-of-scope" for c in claims), 3)
+        for c in claims:
+            self.assertTrue(c.source and c.statement)
+
+    def test_bad_catalog_names_the_line(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "claims.toml"
+            path.write_text('[[claim]]\nid = "x"\nstatement = "s"\nsource = "s"\nkind = "rumour"\n'
+                            '[claim.evidence]\nrule = "fact"\ntests = ["A"]\n')
+            with self.assertRaises(SpecError) as ctx:
+                load_catalog(path)
+            self.assertEqual(ctx.exception.line, 5)
+
+
+class RenderTest(unittest.TestCase):
+    def test_strings_are_escaped_and_json_written(self) -> None:
+        hostile = "<script>alert(1)</script>"
+        c = claim(id="hostile", statement=hostile, tests=[hostile])
+        ev = evidence(**{hostile: "failed"})
+        ev.environments["m"] = {"machine": "m", "cpu_model": hostile, "backends": {}}
+        manifest = [{"id": "1", "test": hostile, "repro": hostile, "suite": "s", "axes": {"device": "cpu"}}]
+        with tempfile.TemporaryDirectory() as tmp:
+            page = write_report(Path(tmp), judge_all([c], manifest, ev), manifest, ev)
+            html = page.read_text()
+            self.assertNotIn(hostile, html)
+            self.assertIn("&lt;script&gt;alert(1)&lt;/script&gt;", html)
+            data = json.loads((Path(tmp) / "report.json").read_text())
+            self.assertEqual(data["claims"][0]["verdict"], "refuted")
+            self.assertEqual(data["summary"], {"refuted": 1})
+
+    def test_cli_exit_status_for_refuted_guarantee(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            t = Path(tmp)
+            (t / "claims.toml").write_text('[[claim]]\nid = "g"\nstatement = "s"\nsource = "s"\nkind = "guarantee"\n'
+                                           '[claim.evidence]\nrule = "fact"\ntests = ["T.a"]\n')
+            (t / "cases.json").write_text('{"cases": []}')
+            (t / "ev").mkdir()
+            (t / "ev" / "x-1.jsonl").write_text(json.dumps({"kind": "result", "test": "T.a", "outcome": "failed"}) + "\n")
+            env = {**os.environ, "PYTHONPATH": str(ROOT)}
+            r = subprocess.run([sys.executable, "-m", "reports", "--claims", str(t / "claims.toml"), "--manifest",
+                                str(t / "cases.json"), "--out", str(t / "out"), str(t / "ev")],
+                               cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 3, r.stderr)
+            self.assertIn("REFUTED GUARANTEE g", r.stderr)
+            self.assertTrue((t / "out" / "index.html").exists())
+
+
+if __name__ == "__main__":
+    unittest.main()

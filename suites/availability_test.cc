@@ -1,0 +1,170 @@
+// Availability semantics of torch.backends.*, the dispatcher's routing, and
+// the fact that cuDNN flags leave CPU results bitwise unchanged (CpuNoop,
+// generated from suites/matrices/cpu.toml).
+#include <gtest/gtest.h>
+
+#include "backends/dispatch.h"
+#include "backends/registry.h"
+#include "harness/evidence.h"
+#include "harness/tensor_data.h"
+#include "suites/case_table.h"
+#include "suites/conv_run.h"
+#include "suites/fixtures.h"
+
+namespace bc {
+namespace {
+
+Availability Find(const std::string& engine) {
+  for (const Availability& a : AllAvailability()) {
+    if (a.engine == engine) return a;
+  }
+  ADD_FAILURE() << "no availability entry for " << engine;
+  return {};
+}
+
+TEST(Availability, OnednnIsBuiltAndAvailable) {
+  const Availability a = Find("onednn");
+  EXPECT_TRUE(a.built);
+  EXPECT_TRUE(a.available) << a.reason;
+  EXPECT_FALSE(a.version.empty());
+}
+
+TEST(Availability, OpenmpIsBuiltAndAvailable) {
+  const Availability a = Find("openmp");
+  EXPECT_TRUE(a.built);
+  EXPECT_TRUE(a.available) << a.reason;
+}
+
+TEST(Availability, MpsIsNeitherBuiltNorAvailableOffApple) {
+#if defined(__APPLE__)
+  GTEST_SKIP() << "this check is for non-Apple builds";
+#endif
+  const Availability a = Find("mps");
+  EXPECT_FALSE(a.built);
+  EXPECT_FALSE(a.available);
+  EXPECT_NE(a.reason.find("not built"), std::string::npos) << a.reason;
+}
+
+TEST(Availability, CudnnSaysWhetherBuiltAndWhyNotAvailable) {
+  const Availability a = Find("cudnn");
+  EXPECT_EQ(a.built, BC_WITH_CUDA == 1);
+  EXPECT_FALSE(a.reason.empty());
+  if (a.built && !a.available) {
+    // The reason is the CUDA or cuDNN call that failed, with its code.
+    EXPECT_TRUE(a.reason.find("cudaGetDeviceCount") != std::string::npos ||
+                a.reason.find("cudnnCreate") != std::string::npos)
+        << a.reason;
+  }
+  std::printf("cudnn: built=%d available=%d reason: %s\n", a.built, a.available, a.reason.c_str());
+}
+
+CaseSpec CpuCase(Direction d) {
+  CaseSpec c;
+  c.problem = ParseConv2dProblem(std::string("conv2d:") + DirectionName(d) + ":f32:mb2ic4ih8oc4kh3ph1").value();
+  return c;
+}
+
+TEST(Dispatch, CpuWithMkldnnEnabledGoesToOnednn) {
+  BackendFlags flags;
+  Result<DispatchDecision> d = Dispatch(CpuCase(Direction::kForward), flags);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->engine->name(), "onednn");
+  EXPECT_NE(d->reason.find("mkldnn.enabled=true"), std::string::npos) << d->reason;
+}
+
+TEST(Dispatch, CpuWithMkldnnDisabledGoesToReference) {
+  BackendFlags flags;
+  flags.mkldnn_enabled = false;
+  Result<DispatchDecision> d = Dispatch(CpuCase(Direction::kBackwardWeights), flags);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->engine->name(), "reference");
+  EXPECT_NE(d->reason.find("mkldnn.enabled=false"), std::string::npos) << d->reason;
+}
+
+// torch.backends does not choose the device: no cuDNN flag routes CPU work.
+TEST(Dispatch, CudnnFlagsNeverRouteCpuWork) {
+  for (int bits = 0; bits < 32; ++bits) {
+    BackendFlags flags;
+    flags.cudnn_enabled = bits & 1;
+    flags.cudnn_benchmark = bits & 2;
+    flags.cudnn_deterministic = bits & 4;
+    flags.cudnn_allow_tf32 = bits & 8;
+    flags.mkldnn_enabled = bits & 16;
+    Result<DispatchDecision> d = Dispatch(CpuCase(Direction::kForward), flags);
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    EXPECT_EQ(d->engine->device(), Device::kCpu);
+    EXPECT_EQ(d->engine->name(), flags.mkldnn_enabled ? "onednn" : "reference");
+  }
+}
+
+TEST(Dispatch, CudaWorkGoesToCudnnOrSaysWhyNot) {
+  CaseSpec c = CpuCase(Direction::kForward);
+  c.device = Device::kCuda;
+  BackendFlags flags;
+  Result<DispatchDecision> d = Dispatch(c, flags);
+  if (Find("cudnn").available) {
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    EXPECT_EQ(d->engine->name(), "cudnn");
+  } else {
+    ASSERT_FALSE(d.ok());
+    EXPECT_EQ(d.status().code(), StatusCode::kUnavailable);
+    EXPECT_NE(d.status().message().find("cudnn unavailable"), std::string::npos) << d.status().message();
+  }
+  flags.cudnn_enabled = false;
+  Result<DispatchDecision> native = Dispatch(c, flags);
+  ASSERT_FALSE(native.ok());
+  EXPECT_NE(native.status().message().find("native CUDA"), std::string::npos) << native.status().message();
+}
+
+TEST(Dispatch, ForcedEngineMustRunOnTheCaseDevice) {
+  CaseSpec c = CpuCase(Direction::kForward);
+  c.engine = "cudnn";
+  Result<DispatchDecision> d = Dispatch(c, BackendFlags());
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument);
+  c.engine = "nonesuch";
+  EXPECT_EQ(Dispatch(c, BackendFlags()).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+
+namespace suite {
+
+TEST_P(CpuNoop, CudnnFlagsLeaveResultUnchanged) {
+  const CaseRow& row = GetParam();
+  Result<CaseSpec> spec = ParseRow(row);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  CaseSpec baseline = spec.value();
+  const BackendFlags defaults;
+  baseline.flags.cudnn_enabled = defaults.cudnn_enabled;
+  baseline.flags.cudnn_benchmark = defaults.cudnn_benchmark;
+  baseline.flags.cudnn_deterministic = defaults.cudnn_deterministic;
+  baseline.flags.cudnn_allow_tf32 = defaults.cudnn_allow_tf32;
+  baseline.flags.cudnn_benchmark_limit = defaults.cudnn_benchmark_limit;
+
+  Result<CaseRun> base = RunCase(baseline, {.repeats = 1, .compare_to_reference = false});
+  ASSERT_TRUE(base.ok()) << base.status().ToString();
+  Result<CaseRun> run = RunCase(spec.value(), {.repeats = 1, .compare_to_reference = false});
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+
+  const bool same_bits = run->digests == base->digests;
+  const bool same_engine = run->engine == base->engine && run->implementation == base->implementation;
+  nlohmann::json record = CaseRecord(row, run.value());
+  record["baseline_digest"] = DigestHex(base->digests.back());
+  record["checks"] = nlohmann::json::array(
+      {{{"name", "cpu_noop"},
+        {"outcome", same_bits && same_engine && !run->degenerate ? "passed"
+                    : run->degenerate                           ? "mistrusted"
+                                                                : "failed"},
+        {"detail", "digest " + DigestHex(run->digests.back()) + " via " + run->implementation +
+                       " vs default cuDNN flags " + DigestHex(base->digests.back()) + " via " +
+                       base->implementation}}});
+  (void)ProcessEvidence().Write(record);
+
+  EXPECT_NE(run->engine, "cudnn");
+  EXPECT_TRUE(same_engine) << run->implementation << " vs " << base->implementation;
+  EXPECT_TRUE(same_bits) << "repro: " << row.repro;
+}
+
+}  // namespace suite
+}  // namespace bc

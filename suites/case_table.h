@@ -1,0 +1,21 @@
+// One row of a generated case table: what the generator writes and a
+// value-parameterised fixture receives. The repro string is the case's whole
+// definition (see harness/case.h); name is the gtest parameter name, id the
+// stable case id of the manifest.
+#pragma once
+
+#include <ostream>
+
+namespace bc {
+
+struct CaseRow {
+  const char* name;
+  const char* id;
+  const char* repro;
+  int repeats;
+  bool positive_control;  // the check must catch this case as nondeterministic
+};
+
+inline void PrintTo(const CaseRow& row, std::ostream* os) { *os << row.repro; }
+
+}  // namespace bc

@@ -1,0 +1,53 @@
+#include "suites/determinism.h"
+
+namespace bc {
+
+DeterminismVerdict JudgeDeterminism(const CaseRun& run, bool positive_control) {
+  DeterminismVerdict v;
+  const int distinct = run.DistinctDigests();
+  const bool nondeterministic = run.algorithm.determinism == Determinism::kNondeterministic;
+  const bool control = positive_control && nondeterministic;
+  const std::string what = std::to_string(distinct) + " distinct digest(s) in " +
+                           std::to_string(run.digests.size()) + " runs of " + run.implementation;
+  if (positive_control && !nondeterministic) {
+    v.bitwise = "misconfigured";
+    v.message = "a positive control must use an algorithm declared nondeterministic, not " + run.implementation;
+  } else if (control && run.spec.threads < 2 && run.spec.device == Device::kCpu) {
+    v.not_applicable = true;
+    v.bitwise = "not_applicable";
+    v.message = "a nondeterministic CPU algorithm on one thread has no race to expose";
+  } else if (run.degenerate) {
+    v.bitwise = "mistrusted";
+    v.bitwise_as_expected = true;  // not a failure, but never evidence
+    v.message = "output is constant: " + what;
+  } else if (control) {
+    v.bitwise = distinct > 1 ? "caught" : "missed";
+    v.bitwise_as_expected = distinct > 1;
+    v.message = (distinct > 1 ? "positive control caught: " : "positive control missed: ") + what;
+  } else if (nondeterministic) {
+    v.bitwise = distinct > 1 ? "varied" : "stable";
+    v.bitwise_as_expected = true;
+    v.message = "declared nondeterministic (not a designated control): " + what;
+  } else {
+    v.bitwise = distinct == 1 ? "passed" : "failed";
+    v.bitwise_as_expected = distinct == 1;
+    v.message = (distinct == 1 ? "bitwise identical: " : "declared deterministic, but ") + what;
+  }
+  v.checks.push_back({{"name", "bitwise"},
+                      {"outcome", v.bitwise},
+                      {"expected", DeterminismName(run.algorithm.determinism)},
+                      {"positive_control", positive_control},
+                      {"detail", v.message}});
+  if (run.error) {
+    v.within_tolerance = WithinTolerance(*run.error, run.spec.problem.accumulation_length());
+    v.tolerance_message = "max abs error " + std::to_string(run.error->max_abs) + " vs bound " +
+                          std::to_string(run.tolerance) + " (max ulp " + std::to_string(run.error->max_ulp) +
+                          ", non-finite " + std::to_string(run.error->nonfinite) + ")";
+    v.checks.push_back({{"name", "tolerance"},
+                        {"outcome", v.within_tolerance ? "passed" : "failed"},
+                        {"detail", v.tolerance_message}});
+  }
+  return v;
+}
+
+}  // namespace bc

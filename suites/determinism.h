@@ -1,0 +1,35 @@
+// The determinism check's judgement of one run, shared by the generated
+// determinism cases and the explicit tests of the check itself.
+//
+// bitwise: passed (one digest), failed (several digests from an algorithm
+// declared deterministic), caught (several digests from a positive control),
+// missed (a positive control that gave one digest: the check proved nothing),
+// varied or stable (an algorithm declared nondeterministic that is not a
+// designated control: either is allowed), mistrusted (degenerate output,
+// whatever the digests). A positive control must be declared
+// nondeterministic, and on the CPU needs two threads to race.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "suites/case_table.h"
+#include "suites/conv_run.h"
+
+namespace bc {
+
+struct DeterminismVerdict {
+  std::string bitwise;  // passed, failed, caught, missed, mistrusted
+  bool bitwise_as_expected = false;
+  bool not_applicable = false;
+  bool within_tolerance = true;
+  std::string message;
+  std::string tolerance_message;
+  nlohmann::json checks = nlohmann::json::array();
+};
+
+DeterminismVerdict JudgeDeterminism(const CaseRun& run, bool positive_control);
+
+}  // namespace bc

@@ -1,0 +1,40 @@
+// Determinism: run a case several times in one process and compare digests.
+//
+// The expectation comes from the algorithm's declared determinism property:
+// a deterministic algorithm must give one digest; a nondeterministic one is a
+// positive control, and the same check must catch it (more than one digest),
+// or the check is not to be trusted. Every run is also compared with the
+// reference oracle, and degenerate output is recorded as mistrusted.
+// The case tables (Cpu/, Gpu/) are generated from suites/matrices/*.toml.
+#include <gtest/gtest.h>
+
+#include "harness/evidence.h"
+#include "suites/conv_run.h"
+#include "suites/determinism.h"
+#include "suites/fixtures.h"
+
+namespace bc::suite {
+
+TEST_P(Determinism, Bitwise) {
+  const CaseRow& row = GetParam();
+  Result<CaseSpec> spec = ParseRow(row);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+
+  Result<CaseRun> run = RunCase(spec.value(), {.repeats = row.repeats, .compare_to_reference = true});
+  if (!run.ok() && IsNotEvaluated(run.status())) {
+    (void)ProcessEvidence().Write(SkippedCaseRecord(row, run.status().message()));
+    GTEST_SKIP() << run.status().message();
+  }
+  ASSERT_TRUE(run.ok()) << run.status().ToString() << "\nrepro: " << row.repro;
+
+  const DeterminismVerdict verdict = JudgeDeterminism(run.value(), row.positive_control);
+  nlohmann::json record = CaseRecord(row, run.value());
+  record["checks"] = verdict.checks;
+  (void)ProcessEvidence().Write(record);
+
+  if (verdict.not_applicable) GTEST_SKIP() << verdict.message;
+  EXPECT_TRUE(verdict.bitwise_as_expected) << verdict.message << "\nrepro: " << row.repro;
+  EXPECT_TRUE(verdict.within_tolerance) << verdict.tolerance_message << "\nrepro: " << row.repro;
+}
+
+}  // namespace bc::suite

@@ -1,0 +1,303 @@
+// Unit tests of harness/: flags, descriptors, data, numerics, evidence.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "harness/case.h"
+#include "harness/evidence.h"
+#include "harness/flags.h"
+#include "harness/numerics.h"
+#include "harness/problem.h"
+#include "harness/tensor_data.h"
+
+namespace bc {
+namespace {
+
+// PyTorch's defaults (aten/src/ATen/Context.h, torch/backends/*/__init__.py).
+TEST(Flags, DefaultsMirrorPyTorch) {
+  const BackendFlags f;
+  EXPECT_TRUE(f.cudnn_enabled);
+  EXPECT_FALSE(f.cudnn_benchmark);
+  EXPECT_FALSE(f.cudnn_deterministic);
+  EXPECT_TRUE(f.cudnn_allow_tf32);
+  EXPECT_EQ(f.cudnn_benchmark_limit, 10);
+  EXPECT_TRUE(f.mkldnn_enabled);
+  EXPECT_FALSE(f.mkldnn_deterministic);
+  EXPECT_FALSE(f.cuda_matmul_allow_tf32);
+  EXPECT_FALSE(f.deterministic_algorithms);
+  EXPECT_FALSE(f.deterministic_algorithms_warn_only);
+  EXPECT_EQ(CurrentFlags(), f) << "the process starts with the defaults";
+}
+
+TEST(Flags, GuardRestoresPreviousValues) {
+  const BackendFlags before = CurrentFlags();
+  {
+    BackendFlags a;
+    a.cudnn_benchmark = true;
+    FlagsGuard outer(a);
+    EXPECT_TRUE(CurrentFlags().cudnn_benchmark);
+    {
+      BackendFlags b = CurrentFlags();
+      b.UseDeterministicAlgorithms(true, /*warn_only=*/true);
+      FlagsGuard inner(b);
+      EXPECT_TRUE(CurrentFlags().deterministic_algorithms);
+      EXPECT_TRUE(CurrentFlags().deterministic_algorithms_warn_only);
+      EXPECT_TRUE(CurrentFlags().cudnn_benchmark);
+    }
+    EXPECT_FALSE(CurrentFlags().deterministic_algorithms);
+    EXPECT_TRUE(CurrentFlags().cudnn_benchmark);
+  }
+  EXPECT_EQ(CurrentFlags(), before);
+}
+
+// torch.backends.cudnn.flags() defaults enabled=False: a bare scope turns
+// cuDNN off. The mirror keeps that trap, and restores on exit.
+TEST(Flags, CudnnFlagsScopeDefaultsDisableCudnn) {
+  ASSERT_TRUE(CurrentFlags().cudnn_enabled);
+  {
+    CudnnFlagsScope scope;
+    EXPECT_FALSE(CurrentFlags().cudnn_enabled);
+    EXPECT_TRUE(CurrentFlags().cudnn_allow_tf32);
+  }
+  EXPECT_TRUE(CurrentFlags().cudnn_enabled);
+}
+
+TEST(Flags, DeterministicAlgorithmsImplyCudnnDeterministicFilter) {
+  BackendFlags f;
+  EXPECT_FALSE(f.CudnnDeterministicEffective());
+  f.UseDeterministicAlgorithms(true);
+  EXPECT_TRUE(f.CudnnDeterministicEffective());
+}
+
+TEST(Flags, SetParsesAndRejects) {
+  BackendFlags f;
+  EXPECT_TRUE(f.Set("cudnn.benchmark", "true").ok());
+  EXPECT_TRUE(f.cudnn_benchmark);
+  EXPECT_TRUE(f.Set("cudnn.benchmark_limit", "0").ok());
+  EXPECT_EQ(f.cudnn_benchmark_limit, 0);
+  const Status unknown = f.Set("cudnn.bencmark", "true");
+  EXPECT_EQ(unknown.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.message().find("cudnn.bencmark"), std::string::npos);
+  EXPECT_FALSE(f.Set("cudnn.enabled", "yes").ok());
+  EXPECT_FALSE(f.Set("cudnn.benchmark_limit", "-1").ok());
+  EXPECT_FALSE(f.Set("cudnn.benchmark_limit", "12x").ok());
+}
+
+TEST(Flags, NonDefaultListsOnlyChangesInDeclarationOrder) {
+  BackendFlags f;
+  EXPECT_TRUE(f.NonDefault().empty());
+  f.mkldnn_enabled = false;
+  f.cudnn_benchmark = true;
+  EXPECT_EQ(f.NonDefault(), (std::vector<std::string>{"cudnn.benchmark=true", "mkldnn.enabled=false"}));
+  EXPECT_EQ(f.All().size(), FlagNames().size());
+}
+
+TEST(Problem, FormatParsesBack) {
+  for (const char* repro : {"conv2d:fwd:f32:mb8ic64ih56iw56oc64kh3kw3sh1sw1ph1pw1dh1dw1g1",
+                            "conv2d:bwd_weights:f32:mb2ic6ih9iw7oc4kh3kw2sh2sw1ph1pw0dh2dw1g2",
+                            "conv2d:fwd:f32:mb1ic3ih224iw224oc64kh7kw7sh2sw2ph3pw3dh1dw1g1"}) {
+    Result<Conv2dProblem> p = ParseConv2dProblem(repro);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    EXPECT_EQ(p->Format(), repro);
+    EXPECT_EQ(ParseConv2dProblem(p->Format()).value(), p.value());
+  }
+}
+
+TEST(Problem, ParseFillsSquareDefaults) {
+  Result<Conv2dProblem> p = ParseConv2dProblem("conv2d:fwd:f32:mb8ic64ih56oc64kh3ph1");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->Format(), "conv2d:fwd:f32:mb8ic64ih56iw56oc64kh3kw3sh1sw1ph1pw1dh1dw1g1");
+  EXPECT_EQ(p->oh(), 56);
+  EXPECT_EQ(p->ow(), 56);
+  EXPECT_EQ(p->macs(), int64_t{8} * 64 * 56 * 56 * 64 * 9);
+}
+
+TEST(Problem, OutputSizeFollowsStrideDilationPadding) {
+  Result<Conv2dProblem> p = ParseConv2dProblem("conv2d:fwd:f32:mb1ic1ih10iw11oc1kh3kw3sh2sw3ph1pw0dh2dw1");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->oh(), (10 + 2 - 2 * 2 - 1) / 2 + 1);
+  EXPECT_EQ(p->ow(), (11 - 2 - 1) / 3 + 1);
+}
+
+TEST(Problem, ParseRejectsMalformed) {
+  for (const char* bad : {"", "conv2d", "conv3d:fwd:f32:mb1ic1ih1oc1kh1", "conv2d:bwd:f32:mb1ic1ih1oc1kh1",
+                          "conv2d:fwd:f16:mb1ic1ih1oc1kh1", "conv2d:fwd:f32:mb1ic1ih1oc1",
+                          "conv2d:fwd:f32:mb1ic1ih1oc1kh1zz3", "conv2d:fwd:f32:mb1mb2ic1ih1oc1kh1",
+                          "conv2d:fwd:f32:mb0ic1ih1oc1kh1", "conv2d:fwd:f32:mb1ic3ih4oc4kh1g2",
+                          "conv2d:fwd:f32:mb1ic1ih2oc1kh5", "conv2d:fwd:f32:mbic1ih1oc1kh1",
+                          "conv2d:fwd:f32:mb-1ic1ih1oc1kh1"}) {
+    Result<Conv2dProblem> p = ParseConv2dProblem(bad);
+    EXPECT_FALSE(p.ok()) << "accepted: " << bad;
+    if (!p.ok()) {
+      EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument) << bad;
+    }
+  }
+}
+
+TEST(Problem, ValidateRefusesDimensionBombs) {
+  Result<Conv2dProblem> p = ParseConv2dProblem("conv2d:fwd:f32:mb100000ic100000ih1000oc1kh1");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("exceed"), std::string::npos) << p.status().message();
+  EXPECT_FALSE(ParseConv2dProblem("conv2d:fwd:f32:mb99999999999999999999ic1ih1oc1kh1").ok());
+}
+
+TEST(CaseSpec, FormatParsesBack) {
+  const std::string repro =
+      "conv2d:bwd_weights:f32:mb2ic8ih14iw14oc8kh3kw3sh1sw1ph1pw1dh1dw1g1 device=cpu engine=reference "
+      "algo=atomic threads=2 cudnn.benchmark=true mkldnn.enabled=false";
+  Result<CaseSpec> c = ParseCaseSpec(repro);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->Format(), repro);
+  EXPECT_EQ(c->algorithm, "atomic");
+  EXPECT_EQ(c->threads, 2);
+  EXPECT_TRUE(c->flags.cudnn_benchmark);
+  EXPECT_FALSE(c->flags.mkldnn_enabled);
+}
+
+TEST(CaseSpec, RejectsUnknownKeysAndValues) {
+  const std::string p = "conv2d:fwd:f32:mb1ic1ih1oc1kh1 ";
+  for (const std::string& bad : {p + "device=tpu", p + "threads=0", p + "threads=x", p + "colour=red",
+                                 p + "cudnn.enabled=maybe", p + "engine=", p + "loose"}) {
+    EXPECT_FALSE(ParseCaseSpec(bad).ok()) << "accepted: " << bad;
+  }
+}
+
+TEST(TensorData, FillIsSeededAndInRange) {
+  std::vector<float> a(1000), b(1000), c(1000);
+  FillUniform(42, a);
+  FillUniform(42, b);
+  FillUniform(43, c);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  for (float v : a) {
+    EXPECT_GE(v, -1.0f);
+    EXPECT_LT(v, 1.0f);
+  }
+  // Not constant, and both signs occur: accumulation order matters.
+  EXPECT_FALSE(IsDegenerate(a));
+  EXPECT_LT(*std::min_element(a.begin(), a.end()), -0.9f);
+  EXPECT_GT(*std::max_element(a.begin(), a.end()), 0.9f);
+}
+
+TEST(TensorData, DigestSeesOneBitFlip) {
+  std::vector<float> a(4096);
+  FillUniform(7, a);
+  const uint64_t d = Digest(a);
+  EXPECT_EQ(Digest(a), d);
+  a[1234] = std::nextafter(a[1234], 2.0f);
+  EXPECT_NE(Digest(a), d);
+  EXPECT_EQ(DigestHex(0x1234).size(), 16u);
+  EXPECT_EQ(DigestHex(0x1234), "0000000000001234");
+}
+
+TEST(TensorData, TensorSeedsDiffer) {
+  EXPECT_NE(TensorSeed(1, "src"), TensorSeed(1, "wei"));
+  EXPECT_NE(TensorSeed(1, "src"), TensorSeed(2, "src"));
+}
+
+TEST(Numerics, UlpDistance) {
+  EXPECT_EQ(UlpDistance(1.0f, 1.0f), 0);
+  EXPECT_EQ(UlpDistance(1.0f, std::nextafter(1.0f, 2.0f)), 1);
+  EXPECT_EQ(UlpDistance(0.0f, -0.0f), 0);
+  EXPECT_EQ(UlpDistance(std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min()), 2);
+  EXPECT_EQ(UlpDistance(std::nanf(""), 1.0f), std::numeric_limits<int64_t>::max());
+}
+
+TEST(Numerics, CompareReportsErrorsAndNonFinite) {
+  const std::vector<float> ref = {1.0f, -2.0f, 4.0f, 0.5f};
+  const std::vector<float> out = {1.0f, -2.5f, 4.0f, std::numeric_limits<float>::infinity()};
+  const ErrorMetrics m = Compare(out, ref);
+  EXPECT_DOUBLE_EQ(m.max_abs, 0.5);
+  EXPECT_DOUBLE_EQ(m.max_rel, 0.25);
+  EXPECT_DOUBLE_EQ(m.max_abs_ref, 4.0);
+  EXPECT_EQ(m.nonfinite, 1);
+  EXPECT_FALSE(WithinTolerance(m, 10));
+  const ErrorMetrics exact = Compare(ref, ref);
+  EXPECT_TRUE(WithinTolerance(exact, 10));
+  EXPECT_EQ(exact.max_ulp, 0);
+}
+
+TEST(Numerics, ToleranceGrowsWithAccumulationLength) {
+  ErrorMetrics m;
+  m.max_abs_ref = 10;
+  EXPECT_LT(ToleranceBound(m, 9), ToleranceBound(m, 9000));
+  m.max_abs = ToleranceBound(m, 9) * 2;
+  EXPECT_FALSE(WithinTolerance(m, 9));
+  EXPECT_TRUE(WithinTolerance(m, 9000));
+}
+
+TEST(Numerics, DegenerateDetection) {
+  EXPECT_TRUE(IsDegenerate(std::vector<float>{}));
+  EXPECT_TRUE(IsDegenerate(std::vector<float>(100, 0.0f)));
+  EXPECT_TRUE(IsDegenerate(std::vector<float>{0.0f, -0.0f, 0.0f}));
+  EXPECT_TRUE(IsDegenerate(std::vector<float>(5, 3.5f)));
+  EXPECT_TRUE(IsDegenerate(std::vector<float>(5, std::nanf(""))));
+  EXPECT_FALSE(IsDegenerate(std::vector<float>{0.0f, 0.0f, 1e-30f}));
+}
+
+class EvidenceWriterTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("bc-evidence-test-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  static std::vector<nlohmann::json> ReadLines(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::vector<nlohmann::json> out;
+    std::string line;
+    while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line));
+    return out;
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(EvidenceWriterTest, WritesEnvironmentFirstAndRenamesOnClose) {
+  EvidenceWriter w;
+  ASSERT_TRUE(w.Open(dir_, "unit", {{"machine", "m1"}}).ok());
+  const std::filesystem::path part = w.path();
+  EXPECT_EQ(part.extension(), ".part");
+  ASSERT_TRUE(w.Write({{"kind", "case"}, {"case_id", "abc"}, {"note", "<script>\"quoted\"</script>"}}).ok());
+  ASSERT_TRUE(w.Close().ok());
+  EXPECT_FALSE(std::filesystem::exists(part));
+  ASSERT_EQ(w.path().extension(), ".jsonl");
+  const std::vector<nlohmann::json> lines = ReadLines(w.path());
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["kind"], "environment");
+  EXPECT_EQ(lines[0]["machine"], "m1");
+  EXPECT_EQ(lines[0]["schema"], kEvidenceSchema);
+  EXPECT_EQ(lines[1]["case_id"], "abc");
+  EXPECT_EQ(lines[1]["note"], "<script>\"quoted\"</script>");
+  EXPECT_TRUE(w.Close().ok()) << "Close is idempotent";
+}
+
+TEST_F(EvidenceWriterTest, RecordsAreReadableBeforeClose) {
+  EvidenceWriter w;
+  ASSERT_TRUE(w.Open(dir_, "unit", nlohmann::json::object()).ok());
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(w.Write({{"kind", "case"}, {"i", i}}).ok());
+  // What a crash at this point leaves behind: every record, whole.
+  const std::vector<nlohmann::json> lines = ReadLines(w.path());
+  ASSERT_EQ(lines.size(), 6u);
+  EXPECT_EQ(lines.back()["i"], 4);
+}
+
+TEST_F(EvidenceWriterTest, InvalidUtf8IsReplacedNotFatal) {
+  EvidenceWriter w;
+  ASSERT_TRUE(w.Open(dir_, "unit", nlohmann::json::object()).ok());
+  EXPECT_TRUE(w.Write({{"kind", "case"}, {"message", std::string("bad \xff byte")}}).ok());
+  EXPECT_EQ(ReadLines(w.path()).size(), 2u);
+}
+
+TEST_F(EvidenceWriterTest, WriteToClosedWriterIsDropped) {
+  EvidenceWriter w;
+  EXPECT_FALSE(w.is_open());
+  EXPECT_TRUE(w.Write({{"kind", "case"}}).ok());
+  EXPECT_FALSE(std::filesystem::exists(dir_));
+}
+
+}  // namespace
+}  // namespace bc
