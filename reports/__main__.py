@@ -1,7 +1,7 @@
 """Command line of the report.
 
     python3 -m reports --claims suites/claims.toml --manifest build/default/generated/cases.json \
-        [--junit ctest-junit.xml] --out DIR EVIDENCE_DIR...
+        [--junit ctest-junit.xml] [--tests ctest-tests.json] --out DIR EVIDENCE_DIR...
 
 Writes DIR/index.html and DIR/report.json, prints the page's path and the
 verdict counts. Exit status: 0, or 3 when a guarantee is refuted, or 1 on
@@ -18,7 +18,7 @@ from pathlib import Path
 from generators.errors import SpecError
 
 from .catalog import load_catalog
-from .evidence import read_evidence, read_junit, read_manifest
+from .evidence import read_evidence, read_junit, read_manifest, read_registered
 from .render import write_report
 from .verdicts import judge_all, refuted_guarantees
 
@@ -30,7 +30,8 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--claims", required=True, type=Path)
     parser.add_argument("--manifest", required=True, type=Path)
-    parser.add_argument("--junit", type=Path)
+    parser.add_argument("--junit", type=Path, help="ctest --output-junit: catches crashed tests")
+    parser.add_argument("--tests", type=Path, help="ctest --show-only=json-v1: every registered test")
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("evidence", nargs="+", type=Path)
     args = parser.parse_args(argv)
@@ -50,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     evidence = read_evidence(args.evidence)
     if args.junit:
         read_junit(args.junit, evidence)
+    if args.tests:
+        read_registered(args.tests, evidence)
     for problem in evidence.problems:
         print(f"warning: {problem}", file=sys.stderr)
     verdicts = judge_all(claims, manifest, evidence)

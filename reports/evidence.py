@@ -17,6 +17,7 @@ class Evidence:
     results: dict[str, dict[str, Any]] = field(default_factory=dict)       # test -> result record
     cases: dict[str, list[dict[str, Any]]] = field(default_factory=dict)   # test -> case records
     ctest: dict[str, str] = field(default_factory=dict)                    # test -> junit status
+    registered: set[str] = field(default_factory=set)                      # every test ctest knows
     problems: list[str] = field(default_factory=list)                      # FILE:LINE: what
     files: int = 0
 
@@ -75,6 +76,17 @@ def read_junit(path: Path, ev: Evidence) -> None:
         if tc.find("failure") is not None or tc.find("error") is not None:
             status = status or "fail"
         ev.ctest[name] = status or "run"
+
+
+def read_registered(path: Path, ev: Evidence) -> None:
+    """`ctest --show-only=json-v1`: every registered test, run or not, so that a
+    label subset leaves the other claims not evaluated rather than in error."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        ev.problems.append(f"{path}:1: cannot read the ctest test list ({e})")
+        return
+    ev.registered.update(t["name"] for t in data.get("tests", []) if "name" in t)
 
 
 def read_manifest(path: Path) -> list[dict[str, Any]]:

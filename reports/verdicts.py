@@ -51,7 +51,7 @@ def _case_matches(case: dict[str, Any], selector: dict[str, Any]) -> bool:
 
 
 def select_tests(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) -> list[str]:
-    known = {c["test"] for c in manifest} | set(evidence.results) | set(evidence.ctest)
+    known = {c["test"] for c in manifest} | set(evidence.results) | set(evidence.ctest) | evidence.registered
     chosen: list[str] = []
     for pattern in claim.tests:
         chosen += sorted(t for t in known if fnmatch.fnmatchcase(t, pattern))

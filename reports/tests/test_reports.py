@@ -70,6 +70,13 @@ class VerdictTest(unittest.TestCase):
     def test_selectors_matching_nothing_is_an_error(self) -> None:
         self.assertEqual(judge(claim(tests=["Nothing.*"]), [], evidence(**{"T.a": "passed"})).verdict, "error")
 
+    def test_registered_test_that_did_not_run_is_not_evaluated(self) -> None:
+        ev = evidence(**{"Other.a": "passed"})
+        ev.registered = {"T.a", "Other.a"}
+        v = judge(claim(), [], ev)
+        self.assertEqual(v.verdict, "not evaluated")
+        self.assertIn("did not run", v.reason)
+
     def test_case_selector_uses_manifest_axes(self) -> None:
         manifest = [{"test": "P/F.T/A", "fixture": "F", "positive_control": False, "axes": {"engine": "reference:atomic"}},
                     {"test": "P/F.T/B", "fixture": "F", "positive_control": False, "axes": {"engine": "onednn"}}]
