@@ -3,41 +3,123 @@
 #include "backends/registry.h"
 
 namespace bc {
+namespace {
 
-Result<DispatchDecision> Dispatch(const CaseSpec& c, const BackendFlags& flags) {
-  DispatchDecision d;
-  d.algorithm = c.algorithm;
-  if (c.engine != "auto") {
-    d.engine = FindEngine(c.engine);
-    if (d.engine == nullptr) return Status(StatusCode::kInvalidArgument, "unknown engine '" + c.engine + "'");
-    if (d.engine->device() != c.device) {
-      return Status(StatusCode::kInvalidArgument, "engine " + c.engine + " runs on " +
-                                                      DeviceName(d.engine->device()) + ", not " +
-                                                      DeviceName(c.device));
+Status Unavailable(const Engine& e) {
+  return Status(StatusCode::kUnavailable, std::string(e.name()) + " unavailable: " + e.availability().reason);
+}
+
+bool Implements(const Engine& e, const Problem& p) { return !e.algorithms(p).empty(); }
+
+}  // namespace
+
+Result<std::vector<const Engine*>> EnginesFor(const CaseSpec& c, const Problem& p, const BackendFlags& flags,
+                                              std::string* reason) {
+  const std::string& name = c.engine;
+  if (name == "select" || name.rfind("select:", 0) == 0) {
+    std::vector<const Engine*> pool;
+    const std::string only = name == "select" ? "" : name.substr(7);
+    for (const Engine* e : Engines()) {
+      if (e->device() != c.device || (!only.empty() && e->name() != only)) continue;
+      if (!e->availability().available) {
+        if (!only.empty()) return Unavailable(*e);
+        continue;
+      }
+      pool.push_back(e);
     }
-    d.reason = "engine forced by the case (engine=" + c.engine + ")";
+    if (!only.empty() && pool.empty() && FindEngine(only) == nullptr) {
+      return Status(StatusCode::kInvalidArgument, "unknown engine '" + only + "'");
+    }
+    if (pool.empty()) {
+      return Status(StatusCode::kUnavailable, std::string("no engine available on ") + DeviceName(c.device) +
+                                                  (c.device == Device::kCuda
+                                                       ? ": cudnn unavailable: " + FindEngine("cudnn")->availability().reason
+                                                       : ""));
+    }
+    *reason = "cuDNN selection semantics over the " + std::string(DeviceName(c.device)) + " candidate pool" +
+              (only.empty() ? "" : " of " + only);
+    return pool;
+  }
+  const Engine* e = nullptr;
+  if (name != "auto") {
+    e = FindEngine(name);
+    if (e == nullptr) return Status(StatusCode::kInvalidArgument, "unknown engine '" + name + "'");
+    if (e->device() != c.device) {
+      return Status(StatusCode::kInvalidArgument, "engine " + name + " runs on " + DeviceName(e->device()) +
+                                                      ", not " + DeviceName(c.device));
+    }
+    *reason = "engine forced by the case (engine=" + name + ")";
   } else if (c.device == Device::kCpu) {
-    const Availability onednn = FindEngine("onednn")->availability();
-    if (flags.mkldnn_enabled && onednn.available) {
-      d.engine = FindEngine("onednn");
-      d.reason = "mkldnn.enabled=true and oneDNN is available";
+    const Engine* onednn = FindEngine("onednn");
+    const Availability a = onednn->availability();
+    if (flags.mkldnn_enabled && a.available && Implements(*onednn, p)) {
+      e = onednn;
+      *reason = "mkldnn.enabled=true and oneDNN implements " + std::string(OpName(p));
     } else {
-      d.engine = FindEngine("reference");
-      d.reason = flags.mkldnn_enabled ? "oneDNN unavailable (" + onednn.reason + "): native CPU path"
-                                      : "mkldnn.enabled=false: native CPU path";
+      e = FindEngine("reference");
+      *reason = !flags.mkldnn_enabled ? "mkldnn.enabled=false: native CPU path"
+                : !a.available       ? "oneDNN unavailable (" + a.reason + "): native CPU path"
+                                     : "oneDNN does not implement " + std::string(OpName(p)) + ": native CPU path";
     }
   } else {
     if (!flags.cudnn_enabled) {
       return Status(StatusCode::kUnimplemented,
                     "cudnn.enabled=false selects PyTorch's native CUDA kernels, which this build does not provide");
     }
-    d.engine = FindEngine("cudnn");
-    d.reason = "cudnn.enabled=true";
+    e = FindEngine("cudnn");
+    *reason = "cudnn.enabled=true";
   }
-  const Availability a = d.engine->availability();
-  if (!a.available) {
-    return Status(StatusCode::kUnavailable, std::string(d.engine->name()) + " unavailable: " + a.reason);
+  if (!e->availability().available) return Unavailable(*e);
+  return std::vector<const Engine*>{e};
+}
+
+Result<DispatchDecision> Dispatcher::Decide(const CaseSpec& c, const Problem& p, const BackendFlags& flags,
+                                            const TimeCandidate& time) {
+  DispatchDecision d;
+  Result<std::vector<const Engine*>> engines = EnginesFor(c, p, flags, &d.reason);
+  if (!engines.ok()) return engines.status();
+  const std::vector<const Engine*>& pool = engines.value();
+
+  if (!c.algorithm.empty()) {  // the case names the algorithm: no selection
+    if (pool.size() != 1) return Status(StatusCode::kInvalidArgument, "algo= needs a single engine, not " + c.engine);
+    Result<Algorithm> a = FindAlgorithm(*pool.front(), p, c.algorithm);
+    if (!a.ok()) return a.status();
+    d.engine = pool.front();
+    d.chosen = {std::string(d.engine->name()), a.value()};
+    d.reason += "; algorithm forced by the case (algo=" + c.algorithm + ")";
+    return d;
   }
+
+  std::vector<Candidate> candidates;
+  SelectorOptions options;
+  for (const Engine* e : pool) {
+    for (const Algorithm& a : e->algorithms(p)) candidates.push_back({std::string(e->name()), a});
+    if (options.pinned_deterministic.empty()) {
+      if (std::optional<std::string> pinned = e->PinnedDeterministic(p)) {
+        options.pinned_deterministic = std::string(e->name()) + ":" + *pinned;
+      }
+    }
+  }
+  const bool cudnn_semantics = c.engine.rfind("select", 0) == 0 || pool.front()->name() == "cudnn";
+  options.deterministic_algorithms = flags.deterministic_algorithms;
+  options.warn_only = flags.deterministic_algorithms_warn_only;
+  if (cudnn_semantics) {
+    options.benchmark = flags.cudnn_benchmark;
+    options.benchmark_limit = flags.cudnn_benchmark_limit;
+    options.deterministic = flags.CudnnDeterministicEffective();
+  } else {
+    options.deterministic =
+        flags.deterministic_algorithms || (pool.front()->name() == "onednn" && flags.mkldnn_deterministic);
+  }
+  // The fields of PyTorch's ConvolutionParams that the problem string does
+  // not already hold: the device, the pool and allow_tf32.
+  const std::string key = FormatProblem(p) + "|" + DeviceName(c.device) + "|" + c.engine +
+                          "|allow_tf32=" + (flags.cudnn_allow_tf32 ? "1" : "0");
+  Result<Selection> s = selector_.Select(key, FormatProblem(p), candidates, options, time);
+  if (!s.ok()) return s.status();
+  d.selection = s.value();
+  d.chosen = s->chosen;
+  d.engine = FindEngine(d.chosen.engine);
   return d;
 }
 

@@ -1,27 +1,56 @@
-// Dispatch: which engine runs a case, decided the way PyTorch decides it, with
-// the reason recorded as evidence.
+// Dispatch: which engine and algorithm run one problem, decided the way
+// PyTorch decides, with every decision recorded as evidence.
 //
-// CPU: mkldnn.enabled and oneDNN available -> onednn (PyTorch's use_mkldnn);
-//      otherwise the native path, here the reference engine ("owner").
-// CUDA: cudnn.enabled -> cudnn, when available; otherwise PyTorch's native
-//      CUDA kernels, which this build does not provide (an error that says so).
-// A case that names an engine forces it; the device must match.
-// cuDNN flags never route CPU work: torch.backends does not choose the device.
+// Engine (the case's engine field):
+//   auto    CPU: mkldnn.enabled and oneDNN implements the op -> onednn,
+//           otherwise the native path, here the reference engine.
+//           CUDA: cudnn.enabled -> cudnn, when available; otherwise PyTorch's
+//           native CUDA kernels, which this build does not provide.
+//   NAME    that engine, forced; the device must match.
+//   select  PyTorch's cuDNN selection semantics (cudnn.benchmark,
+//           cudnn.deterministic, cudnn.benchmark_limit) over every candidate
+//           of every engine of the device; "select:NAME" over one engine's.
+//           On the CPU this exercises the selection mechanism on real
+//           candidates; PyTorch itself has no CPU benchmark mode.
+// Algorithm: the case's algorithm when it names one; otherwise the
+// AlgorithmSelector decides. Its deterministic filter is, for cuDNN and
+// "select", cudnn.deterministic or use_deterministic_algorithms; for the CPU
+// engines, use_deterministic_algorithms (or mkldnn.deterministic for oneDNN):
+// cudnn.deterministic does not reach them. cuDNN flags never route CPU work.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "backends/engine.h"
 #include "harness/case.h"
+#include "harness/selector.h"
 
 namespace bc {
 
 struct DispatchDecision {
-  const Engine* engine = nullptr;
-  std::string algorithm;  // empty: the engine's default under the flags
-  std::string reason;
+  Candidate chosen;
+  const Engine* engine = nullptr;  // the chosen candidate's engine
+  std::string reason;              // why this engine
+  std::optional<Selection> selection;  // when the selector decided
 };
 
-Result<DispatchDecision> Dispatch(const CaseSpec& c, const BackendFlags& flags);
+class Dispatcher {
+ public:
+  // Chooses for one step of `c` under `flags`; `time` times one candidate
+  // when the selector benchmarks.
+  Result<DispatchDecision> Decide(const CaseSpec& c, const Problem& p, const BackendFlags& flags,
+                                  const TimeCandidate& time);
+  const AlgorithmSelector& selector() const { return selector_; }
+
+ private:
+  AlgorithmSelector selector_;
+};
+
+// The engines a case may choose from for `p` (one, or the "select" pool),
+// with the reason; an error when none is usable.
+Result<std::vector<const Engine*>> EnginesFor(const CaseSpec& c, const Problem& p, const BackendFlags& flags,
+                                              std::string* reason);
 
 }  // namespace bc

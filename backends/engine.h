@@ -1,20 +1,24 @@
 // Engine: the one interface every backend implements.
 //
 // availability() says whether the engine was built, whether it can run on this
-// machine, and why not. algorithms() lists the candidates for a problem, each
-// with its determinism property (from the engine's documentation or, where it
-// has none, from the engine's construction) and workspace. Prepare() binds a
-// problem, a candidate and host buffers; the PreparedConv then runs the
-// computation (Execute, what timings cover) and copies the result into the
-// host output buffer (Fetch). Engines return Status, never throw.
+// machine, and why not. algorithms() lists the candidates for a problem in the
+// engine's heuristic order, each with its determinism property (from the
+// engine's documentation or, where it has none, from how the engine builds it)
+// and workspace; an empty list means the engine has no implementation of that
+// problem. Prepare() binds a problem, a candidate and host buffers; the
+// PreparedOp then runs the computation (Execute, what timings cover) and
+// copies the result into the host output buffer (Fetch). Engines return
+// Status, never throw.
 #pragma once
 
-#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "harness/algorithm.h"
+#include "harness/buffers.h"
 #include "harness/case.h"
 #include "harness/problem.h"
 #include "harness/status.h"
@@ -29,26 +33,9 @@ struct Availability {
   std::string version;  // of the library actually loaded, where known
 };
 
-enum class Determinism { kDeterministic, kNondeterministic };
-const char* DeterminismName(Determinism d);  // "deterministic", "nondeterministic"
-
-struct Algorithm {
-  std::string name;
-  Determinism determinism = Determinism::kDeterministic;
-  int64_t workspace_bytes = 0;
-};
-
-// Host tensors of one problem. fwd: src, wei in; dst out.
-// bwd_weights: src, dst (diff_dst) in; wei (diff_weights) out.
-struct ConvBuffers {
-  std::vector<float> src, wei, dst;
-  static ConvBuffers For(const Conv2dProblem& p);
-  std::vector<float>& output(Direction d) { return d == Direction::kForward ? dst : wei; }
-};
-
-class PreparedConv {
+class PreparedOp {
  public:
-  virtual ~PreparedConv() = default;
+  virtual ~PreparedOp() = default;
   virtual Status Execute() = 0;
   virtual Status Fetch() = 0;
   // What actually ran, as the engine names it ("jit:avx512_core", "CUDNN_...").
@@ -63,16 +50,20 @@ class Engine {
   virtual std::string_view name() const = 0;
   virtual Device device() const = 0;
   virtual Availability availability() const = 0;
-  virtual std::vector<Algorithm> algorithms(const Conv2dProblem& p) const = 0;
-  // `algorithm` empty means the engine's default choice under CurrentFlags().
+  virtual std::vector<Algorithm> algorithms(const Problem& p) const = 0;
+  // The algorithm PyTorch pins for deterministic mode with benchmark off, for
+  // this problem's direction, when the engine has such a rule.
+  virtual std::optional<std::string> PinnedDeterministic(const Problem&) const { return std::nullopt; }
+  // `algorithm` empty means the engine's default choice: the first candidate.
   // The inputs in `buffers` must be filled before Prepare; the buffers must
-  // outlive the PreparedConv.
-  virtual Result<std::unique_ptr<PreparedConv>> Prepare(const Conv2dProblem& p, const std::string& algorithm,
-                                                        ConvBuffers& buffers) const = 0;
+  // outlive the PreparedOp.
+  virtual Result<std::unique_ptr<PreparedOp>> Prepare(const Problem& p, const std::string& algorithm,
+                                                      Buffers& buffers) const = 0;
 };
 
-// Looks `name` up in engine.algorithms(p); an unknown name is an error that
-// lists the known ones.
-Result<Algorithm> FindAlgorithm(const Engine& engine, const Conv2dProblem& p, const std::string& name);
+// Looks `name` up in engine.algorithms(p) (empty: the first); an unknown name
+// is an error that lists the known ones, and no candidate at all is
+// UNIMPLEMENTED.
+Result<Algorithm> FindAlgorithm(const Engine& engine, const Problem& p, const std::string& name);
 
 }  // namespace bc

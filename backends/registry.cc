@@ -8,10 +8,11 @@
 
 namespace bc {
 
+// Heuristic order of the "select" pools: a device's engines in this order.
 const std::vector<const Engine*>& Engines() {
   static const std::vector<const Engine*> kEngines = {
-      &ReferenceEngine::Instance(),
       &OnednnEngine::Instance(),
+      &ReferenceEngine::Instance(),
       &CudnnEngine::Instance(),
   };
   return kEngines;

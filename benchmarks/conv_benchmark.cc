@@ -6,7 +6,7 @@
 
 #include "backends/onednn/onednn.h"
 #include "backends/registry.h"
-#include "harness/tensor_data.h"
+#include "harness/buffers.h"
 
 namespace bc {
 namespace {
@@ -19,12 +19,10 @@ constexpr const char* kLayers[] = {
 
 void BM_Conv(benchmark::State& state, const std::string& engine_name, const std::string& algorithm,
              const std::string& repro) {
-  const Conv2dProblem p = ParseConv2dProblem(repro).value();
+  const Problem p = ParseProblem(repro).value();
   const Engine* engine = FindEngine(engine_name);
-  ConvBuffers b = ConvBuffers::For(p);
-  FillUniform(1, b.src);
-  FillUniform(2, b.wei);
-  FillUniform(3, b.dst);
+  Buffers b = Buffers::For(p);
+  FillInputs(p, b);
   auto prepared = engine->Prepare(p, algorithm, b);
   if (!prepared.ok()) {
     state.SkipWithError(prepared.status().ToString().c_str());
@@ -36,7 +34,7 @@ void BM_Conv(benchmark::State& state, const std::string& engine_name, const std:
       return;
     }
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(p.gflop() * 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP/s"] = benchmark::Counter(ProblemGflop(p) * 1e9, benchmark::Counter::kIsIterationInvariantRate);
   state.SetLabel(prepared.value()->implementation());
 }
 

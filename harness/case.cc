@@ -7,8 +7,40 @@ namespace bc {
 
 const char* DeviceName(Device d) { return d == Device::kCpu ? "cpu" : "cuda"; }
 
+namespace {
+
+std::vector<std::string_view> SplitSchedule(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t comma = s.find(',', start);
+    out.push_back(s.substr(start, comma == std::string_view::npos ? s.size() - start : comma - start));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string CaseSpec::FormatSchedule() const {
+  std::string s;
+  for (size_t i = 0; i < steps.size();) {
+    size_t run = 1;
+    while (i + run < steps.size() && steps[i + run] == steps[i]) ++run;
+    if (!s.empty()) s += ",";
+    s += FormatProblem(steps[i]);
+    if (run > 1) {
+      s += '*';
+      s += std::to_string(run);
+    }
+    i += run;
+  }
+  return s;
+}
+
 std::string CaseSpec::Format() const {
-  std::string s = problem.Format() + " device=" + DeviceName(device) + " engine=" + engine;
+  std::string s = FormatSchedule() + " device=" + DeviceName(device) + " engine=" + engine;
   if (!algorithm.empty()) s += " algo=" + algorithm;
   s += " threads=" + std::to_string(threads);
   for (const std::string& f : flags.NonDefault()) s += " " + f;
@@ -29,10 +61,26 @@ Result<CaseSpec> ParseCaseSpec(std::string_view repro) {
     return Status(StatusCode::kInvalidArgument, "case '" + std::string(repro) + "': " + what);
   };
   if (tokens.empty()) return invalid("empty");
-  Result<Conv2dProblem> problem = ParseConv2dProblem(tokens[0]);
-  if (!problem.ok()) return problem.status();
   CaseSpec c;
-  c.problem = problem.value();
+  c.steps.clear();
+  for (std::string_view step : SplitSchedule(tokens[0])) {
+    int64_t count = 1;
+    if (const size_t star = step.rfind('*'); star != std::string_view::npos) {
+      const std::string_view n = step.substr(star + 1);
+      auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), count);
+      if (ec != std::errc() || end != n.data() + n.size() || count < 1 || count > kMaxScheduleSteps) {
+        return invalid("a step count must be an integer in 1.." + std::to_string(kMaxScheduleSteps) + ", got '" +
+                       std::string(n) + "'");
+      }
+      step = step.substr(0, star);
+    }
+    Result<Problem> problem = ParseProblem(step);
+    if (!problem.ok()) return problem.status();
+    if (static_cast<int64_t>(c.steps.size()) + count > kMaxScheduleSteps) {
+      return invalid("a schedule may have at most " + std::to_string(kMaxScheduleSteps) + " steps");
+    }
+    c.steps.insert(c.steps.end(), static_cast<size_t>(count), problem.value());
+  }
   for (size_t t = 1; t < tokens.size(); ++t) {
     const size_t eq = tokens[t].find('=');
     if (eq == std::string_view::npos) return invalid("expected key=value, got '" + std::string(tokens[t]) + "'");

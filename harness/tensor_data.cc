@@ -27,6 +27,13 @@ void FillUniform(uint64_t seed, std::span<float> data) {
   }
 }
 
+void FillIndices(uint64_t seed, int64_t bound, std::span<int32_t> data) {
+  const uint64_t base = SplitMix64(seed);
+  for (size_t i = 0; i < data.size(); ++i) {
+    data[i] = static_cast<int32_t>(SplitMix64(base + i) % static_cast<uint64_t>(bound));
+  }
+}
+
 uint64_t Digest(std::span<const float> data) { return XXH3_64bits(data.data(), data.size_bytes()); }
 
 std::string DigestHex(uint64_t digest) {

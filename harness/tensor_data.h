@@ -10,10 +10,13 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace bc {
 
 void FillUniform(uint64_t seed, std::span<float> data);
+// Indices uniform in [0, bound), from the same generator.
+void FillIndices(uint64_t seed, int64_t bound, std::span<int32_t> data);
 
 uint64_t Digest(std::span<const float> data);
 // 16 lowercase hex digits.

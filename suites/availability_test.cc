@@ -8,7 +8,7 @@
 #include "harness/evidence.h"
 #include "harness/tensor_data.h"
 #include "suites/case_table.h"
-#include "suites/conv_run.h"
+#include "suites/case_run.h"
 #include "suites/fixtures.h"
 
 namespace bc {
@@ -58,15 +58,23 @@ TEST(Availability, CudnnSaysWhetherBuiltAndWhyNotAvailable) {
   std::printf("cudnn: built=%d available=%d reason: %s\n", a.built, a.available, a.reason.c_str());
 }
 
+// One dispatch decision with a fresh selector (benchmark is off: no timing).
+Result<DispatchDecision> DispatchOnce(const CaseSpec& c, const BackendFlags& flags) {
+  Dispatcher dispatcher;
+  return dispatcher.Decide(c, c.problem(), flags, [](const Candidate&) -> Result<double> {
+    return Status(StatusCode::kInternal, "no timing expected");
+  });
+}
+
 CaseSpec CpuCase(Direction d) {
   CaseSpec c;
-  c.problem = ParseConv2dProblem(std::string("conv2d:") + DirectionName(d) + ":f32:mb2ic4ih8oc4kh3ph1").value();
+  c.steps = {ParseConv2dProblem(std::string("conv2d:") + DirectionName(d) + ":f32:mb2ic4ih8oc4kh3ph1").value()};
   return c;
 }
 
 TEST(Dispatch, CpuWithMkldnnEnabledGoesToOnednn) {
   BackendFlags flags;
-  Result<DispatchDecision> d = Dispatch(CpuCase(Direction::kForward), flags);
+  Result<DispatchDecision> d = DispatchOnce(CpuCase(Direction::kForward), flags);
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   EXPECT_EQ(d->engine->name(), "onednn");
   EXPECT_NE(d->reason.find("mkldnn.enabled=true"), std::string::npos) << d->reason;
@@ -75,7 +83,7 @@ TEST(Dispatch, CpuWithMkldnnEnabledGoesToOnednn) {
 TEST(Dispatch, CpuWithMkldnnDisabledGoesToReference) {
   BackendFlags flags;
   flags.mkldnn_enabled = false;
-  Result<DispatchDecision> d = Dispatch(CpuCase(Direction::kBackwardWeights), flags);
+  Result<DispatchDecision> d = DispatchOnce(CpuCase(Direction::kBackwardWeights), flags);
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   EXPECT_EQ(d->engine->name(), "reference");
   EXPECT_NE(d->reason.find("mkldnn.enabled=false"), std::string::npos) << d->reason;
@@ -90,7 +98,7 @@ TEST(Dispatch, CudnnFlagsNeverRouteCpuWork) {
     flags.cudnn_deterministic = bits & 4;
     flags.cudnn_allow_tf32 = bits & 8;
     flags.mkldnn_enabled = bits & 16;
-    Result<DispatchDecision> d = Dispatch(CpuCase(Direction::kForward), flags);
+    Result<DispatchDecision> d = DispatchOnce(CpuCase(Direction::kForward), flags);
     ASSERT_TRUE(d.ok()) << d.status().ToString();
     EXPECT_EQ(d->engine->device(), Device::kCpu);
     EXPECT_EQ(d->engine->name(), flags.mkldnn_enabled ? "onednn" : "reference");
@@ -101,7 +109,7 @@ TEST(Dispatch, CudaWorkGoesToCudnnOrSaysWhyNot) {
   CaseSpec c = CpuCase(Direction::kForward);
   c.device = Device::kCuda;
   BackendFlags flags;
-  Result<DispatchDecision> d = Dispatch(c, flags);
+  Result<DispatchDecision> d = DispatchOnce(c, flags);
   if (Find("cudnn").available) {
     ASSERT_TRUE(d.ok()) << d.status().ToString();
     EXPECT_EQ(d->engine->name(), "cudnn");
@@ -111,7 +119,7 @@ TEST(Dispatch, CudaWorkGoesToCudnnOrSaysWhyNot) {
     EXPECT_NE(d.status().message().find("cudnn unavailable"), std::string::npos) << d.status().message();
   }
   flags.cudnn_enabled = false;
-  Result<DispatchDecision> native = Dispatch(c, flags);
+  Result<DispatchDecision> native = DispatchOnce(c, flags);
   ASSERT_FALSE(native.ok());
   EXPECT_NE(native.status().message().find("native CUDA"), std::string::npos) << native.status().message();
 }
@@ -119,11 +127,11 @@ TEST(Dispatch, CudaWorkGoesToCudnnOrSaysWhyNot) {
 TEST(Dispatch, ForcedEngineMustRunOnTheCaseDevice) {
   CaseSpec c = CpuCase(Direction::kForward);
   c.engine = "cudnn";
-  Result<DispatchDecision> d = Dispatch(c, BackendFlags());
+  Result<DispatchDecision> d = DispatchOnce(c, BackendFlags());
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument);
   c.engine = "nonesuch";
-  EXPECT_EQ(Dispatch(c, BackendFlags()).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(DispatchOnce(c, BackendFlags()).status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace
@@ -147,22 +155,24 @@ TEST_P(CpuNoop, CudnnFlagsLeaveResultUnchanged) {
   Result<CaseRun> run = RunCase(spec.value(), {.repeats = 1, .compare_to_reference = false});
   ASSERT_TRUE(run.ok()) << run.status().ToString();
 
-  const bool same_bits = run->digests == base->digests;
-  const bool same_engine = run->engine == base->engine && run->implementation == base->implementation;
+  const StepRun& got = run->first();
+  const StepRun& want = base->first();
+  const bool same_bits = got.digests == want.digests;
+  const bool same_engine = got.engine == want.engine && got.implementation == want.implementation;
   nlohmann::json record = CaseRecord(row, run.value());
-  record["baseline_digest"] = DigestHex(base->digests.back());
+  record["baseline_digest"] = DigestHex(want.digests.back());
   record["checks"] = nlohmann::json::array(
       {{{"name", "cpu_noop"},
-        {"outcome", same_bits && same_engine && !run->degenerate ? "passed"
-                    : run->degenerate                           ? "mistrusted"
-                                                                : "failed"},
-        {"detail", "digest " + DigestHex(run->digests.back()) + " via " + run->implementation +
-                       " vs default cuDNN flags " + DigestHex(base->digests.back()) + " via " +
-                       base->implementation}}});
+        {"outcome", same_bits && same_engine && !got.degenerate ? "passed"
+                    : got.degenerate                           ? "mistrusted"
+                                                               : "failed"},
+        {"detail", "digest " + DigestHex(got.digests.back()) + " via " + got.implementation +
+                       " vs default cuDNN flags " + DigestHex(want.digests.back()) + " via " +
+                       want.implementation}}});
   (void)ProcessEvidence().Write(record);
 
-  EXPECT_NE(run->engine, "cudnn");
-  EXPECT_TRUE(same_engine) << run->implementation << " vs " << base->implementation;
+  EXPECT_NE(got.engine, "cudnn");
+  EXPECT_TRUE(same_engine) << got.implementation << " vs " << want.implementation;
   EXPECT_TRUE(same_bits) << "repro: " << row.repro;
 }
 

@@ -2,7 +2,7 @@
 
 namespace bc {
 
-DeterminismVerdict JudgeDeterminism(const CaseRun& run, bool positive_control) {
+DeterminismVerdict JudgeDeterminism(const StepRun& run, const CaseSpec& spec, bool positive_control) {
   DeterminismVerdict v;
   const int distinct = run.DistinctDigests();
   const bool nondeterministic = run.algorithm.determinism == Determinism::kNondeterministic;
@@ -12,7 +12,7 @@ DeterminismVerdict JudgeDeterminism(const CaseRun& run, bool positive_control) {
   if (positive_control && !nondeterministic) {
     v.bitwise = "misconfigured";
     v.message = "a positive control must use an algorithm declared nondeterministic, not " + run.implementation;
-  } else if (control && run.spec.threads < 2 && run.spec.device == Device::kCpu) {
+  } else if (control && spec.threads < 2 && spec.device == Device::kCpu) {
     v.not_applicable = true;
     v.bitwise = "not_applicable";
     v.message = "a nondeterministic CPU algorithm on one thread has no race to expose";
@@ -39,7 +39,7 @@ DeterminismVerdict JudgeDeterminism(const CaseRun& run, bool positive_control) {
                       {"positive_control", positive_control},
                       {"detail", v.message}});
   if (run.error) {
-    v.within_tolerance = WithinTolerance(*run.error, run.spec.problem.accumulation_length());
+    v.within_tolerance = WithinTolerance(*run.error, AccumulationLength(run.problem));
     v.tolerance_message = "max abs error " + std::to_string(run.error->max_abs) + " vs bound " +
                           std::to_string(run.tolerance) + " (max ulp " + std::to_string(run.error->max_ulp) +
                           ", non-finite " + std::to_string(run.error->nonfinite) + ")";

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "suites/case_table.h"
-#include "suites/conv_run.h"
+#include "suites/case_run.h"
 
 namespace bc {
 
@@ -30,6 +30,6 @@ struct DeterminismVerdict {
   nlohmann::json checks = nlohmann::json::array();
 };
 
-DeterminismVerdict JudgeDeterminism(const CaseRun& run, bool positive_control);
+DeterminismVerdict JudgeDeterminism(const StepRun& run, const CaseSpec& spec, bool positive_control);
 
 }  // namespace bc

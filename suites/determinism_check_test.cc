@@ -20,7 +20,7 @@ TEST(DeterminismCheck, CatchesAtomicReferenceWithTwoThreads) {
                             ":f32:mb4ic16ih14oc16kh3ph1 device=cpu engine=reference algo=atomic threads=2");
     Result<CaseRun> run = RunCase(c, {.repeats = 10, .compare_to_reference = true});
     ASSERT_TRUE(run.ok()) << run.status().ToString();
-    const DeterminismVerdict v = JudgeDeterminism(run.value(), /*positive_control=*/true);
+    const DeterminismVerdict v = JudgeDeterminism(run->first(), c, /*positive_control=*/true);
     EXPECT_EQ(v.bitwise, "caught") << dir << ": " << v.message;
     EXPECT_TRUE(v.within_tolerance) << v.tolerance_message;
   }
@@ -30,14 +30,19 @@ TEST(DeterminismCheck, PassesOnednnForward) {
   const CaseSpec c = Case("conv2d:fwd:f32:mb4ic16ih14oc16kh3ph1 device=cpu engine=onednn threads=2");
   Result<CaseRun> run = RunCase(c, {.repeats = 10, .compare_to_reference = true});
   ASSERT_TRUE(run.ok()) << run.status().ToString();
-  const DeterminismVerdict v = JudgeDeterminism(run.value(), /*positive_control=*/false);
+  const DeterminismVerdict v = JudgeDeterminism(run->first(), c, /*positive_control=*/false);
   EXPECT_EQ(v.bitwise, "passed") << v.message;
   EXPECT_TRUE(v.within_tolerance) << v.tolerance_message;
 }
 
-CaseRun Synthetic(Determinism declared, std::vector<uint64_t> digests, bool degenerate) {
-  CaseRun run;
-  run.spec.threads = 2;
+CaseSpec TwoThreads() {
+  CaseSpec spec;
+  spec.threads = 2;
+  return spec;
+}
+
+StepRun Synthetic(Determinism declared, std::vector<uint64_t> digests, bool degenerate) {
+  StepRun run;
   run.algorithm = {"synthetic", declared, 0};
   run.implementation = "synthetic";
   run.digests = std::move(digests);
@@ -46,35 +51,35 @@ CaseRun Synthetic(Determinism declared, std::vector<uint64_t> digests, bool dege
 }
 
 TEST(DeterminismCheck, FailsADeclaredDeterministicAlgorithmThatDiffers) {
-  const DeterminismVerdict v = JudgeDeterminism(Synthetic(Determinism::kDeterministic, {1, 1, 2}, false), false);
+  const DeterminismVerdict v = JudgeDeterminism(Synthetic(Determinism::kDeterministic, {1, 1, 2}, false), TwoThreads(), false);
   EXPECT_EQ(v.bitwise, "failed");
   EXPECT_FALSE(v.bitwise_as_expected);
 }
 
 TEST(DeterminismCheck, ReportsAMissedPositiveControl) {
-  const DeterminismVerdict v = JudgeDeterminism(Synthetic(Determinism::kNondeterministic, {7, 7, 7}, false), true);
+  const DeterminismVerdict v = JudgeDeterminism(Synthetic(Determinism::kNondeterministic, {7, 7, 7}, false), TwoThreads(), true);
   EXPECT_EQ(v.bitwise, "missed");
   EXPECT_FALSE(v.bitwise_as_expected);
 }
 
 TEST(DeterminismCheck, MistrustsConstantOutput) {
-  const DeterminismVerdict v = JudgeDeterminism(Synthetic(Determinism::kDeterministic, {3, 3}, true), false);
+  const DeterminismVerdict v = JudgeDeterminism(Synthetic(Determinism::kDeterministic, {3, 3}, true), TwoThreads(), false);
   EXPECT_EQ(v.bitwise, "mistrusted");
 }
 
 TEST(DeterminismCheck, OneThreadControlIsNotApplicable) {
-  CaseRun run = Synthetic(Determinism::kNondeterministic, {5, 5}, false);
-  run.spec.threads = 1;
-  EXPECT_TRUE(JudgeDeterminism(run, true).not_applicable);
+  CaseSpec one = TwoThreads();
+  one.threads = 1;
+  EXPECT_TRUE(JudgeDeterminism(Synthetic(Determinism::kNondeterministic, {5, 5}, false), one, true).not_applicable);
 }
 
 TEST(DeterminismCheck, NondeterministicAlgorithmOutsideControlsMayVary) {
-  EXPECT_EQ(JudgeDeterminism(Synthetic(Determinism::kNondeterministic, {1, 2}, false), false).bitwise, "varied");
-  EXPECT_EQ(JudgeDeterminism(Synthetic(Determinism::kNondeterministic, {1, 1}, false), false).bitwise, "stable");
+  EXPECT_EQ(JudgeDeterminism(Synthetic(Determinism::kNondeterministic, {1, 2}, false), TwoThreads(), false).bitwise, "varied");
+  EXPECT_EQ(JudgeDeterminism(Synthetic(Determinism::kNondeterministic, {1, 1}, false), TwoThreads(), false).bitwise, "stable");
 }
 
 TEST(DeterminismCheck, ControlDeclaredDeterministicIsMisconfigured) {
-  const DeterminismVerdict v = JudgeDeterminism(Synthetic(Determinism::kDeterministic, {1, 2}, false), true);
+  const DeterminismVerdict v = JudgeDeterminism(Synthetic(Determinism::kDeterministic, {1, 2}, false), TwoThreads(), true);
   EXPECT_EQ(v.bitwise, "misconfigured");
   EXPECT_FALSE(v.bitwise_as_expected);
 }

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/evidence.h"
-#include "suites/conv_run.h"
+#include "suites/case_run.h"
 #include "suites/determinism.h"
 #include "suites/fixtures.h"
 
@@ -27,7 +27,7 @@ TEST_P(Determinism, Bitwise) {
   }
   ASSERT_TRUE(run.ok()) << run.status().ToString() << "\nrepro: " << row.repro;
 
-  const DeterminismVerdict verdict = JudgeDeterminism(run.value(), row.positive_control);
+  const DeterminismVerdict verdict = JudgeDeterminism(run->first(), run->spec, row.positive_control);
   nlohmann::json record = CaseRecord(row, run.value());
   record["checks"] = verdict.checks;
   (void)ProcessEvidence().Write(record);

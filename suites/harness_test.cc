@@ -152,10 +152,41 @@ TEST(CaseSpec, FormatParsesBack) {
   Result<CaseSpec> c = ParseCaseSpec(repro);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->Format(), repro);
+  EXPECT_EQ(c->steps.size(), 1u);
   EXPECT_EQ(c->algorithm, "atomic");
   EXPECT_EQ(c->threads, 2);
   EXPECT_TRUE(c->flags.cudnn_benchmark);
   EXPECT_FALSE(c->flags.mkldnn_enabled);
+}
+
+TEST(Problem, OtherOperationsParseBack) {
+  for (const char* repro : {"conv2d:bwd_data:f32:mb2ic6ih9iw7oc4kh3kw2sh2sw1ph1pw0dh2dw1g2", "matmul:f32:m128n256k64",
+                            "scatter_add:f32:n100000d1000"}) {
+    Result<Problem> p = ParseProblem(repro);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    EXPECT_EQ(FormatProblem(p.value()), repro);
+  }
+  for (const char* bad : {"matmul:f32:m1n1", "matmul:f32:m0n1k1", "scatter_add:f32:n5", "gemm:f32:m1n1k1",
+                          "matmul:f16:m1n1k1", "scatter_add:f32:n1d1x2"}) {
+    EXPECT_FALSE(ParseProblem(bad).ok()) << bad;
+  }
+  EXPECT_EQ(AccumulationLength(ParseProblem("matmul:f32:m2n3k7").value()), 7);
+  EXPECT_EQ(ProblemDirection(ParseProblem("conv2d:bwd_data:f32:mb1ic1ih3oc1kh1").value()), Direction::kBackwardData);
+}
+
+TEST(CaseSpec, SchedulesCompressRunsOfEqualSteps) {
+  const std::string a = "conv2d:fwd:f32:mb16ic3ih128iw128oc64kh3kw3sh1sw1ph1pw1dh1dw1g1";
+  const std::string b = "conv2d:fwd:f32:mb16ic3ih256iw256oc64kh3kw3sh1sw1ph1pw1dh1dw1g1";
+  const std::string repro = a + "*3," + b + "," + a + " device=cpu engine=select threads=2 cudnn.benchmark=true";
+  Result<CaseSpec> c = ParseCaseSpec(repro);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->steps.size(), 5u);
+  EXPECT_EQ(c->Format(), repro);
+  EXPECT_EQ(ParseCaseSpec(a + "," + a + " device=cpu engine=auto threads=1")->Format(),
+            a + "*2 device=cpu engine=auto threads=1");
+  for (const std::string& bad : {a + "*0", a + "*x", a + "*1000001", a + ",", "," + a}) {
+    EXPECT_FALSE(ParseCaseSpec(bad + " device=cpu").ok()) << bad;
+  }
 }
 
 TEST(CaseSpec, RejectsUnknownKeysAndValues) {

@@ -106,7 +106,7 @@ struct Descriptors {
   }
 };
 
-struct Candidate {
+struct CudnnCandidate {
   int algo = 0;
   Algorithm info;
 };
@@ -114,8 +114,8 @@ struct Candidate {
 // The candidates of one cudnnGet*Algorithm_v7 answer, in its order, each with
 // the determinism field cuDNN reports for it.
 template <typename Perf, size_t N>
-std::vector<Candidate> ToCandidates(const Perf* perf, int returned, const std::array<const char*, N>& names) {
-  std::vector<Candidate> out;
+std::vector<CudnnCandidate> ToCandidates(const Perf* perf, int returned, const std::array<const char*, N>& names) {
+  std::vector<CudnnCandidate> out;
   for (int k = 0; k < returned; ++k) {
     const int algo = static_cast<int>(perf[k].algo);
     if (perf[k].status != CUDNN_STATUS_SUCCESS || algo < 0 || algo >= static_cast<int>(N)) continue;
@@ -127,7 +127,7 @@ std::vector<Candidate> ToCandidates(const Perf* perf, int returned, const std::a
   return out;
 }
 
-Result<std::vector<Candidate>> Heuristics(cudnnHandle_t h, const Descriptors& d, const Conv2dProblem& p) {
+Result<std::vector<CudnnCandidate>> Heuristics(cudnnHandle_t h, const Descriptors& d, const Conv2dProblem& p) {
   int returned = 0;
   if (p.direction == Direction::kForward) {
     std::array<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT> perf{};
@@ -157,9 +157,9 @@ class DeviceBuffer {
   void* ptr_ = nullptr;
 };
 
-class CudnnPrepared final : public PreparedConv {
+class CudnnPrepared final : public PreparedOp {
  public:
-  CudnnPrepared(const Conv2dProblem& p, ConvBuffers& b, Candidate c) : p_(p), b_(b), c_(std::move(c)) {}
+  CudnnPrepared(const Conv2dProblem& p, Buffers& b, CudnnCandidate c) : p_(p), b_(b), c_(std::move(c)) {}
 
   Status Init(cudnnHandle_t h) {
     h_ = h;
@@ -199,7 +199,7 @@ class CudnnPrepared final : public PreparedConv {
   }
 
   Status Fetch() override {
-    std::vector<float>& out = b_.output(p_.direction);
+    std::vector<float>& out = b_.Output(p_);
     void* from = p_.direction == Direction::kForward ? dst_.get() : wei_.get();
     BC_CUDA(cudaMemcpy(out.data(), from, out.size() * sizeof(float), cudaMemcpyDeviceToHost));
     return Status::Ok();
@@ -214,8 +214,8 @@ class CudnnPrepared final : public PreparedConv {
 
  private:
   Conv2dProblem p_;
-  ConvBuffers& b_;
-  Candidate c_;
+  Buffers& b_;
+  CudnnCandidate c_;
   cudnnHandle_t h_ = nullptr;
   Descriptors d_;
   DeviceBuffer src_, wei_, dst_, ws_;
@@ -231,37 +231,54 @@ const CudnnEngine& CudnnEngine::Instance() {
 
 Availability CudnnEngine::availability() const { return Handle().availability; }
 
-std::vector<Algorithm> CudnnEngine::algorithms(const Conv2dProblem& p) const {
+namespace {
+// The conv2d directions this engine implements so far.
+const Conv2dProblem* Supported(const Problem& p) {
+  const auto* c = std::get_if<Conv2dProblem>(&p);
+  return c != nullptr && c->direction != Direction::kBackwardData ? c : nullptr;
+}
+}  // namespace
+
+std::optional<std::string> CudnnEngine::PinnedDeterministic(const Problem& p) const {
+  const Conv2dProblem* c = Supported(p);
+  if (c == nullptr) return std::nullopt;
+  return c->direction == Direction::kForward ? "implicit_precomp_gemm" : "algo_1";  // Conv_v7.cpp
+}
+
+std::vector<Algorithm> CudnnEngine::algorithms(const Problem& problem) const {
   const HandleState& hs = Handle();
-  if (hs.handle == nullptr) return {};
+  const Conv2dProblem* conv = Supported(problem);
+  if (hs.handle == nullptr || conv == nullptr) return {};
+  const Conv2dProblem& p = *conv;
   Descriptors d;
   if (!d.Init(p, CurrentFlags().cudnn_allow_tf32).ok()) return {};
-  Result<std::vector<Candidate>> c = Heuristics(hs.handle, d, p);
+  Result<std::vector<CudnnCandidate>> c = Heuristics(hs.handle, d, p);
   std::vector<Algorithm> out;
   if (c.ok()) {
-    for (const Candidate& k : c.value()) out.push_back(k.info);
+    for (const CudnnCandidate& k : c.value()) out.push_back(k.info);
   }
   return out;
 }
 
-Result<std::unique_ptr<PreparedConv>> CudnnEngine::Prepare(const Conv2dProblem& p, const std::string& algorithm,
-                                                           ConvBuffers& buffers) const {
+Result<std::unique_ptr<PreparedOp>> CudnnEngine::Prepare(const Problem& problem, const std::string& algorithm,
+                                                         Buffers& buffers) const {
   const HandleState& hs = Handle();
   if (hs.handle == nullptr) return Status(StatusCode::kUnavailable, hs.availability.reason);
+  const Conv2dProblem* conv = Supported(problem);
+  if (conv == nullptr) {
+    return Status(StatusCode::kUnimplemented, "cudnn has no implementation of " + FormatProblem(problem));
+  }
+  const Conv2dProblem& p = *conv;
   Descriptors d;
   BC_RETURN_IF_ERROR(d.Init(p, CurrentFlags().cudnn_allow_tf32));
-  Result<std::vector<Candidate>> candidates = Heuristics(hs.handle, d, p);
+  Result<std::vector<CudnnCandidate>> candidates = Heuristics(hs.handle, d, p);
   if (!candidates.ok()) return candidates.status();
-  std::string wanted = algorithm;
-  const BackendFlags& flags = CurrentFlags();
-  if (wanted.empty() && flags.CudnnDeterministicEffective() && !flags.cudnn_benchmark) {
-    wanted = p.direction == Direction::kForward ? "implicit_precomp_gemm" : "algo_1";  // Conv_v7.cpp
-  }
-  for (const Candidate& c : candidates.value()) {
+  const std::string& wanted = algorithm;
+  for (const CudnnCandidate& c : candidates.value()) {
     if (!wanted.empty() && c.info.name != wanted) continue;
     auto prepared = std::make_unique<CudnnPrepared>(p, buffers, c);
     BC_RETURN_IF_ERROR(prepared->Init(hs.handle));
-    return std::unique_ptr<PreparedConv>(std::move(prepared));
+    return std::unique_ptr<PreparedOp>(std::move(prepared));
   }
   return Status(StatusCode::kUnimplemented, "cuDNN offers no algorithm '" + (wanted.empty() ? "(any)" : wanted) +
                                                 "' for " + p.Format());

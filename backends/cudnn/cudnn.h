@@ -6,12 +6,11 @@
 // cudnnCreate succeeds; otherwise the reason carries the CUDA or cuDNN error.
 // No cuDNN call that takes a handle is made without a successful cudnnCreate.
 //
-// algorithms(): the heuristic list of cudnnGet*Algorithm_v7, in its order,
-// each with the determinism field cuDNN reports for it. The default choice
-// (empty algorithm name) mirrors PyTorch with benchmark off: deterministic
-// (cudnn.deterministic or use_deterministic_algorithms) pins
-// IMPLICIT_PRECOMP_GEMM forward and BWD_FILTER_ALGO_1, otherwise the first
-// heuristic candidate. The math type follows cudnn.allow_tf32 (FMA math when
+// algorithms(): for conv2d forward and backward-filter, the heuristic list of
+// cudnnGet*Algorithm_v7, in its order, each with the determinism field cuDNN
+// reports for it (backward-data and other operations: none yet). The pinned
+// deterministic defaults are PyTorch's: IMPLICIT_PRECOMP_GEMM forward and
+// BWD_FILTER_ALGO_1. The math type follows cudnn.allow_tf32 (FMA math when
 // it is off), as PyTorch sets it for fp32.
 #pragma once
 
@@ -26,9 +25,10 @@ class CudnnEngine final : public Engine {
   std::string_view name() const override { return "cudnn"; }
   Device device() const override { return Device::kCuda; }
   Availability availability() const override;
-  std::vector<Algorithm> algorithms(const Conv2dProblem& p) const override;
-  Result<std::unique_ptr<PreparedConv>> Prepare(const Conv2dProblem& p, const std::string& algorithm,
-                                                ConvBuffers& buffers) const override;
+  std::vector<Algorithm> algorithms(const Problem& p) const override;
+  std::optional<std::string> PinnedDeterministic(const Problem& p) const override;
+  Result<std::unique_ptr<PreparedOp>> Prepare(const Problem& p, const std::string& algorithm,
+                                              Buffers& buffers) const override;
 };
 
 }  // namespace bc

@@ -13,10 +13,11 @@ Availability CudnnEngine::availability() const {
   return {"cudnn", false, false, "not built: CUDA toolkit or cuDNN not found at configure time", ""};
 }
 
-std::vector<Algorithm> CudnnEngine::algorithms(const Conv2dProblem&) const { return {}; }
+std::vector<Algorithm> CudnnEngine::algorithms(const Problem&) const { return {}; }
 
-Result<std::unique_ptr<PreparedConv>> CudnnEngine::Prepare(const Conv2dProblem&, const std::string&,
-                                                           ConvBuffers&) const {
+std::optional<std::string> CudnnEngine::PinnedDeterministic(const Problem&) const { return std::nullopt; }
+
+Result<std::unique_ptr<PreparedOp>> CudnnEngine::Prepare(const Problem&, const std::string&, Buffers&) const {
   return Status(StatusCode::kUnavailable, availability().reason);
 }
 

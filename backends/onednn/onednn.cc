@@ -10,9 +10,12 @@ namespace {
 using dnnl::memory;
 using tag = dnnl::memory::format_tag;
 
+constexpr const char* kConvAlgorithms[] = {"auto", "direct", "gemm", "winograd"};
+
 Status FromDnnl(const dnnl::error& e, const std::string& what) {
-  return Status(StatusCode::kInternal, "oneDNN " + what + " failed: " + e.what() + " (dnnl_status " +
-                                           std::to_string(static_cast<int>(e.status)) + ")");
+  return Status(e.status == dnnl_unimplemented ? StatusCode::kUnimplemented : StatusCode::kInternal,
+                "oneDNN " + what + " failed: " + e.what() + " (dnnl_status " +
+                    std::to_string(static_cast<int>(e.status)) + ")");
 }
 
 dnnl::engine& CpuEngine() {
@@ -20,60 +23,130 @@ dnnl::engine& CpuEngine() {
   return engine;
 }
 
-class OnednnPrepared final : public PreparedConv {
+dnnl::primitive_attr UserScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+// A primitive descriptor with the memory descriptors it wants, per role.
+struct Built {
+  dnnl::primitive primitive;
+  std::string impl;
+  memory::desc src, wei, dst, scratchpad;
+};
+
+Built BuildConv(const Conv2dProblem& p, const std::string& name, bool make_primitive) {
+  const memory::dims src_dims = {p.mb, p.ic, p.ih, p.iw};
+  const memory::dims dst_dims = {p.mb, p.oc, p.oh(), p.ow()};
+  const memory::dims wei_dims = p.g == 1 ? memory::dims{p.oc, p.ic, p.kh, p.kw}
+                                         : memory::dims{p.g, p.oc / p.g, p.ic / p.g, p.kh, p.kw};
+  const bool plain = name == "gemm";
+  const auto dt = memory::data_type::f32;
+  const memory::desc src(src_dims, dt, plain ? tag::nchw : tag::any);
+  const memory::desc dst(dst_dims, dt, plain ? tag::nchw : tag::any);
+  const memory::desc wei(wei_dims, dt, plain ? (p.g == 1 ? tag::oihw : tag::goihw) : tag::any);
+  const dnnl::algorithm algo = name == "auto"       ? dnnl::algorithm::convolution_auto
+                               : name == "winograd" ? dnnl::algorithm::convolution_winograd
+                                                    : dnnl::algorithm::convolution_direct;
+  const memory::dims strides = {p.sh, p.sw};
+  const memory::dims dilates = {p.dh - 1, p.dw - 1};  // oneDNN counts dilation from 0
+  const memory::dims pad = {p.ph, p.pw};
+  // Right padding that reproduces the floor in oh()/ow().
+  const memory::dims pad_r = {(p.oh() - 1) * p.sh + (p.kh - 1) * p.dh + 1 - p.ih - p.ph,
+                              (p.ow() - 1) * p.sw + (p.kw - 1) * p.dw + 1 - p.iw - p.pw};
+  const dnnl::primitive_attr attr = UserScratchpad();
+  const dnnl::convolution_forward::primitive_desc fwd_pd(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algo, src, wei, dst, strides, dilates,
+                                      pad, pad_r),
+      attr, CpuEngine());
+  Built b;
+  switch (p.direction) {
+    case Direction::kForward:
+      b = {{}, fwd_pd.impl_info_str(), fwd_pd.src_desc(), fwd_pd.weights_desc(), fwd_pd.dst_desc(),
+           fwd_pd.scratchpad_desc()};
+      if (make_primitive) b.primitive = dnnl::convolution_forward(fwd_pd);
+      break;
+    case Direction::kBackwardData: {
+      const dnnl::convolution_backward_data::primitive_desc pd(
+          dnnl::convolution_backward_data::desc(algo, src, wei, dst, strides, dilates, pad, pad_r), attr,
+          CpuEngine(), fwd_pd);
+      b = {{}, pd.impl_info_str(), pd.diff_src_desc(), pd.weights_desc(), pd.diff_dst_desc(), pd.scratchpad_desc()};
+      if (make_primitive) b.primitive = dnnl::convolution_backward_data(pd);
+      break;
+    }
+    case Direction::kBackwardWeights: {
+      const dnnl::convolution_backward_weights::primitive_desc pd(
+          dnnl::convolution_backward_weights::desc(algo, src, wei, dst, strides, dilates, pad, pad_r), attr,
+          CpuEngine(), fwd_pd);
+      b = {{}, pd.impl_info_str(), pd.src_desc(), pd.diff_weights_desc(), pd.diff_dst_desc(), pd.scratchpad_desc()};
+      if (make_primitive) b.primitive = dnnl::convolution_backward_weights(pd);
+      break;
+    }
+  }
+  return b;
+}
+
+Built BuildMatmul(const MatmulProblem& p, bool make_primitive) {
+  const auto dt = memory::data_type::f32;
+  const memory::desc a({p.m, p.k}, dt, tag::ab), w({p.k, p.n}, dt, tag::ab), c({p.m, p.n}, dt, tag::ab);
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, w, c), UserScratchpad(), CpuEngine());
+  Built b{{}, pd.impl_info_str(), pd.src_desc(), pd.weights_desc(), pd.dst_desc(), pd.scratchpad_desc()};
+  if (make_primitive) b.primitive = dnnl::matmul(pd);
+  return b;
+}
+
+Built Build(const Problem& p, const std::string& name, bool make_primitive) {
+  if (const auto* m = std::get_if<MatmulProblem>(&p)) return BuildMatmul(*m, make_primitive);
+  return BuildConv(std::get<Conv2dProblem>(p), name, make_primitive);
+}
+
+class OnednnPrepared final : public PreparedOp {
  public:
-  OnednnPrepared(const Conv2dProblem& p, Algorithm algorithm, ConvBuffers& b)
+  OnednnPrepared(const Problem& p, Algorithm algorithm, Buffers& b)
       : p_(p), algorithm_(std::move(algorithm)), b_(b), stream_(CpuEngine()) {}
 
   Status Init() try {
-    dnnl::engine& eng = CpuEngine();
-    const memory::dims src_dims = {p_.mb, p_.ic, p_.ih, p_.iw};
-    const memory::dims dst_dims = {p_.mb, p_.oc, p_.oh(), p_.ow()};
-    const memory::dims wei_dims = p_.g == 1 ? memory::dims{p_.oc, p_.ic, p_.kh, p_.kw}
-                                            : memory::dims{p_.g, p_.oc / p_.g, p_.ic / p_.g, p_.kh, p_.kw};
-    const tag wei_tag = p_.g == 1 ? tag::oihw : tag::goihw;
-    const memory::dims strides = {p_.sh, p_.sw};
-    const memory::dims dilates = {p_.dh - 1, p_.dw - 1};  // oneDNN counts dilation from 0
-    const memory::dims pad = {p_.ph, p_.pw};
-    // Right padding that reproduces the floor in oh()/ow().
-    const memory::dims pad_r = {(p_.oh() - 1) * p_.sh + (p_.kh - 1) * p_.dh + 1 - p_.ih - p_.ph,
-                                (p_.ow() - 1) * p_.sw + (p_.kw - 1) * p_.dw + 1 - p_.iw - p_.pw};
+    Built built = Build(p_, algorithm_.name, /*make_primitive=*/true);
+    impl_ = built.impl;
+    primitive_ = built.primitive;
     const auto dt = memory::data_type::f32;
-    const memory::desc src_any(src_dims, dt, tag::any), dst_any(dst_dims, dt, tag::any),
-        wei_any(wei_dims, dt, tag::any);
-    user_src_ = memory({src_dims, dt, tag::nchw}, eng, b_.src.data());
-    user_dst_ = memory({dst_dims, dt, tag::nchw}, eng, b_.dst.data());
-    user_wei_ = memory({wei_dims, dt, wei_tag}, eng, b_.wei.data());
-
-    const dnnl::convolution_forward::desc fwd_desc(dnnl::prop_kind::forward_training,
-                                                   dnnl::algorithm::convolution_auto, src_any, wei_any,
-                                                   dst_any, strides, dilates, pad, pad_r);
-    const dnnl::convolution_forward::primitive_desc fwd_pd(fwd_desc, eng);
-    if (p_.direction == Direction::kForward) {
-      impl_ = fwd_pd.impl_info_str();
-      src_ = ToPrimitive(user_src_, fwd_pd.src_desc());
-      wei_ = ToPrimitive(user_wei_, fwd_pd.weights_desc());
-      dst_ = OutputMemory(user_dst_, fwd_pd.dst_desc());
-      out_user_ = user_dst_;
-      out_prim_ = dst_;
-      primitive_ = dnnl::convolution_forward(fwd_pd);
-      args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, wei_}, {DNNL_ARG_DST, dst_}};
+    // The user's tensors in PyTorch's plain layouts.
+    memory user_src, user_wei, user_dst;
+    if (const auto* c = std::get_if<Conv2dProblem>(&p_)) {
+      const memory::dims wei_dims = c->g == 1 ? memory::dims{c->oc, c->ic, c->kh, c->kw}
+                                              : memory::dims{c->g, c->oc / c->g, c->ic / c->g, c->kh, c->kw};
+      user_src = memory({{c->mb, c->ic, c->ih, c->iw}, dt, tag::nchw}, CpuEngine(), b_.src.data());
+      user_wei = memory({wei_dims, dt, c->g == 1 ? tag::oihw : tag::goihw}, CpuEngine(), b_.wei.data());
+      user_dst = memory({{c->mb, c->oc, c->oh(), c->ow()}, dt, tag::nchw}, CpuEngine(), b_.dst.data());
     } else {
-      const dnnl::convolution_backward_weights::desc bwd_desc(dnnl::algorithm::convolution_auto, src_any,
-                                                              wei_any, dst_any, strides, dilates, pad, pad_r);
-      const dnnl::convolution_backward_weights::primitive_desc bwd_pd(bwd_desc, eng, fwd_pd);
-      impl_ = bwd_pd.impl_info_str();
-      src_ = ToPrimitive(user_src_, bwd_pd.src_desc());
-      dst_ = ToPrimitive(user_dst_, bwd_pd.diff_dst_desc());
-      wei_ = OutputMemory(user_wei_, bwd_pd.diff_weights_desc());
-      out_user_ = user_wei_;
-      out_prim_ = wei_;
-      primitive_ = dnnl::convolution_backward_weights(bwd_pd);
-      args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DIFF_DST, dst_}, {DNNL_ARG_DIFF_WEIGHTS, wei_}};
+      const auto& m = std::get<MatmulProblem>(p_);
+      user_src = memory({{m.m, m.k}, dt, tag::ab}, CpuEngine(), b_.src.data());
+      user_wei = memory({{m.k, m.n}, dt, tag::ab}, CpuEngine(), b_.wei.data());
+      user_dst = memory({{m.m, m.n}, dt, tag::ab}, CpuEngine(), b_.dst.data());
+    }
+    scratchpad_ = memory(built.scratchpad, CpuEngine());
+    args_[DNNL_ARG_SCRATCHPAD] = scratchpad_;
+    switch (ProblemDirection(p_)) {
+      case Direction::kForward:
+        args_[DNNL_ARG_SRC] = ToPrimitive(user_src, built.src);
+        args_[DNNL_ARG_WEIGHTS] = ToPrimitive(user_wei, built.wei);
+        SetOutput(DNNL_ARG_DST, user_dst, built.dst);
+        break;
+      case Direction::kBackwardData:
+        args_[DNNL_ARG_WEIGHTS] = ToPrimitive(user_wei, built.wei);
+        args_[DNNL_ARG_DIFF_DST] = ToPrimitive(user_dst, built.dst);
+        SetOutput(DNNL_ARG_DIFF_SRC, user_src, built.src);
+        break;
+      case Direction::kBackwardWeights:
+        args_[DNNL_ARG_SRC] = ToPrimitive(user_src, built.src);
+        args_[DNNL_ARG_DIFF_DST] = ToPrimitive(user_dst, built.dst);
+        SetOutput(DNNL_ARG_DIFF_WEIGHTS, user_wei, built.wei);
+        break;
     }
     return Status::Ok();
   } catch (const dnnl::error& e) {
-    return FromDnnl(e, "primitive creation for " + p_.Format());
+    return FromDnnl(e, "primitive creation for " + FormatProblem(p_));
   }
 
   Status Execute() override try {
@@ -106,18 +179,19 @@ class OnednnPrepared final : public PreparedConv {
     stream_.wait();
     return m;
   }
-
   // The user's buffer when the primitive writes the plain layout, else a new
   // buffer in the primitive's layout that Fetch reorders from.
-  static memory OutputMemory(const memory& user, const memory::desc& wanted) {
-    return user.get_desc() == wanted ? user : memory(wanted, CpuEngine());
+  void SetOutput(int arg, const memory& user, const memory::desc& wanted) {
+    out_user_ = user;
+    out_prim_ = user.get_desc() == wanted ? user : memory(wanted, CpuEngine());
+    args_[arg] = out_prim_;
   }
 
-  Conv2dProblem p_;
+  Problem p_;
   Algorithm algorithm_;
-  ConvBuffers& b_;
+  Buffers& b_;
   dnnl::stream stream_;
-  memory user_src_, user_dst_, user_wei_, src_, dst_, wei_, out_user_, out_prim_;
+  memory out_user_, out_prim_, scratchpad_;
   dnnl::primitive primitive_;
   std::unordered_map<int, memory> args_;
   std::string impl_;
@@ -163,17 +237,36 @@ Availability OnednnEngine::availability() const {
   return a;
 }
 
-std::vector<Algorithm> OnednnEngine::algorithms(const Conv2dProblem&) const {
-  return {{"auto", Determinism::kDeterministic, 0}};
+std::vector<Algorithm> OnednnEngine::algorithms(const Problem& p) const {
+  std::vector<Algorithm> out;
+  const auto add = [&](const std::string& name) {
+    try {
+      const Built b = Build(p, name, /*make_primitive=*/false);
+      out.push_back({name, Determinism::kDeterministic, static_cast<int64_t>(b.scratchpad.get_size())});
+    } catch (const dnnl::error&) {
+      // Not implemented for this problem on this CPU: not a candidate.
+    }
+  };
+  if (std::holds_alternative<MatmulProblem>(p)) {
+    add("auto");
+  } else if (std::holds_alternative<Conv2dProblem>(p)) {
+    for (const char* name : kConvAlgorithms) add(name);
+  }
+  return out;
 }
 
-Result<std::unique_ptr<PreparedConv>> OnednnEngine::Prepare(const Conv2dProblem& p, const std::string& algorithm,
-                                                            ConvBuffers& buffers) const {
-  Result<Algorithm> found = FindAlgorithm(*this, p, algorithm.empty() ? "auto" : algorithm);
+std::optional<std::string> OnednnEngine::PinnedDeterministic(const Problem& p) const {
+  if (!std::holds_alternative<Conv2dProblem>(p)) return std::nullopt;
+  return "gemm";
+}
+
+Result<std::unique_ptr<PreparedOp>> OnednnEngine::Prepare(const Problem& p, const std::string& algorithm,
+                                                          Buffers& buffers) const {
+  Result<Algorithm> found = FindAlgorithm(*this, p, algorithm);
   if (!found.ok()) return found.status();
   auto prepared = std::make_unique<OnednnPrepared>(p, found.value(), buffers);
   BC_RETURN_IF_ERROR(prepared->Init());
-  return std::unique_ptr<PreparedConv>(std::move(prepared));
+  return std::unique_ptr<PreparedOp>(std::move(prepared));
 }
 
 }  // namespace bc

@@ -1,13 +1,22 @@
 // The oneDNN engine (what torch.backends.mkldnn switches), through oneDNN's
-// C++ API. Tensors are handed to oneDNN in PyTorch's plain layouts; the
-// primitive chooses its own (usually blocked) layouts through format "any",
-// and reorders to and from them happen in Prepare and Fetch, outside the
-// timed Execute. implementation() is oneDNN's own name for the kernel it
-// picked (impl_info_str, e.g. "jit:avx512_core"), which depends on the ISA.
+// C++ API. Tensors are handed over in PyTorch's plain layouts; reorders to and
+// from the primitive's layouts happen in Prepare and Fetch, outside the timed
+// Execute. implementation() is oneDNN's own name for the kernel it picked
+// (impl_info_str, e.g. "jit:avx512_core"), which depends on the ISA
+// (ONEDNN_MAX_CPU_ISA caps it).
 //
-// Algorithms: "auto" (convolution_auto: oneDNN picks direct or winograd).
-// oneDNN documents its primitives as run-to-run deterministic for a fixed
-// environment (threads, ISA, library version), so "auto" is deterministic.
+// Candidates, in heuristic order; a candidate oneDNN cannot build for a
+// problem is not listed:
+//   conv2d: "auto" (convolution_auto: oneDNN decides), "direct" (direct
+//           algorithm on the blocked layouts oneDNN prefers), "gemm" (direct
+//           algorithm forced onto plain NCHW/OIHW, which oneDNN runs as
+//           im2col + GEMM), "winograd" (where oneDNN implements it).
+//   matmul: "auto".
+// The workspace of a candidate is its scratchpad. oneDNN documents its
+// primitives as run-to-run deterministic for a fixed environment (threads,
+// ISA, library version), so every candidate is deterministic; results may
+// still differ between thread counts and ISAs, which the cross-process probes
+// measure.
 #pragma once
 
 #include "backends/engine.h"
@@ -21,9 +30,11 @@ class OnednnEngine final : public Engine {
   std::string_view name() const override { return "onednn"; }
   Device device() const override { return Device::kCpu; }
   Availability availability() const override;
-  std::vector<Algorithm> algorithms(const Conv2dProblem& p) const override;
-  Result<std::unique_ptr<PreparedConv>> Prepare(const Conv2dProblem& p, const std::string& algorithm,
-                                                ConvBuffers& buffers) const override;
+  std::vector<Algorithm> algorithms(const Problem& p) const override;
+  // "gemm", the GEMM-based analogue of PyTorch's pinned cuDNN defaults.
+  std::optional<std::string> PinnedDeterministic(const Problem& p) const override;
+  Result<std::unique_ptr<PreparedOp>> Prepare(const Problem& p, const std::string& algorithm,
+                                              Buffers& buffers) const override;
 };
 
 // "avx512_core", "avx2", ...: the ISA oneDNN dispatches to on this CPU.

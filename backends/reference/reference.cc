@@ -19,10 +19,15 @@ struct Geometry {
   int64_t wei(int64_t k, int64_t c, int64_t r, int64_t s) const { return ((k * icg + c) * kh + r) * kw + s; }
 };
 
-// Sum over input channels [c0, c1) of group-local channels and the kernel
+void AtomicAdd(float& out, float v) {
+#pragma omp atomic
+  out += v;
+}
+
+// Forward: the sum over group-local input channels [c0, c1) and the kernel
 // window, for one output element.
-double ForwardPartial(const Geometry& G, const ConvBuffers& b, int64_t n, int64_t k, int64_t y,
-                      int64_t x, int64_t c0, int64_t c1) {
+double ForwardPartial(const Geometry& G, const Buffers& b, int64_t n, int64_t k, int64_t y, int64_t x, int64_t c0,
+                      int64_t c1) {
   const int64_t group = k / G.ocg;
   double acc = 0;
   for (int64_t c = c0; c < c1; ++c) {
@@ -40,9 +45,32 @@ double ForwardPartial(const Geometry& G, const ConvBuffers& b, int64_t n, int64_
   return acc;
 }
 
-// Sum over output rows [y0, y1) of samples [n0, n1), for one weight element.
-double WeightsPartial(const Geometry& G, const ConvBuffers& b, int64_t k, int64_t c, int64_t r, int64_t s,
-                      int64_t n0, int64_t n1, int64_t y0, int64_t y1) {
+// Backward-data: the sum over output channels [k0, k1) of the group and the
+// kernel window, for one input element.
+double DataPartial(const Geometry& G, const Buffers& b, int64_t n, int64_t cin, int64_t y, int64_t x, int64_t k0,
+                   int64_t k1) {
+  const int64_t group = cin / G.icg;
+  const int64_t c = cin % G.icg;
+  double acc = 0;
+  for (int64_t kk = k0; kk < k1; ++kk) {
+    const int64_t k = group * G.ocg + kk;
+    for (int64_t r = 0; r < G.kh; ++r) {
+      const int64_t ty = y + G.ph - r * G.dh;
+      if (ty < 0 || ty % G.sh != 0 || ty / G.sh >= G.oh) continue;
+      for (int64_t s = 0; s < G.kw; ++s) {
+        const int64_t tx = x + G.pw - s * G.dw;
+        if (tx < 0 || tx % G.sw != 0 || tx / G.sw >= G.ow) continue;
+        acc += static_cast<double>(b.dst[G.dst(n, k, ty / G.sh, tx / G.sw)]) * b.wei[G.wei(k, c, r, s)];
+      }
+    }
+  }
+  return acc;
+}
+
+// Backward-weights: the sum over output rows [y0, y1) of samples [n0, n1),
+// for one weight element.
+double WeightsPartial(const Geometry& G, const Buffers& b, int64_t k, int64_t c, int64_t r, int64_t s, int64_t n0,
+                      int64_t n1, int64_t y0, int64_t y1) {
   const int64_t cin = (k / G.ocg) * G.icg + c;
   double acc = 0;
   for (int64_t n = n0; n < n1; ++n) {
@@ -59,20 +87,129 @@ double WeightsPartial(const Geometry& G, const ConvBuffers& b, int64_t k, int64_
   return acc;
 }
 
-// Channel block of the atomic forward: one channel, so every output gets as
-// many racing contributions as there are input channels per group.
-constexpr int64_t kAtomicChannelBlock = 1;
+void ConvOwner(const Conv2dProblem& p, Buffers& b) {
+  const Geometry G(p);
+  switch (p.direction) {
+    case Direction::kForward:
+#pragma omp parallel for collapse(2) schedule(static)
+      for (int64_t n = 0; n < G.mb; ++n)
+        for (int64_t k = 0; k < G.oc; ++k)
+          for (int64_t y = 0; y < G.oh; ++y)
+            for (int64_t x = 0; x < G.ow; ++x)
+              b.dst[G.dst(n, k, y, x)] = static_cast<float>(ForwardPartial(G, b, n, k, y, x, 0, G.icg));
+      break;
+    case Direction::kBackwardData:
+#pragma omp parallel for collapse(2) schedule(static)
+      for (int64_t n = 0; n < G.mb; ++n)
+        for (int64_t c = 0; c < G.ic; ++c)
+          for (int64_t y = 0; y < G.ih; ++y)
+            for (int64_t x = 0; x < G.iw; ++x)
+              b.src[G.src(n, c, y, x)] = static_cast<float>(DataPartial(G, b, n, c, y, x, 0, G.ocg));
+      break;
+    case Direction::kBackwardWeights:
+#pragma omp parallel for collapse(2) schedule(static)
+      for (int64_t k = 0; k < G.oc; ++k)
+        for (int64_t c = 0; c < G.icg; ++c)
+          for (int64_t r = 0; r < G.kh; ++r)
+            for (int64_t s = 0; s < G.kw; ++s)
+              b.wei[G.wei(k, c, r, s)] = static_cast<float>(WeightsPartial(G, b, k, c, r, s, 0, G.mb, 0, G.oh));
+      break;
+  }
+}
 
-class ReferencePrepared final : public PreparedConv {
- public:
-  ReferencePrepared(const Conv2dProblem& p, Algorithm algorithm, ConvBuffers& b)
-      : p_(p), algorithm_(std::move(algorithm)), atomic_(algorithm_.name == "atomic"), b_(b) {}
-  Status Execute() override {
-    if (atomic_) {
-      ReferenceConvAtomic(p_, b_);
-    } else {
-      ReferenceConvOwner(p_, b_);
+// Each task adds one reduction slice (one input channel, one output channel,
+// or one sample's output row) into every output it touches.
+void ConvAtomic(const Conv2dProblem& p, Buffers& b) {
+  const Geometry G(p);
+  switch (p.direction) {
+    case Direction::kForward:
+      std::fill(b.dst.begin(), b.dst.end(), 0.0f);
+#pragma omp parallel for collapse(2) schedule(dynamic, 1)
+      for (int64_t n = 0; n < G.mb; ++n)
+        for (int64_t c = 0; c < G.icg; ++c)
+          for (int64_t k = 0; k < G.oc; ++k)
+            for (int64_t y = 0; y < G.oh; ++y)
+              for (int64_t x = 0; x < G.ow; ++x)
+                AtomicAdd(b.dst[G.dst(n, k, y, x)], static_cast<float>(ForwardPartial(G, b, n, k, y, x, c, c + 1)));
+      break;
+    case Direction::kBackwardData:
+      std::fill(b.src.begin(), b.src.end(), 0.0f);
+#pragma omp parallel for collapse(2) schedule(dynamic, 1)
+      for (int64_t n = 0; n < G.mb; ++n)
+        for (int64_t kk = 0; kk < G.ocg; ++kk)
+          for (int64_t c = 0; c < G.ic; ++c)
+            for (int64_t y = 0; y < G.ih; ++y)
+              for (int64_t x = 0; x < G.iw; ++x)
+                AtomicAdd(b.src[G.src(n, c, y, x)], static_cast<float>(DataPartial(G, b, n, c, y, x, kk, kk + 1)));
+      break;
+    case Direction::kBackwardWeights:
+      std::fill(b.wei.begin(), b.wei.end(), 0.0f);
+#pragma omp parallel for collapse(2) schedule(dynamic, 1)
+      for (int64_t n = 0; n < G.mb; ++n)
+        for (int64_t y = 0; y < G.oh; ++y)
+          for (int64_t k = 0; k < G.oc; ++k)
+            for (int64_t c = 0; c < G.icg; ++c)
+              for (int64_t r = 0; r < G.kh; ++r)
+                for (int64_t s = 0; s < G.kw; ++s)
+                  AtomicAdd(b.wei[G.wei(k, c, r, s)],
+                            static_cast<float>(WeightsPartial(G, b, k, c, r, s, n, n + 1, y, y + 1)));
+      break;
+  }
+}
+
+// Reduction slice of the atomic matmul: small, so each output gets many adds.
+constexpr int64_t kMatmulSlice = 4;
+
+void MatmulCompute(const MatmulProblem& p, Buffers& b, bool atomic) {
+  const int64_t M = p.m, N = p.n, K = p.k;
+  if (!atomic) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < M; ++i) {
+      for (int64_t j = 0; j < N; ++j) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; ++k) acc += static_cast<double>(b.src[i * K + k]) * b.wei[k * N + j];
+        b.dst[i * N + j] = static_cast<float>(acc);
+      }
     }
+    return;
+  }
+  std::fill(b.dst.begin(), b.dst.end(), 0.0f);
+  const int64_t slices = (K + kMatmulSlice - 1) / kMatmulSlice;
+#pragma omp parallel for collapse(2) schedule(dynamic, 1)
+  for (int64_t i = 0; i < M; ++i) {
+    for (int64_t slice = 0; slice < slices; ++slice) {
+      const int64_t k0 = slice * kMatmulSlice, k1 = std::min(K, k0 + kMatmulSlice);
+      for (int64_t j = 0; j < N; ++j) {
+        double acc = 0;
+        for (int64_t k = k0; k < k1; ++k) acc += static_cast<double>(b.src[i * K + k]) * b.wei[k * N + j];
+        AtomicAdd(b.dst[i * N + j], static_cast<float>(acc));
+      }
+    }
+  }
+}
+
+void ScatterAddAtomic(const ScatterAddProblem& p, Buffers& b) {
+  std::fill(b.dst.begin(), b.dst.end(), 0.0f);
+#pragma omp parallel for schedule(dynamic, 256)
+  for (int64_t i = 0; i < p.n; ++i) AtomicAdd(b.dst[static_cast<size_t>(b.index[i])], b.src[i]);
+}
+
+void Compute(const Problem& p, Buffers& b, bool atomic) {
+  if (const auto* c = std::get_if<Conv2dProblem>(&p)) {
+    atomic ? ConvAtomic(*c, b) : ConvOwner(*c, b);
+  } else if (const auto* m = std::get_if<MatmulProblem>(&p)) {
+    MatmulCompute(*m, b, atomic);
+  } else if (const auto* s = std::get_if<ScatterAddProblem>(&p)) {
+    ScatterAddAtomic(*s, b);
+  }
+}
+
+class ReferencePrepared final : public PreparedOp {
+ public:
+  ReferencePrepared(const Problem& p, Algorithm algorithm, Buffers& b)
+      : p_(p), algorithm_(std::move(algorithm)), b_(b) {}
+  Status Execute() override {
+    Compute(p_, b_, algorithm_.name == "atomic");
     return Status::Ok();
   }
   Status Fetch() override { return Status::Ok(); }  // computes in place on host buffers
@@ -80,84 +217,14 @@ class ReferencePrepared final : public PreparedConv {
   const Algorithm& algorithm() const override { return algorithm_; }
 
  private:
-  Conv2dProblem p_;
+  Problem p_;
   Algorithm algorithm_;
-  bool atomic_;
-  ConvBuffers& b_;
+  Buffers& b_;
 };
 
 }  // namespace
 
-void ReferenceConvOwner(const Conv2dProblem& p, ConvBuffers& b) {
-  const Geometry G(p);
-  if (p.direction == Direction::kForward) {
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t n = 0; n < G.mb; ++n) {
-      for (int64_t k = 0; k < G.oc; ++k) {
-        for (int64_t y = 0; y < G.oh; ++y) {
-          for (int64_t x = 0; x < G.ow; ++x) {
-            b.dst[G.dst(n, k, y, x)] = static_cast<float>(ForwardPartial(G, b, n, k, y, x, 0, G.icg));
-          }
-        }
-      }
-    }
-  } else {
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t k = 0; k < G.oc; ++k) {
-      for (int64_t c = 0; c < G.icg; ++c) {
-        for (int64_t r = 0; r < G.kh; ++r) {
-          for (int64_t s = 0; s < G.kw; ++s) {
-            b.wei[G.wei(k, c, r, s)] = static_cast<float>(WeightsPartial(G, b, k, c, r, s, 0, G.mb, 0, G.oh));
-          }
-        }
-      }
-    }
-  }
-}
-
-void ReferenceConvAtomic(const Conv2dProblem& p, ConvBuffers& b) {
-  const Geometry G(p);
-  if (p.direction == Direction::kForward) {
-    std::fill(b.dst.begin(), b.dst.end(), 0.0f);
-    const int64_t blocks = (G.icg + kAtomicChannelBlock - 1) / kAtomicChannelBlock;
-#pragma omp parallel for collapse(2) schedule(dynamic, 1)
-    for (int64_t n = 0; n < G.mb; ++n) {
-      for (int64_t blk = 0; blk < blocks; ++blk) {
-        const int64_t c0 = blk * kAtomicChannelBlock;
-        const int64_t c1 = std::min(G.icg, c0 + kAtomicChannelBlock);
-        for (int64_t k = 0; k < G.oc; ++k) {
-          for (int64_t y = 0; y < G.oh; ++y) {
-            for (int64_t x = 0; x < G.ow; ++x) {
-              const float partial = static_cast<float>(ForwardPartial(G, b, n, k, y, x, c0, c1));
-              float& out = b.dst[G.dst(n, k, y, x)];
-#pragma omp atomic
-              out += partial;
-            }
-          }
-        }
-      }
-    }
-  } else {
-    std::fill(b.wei.begin(), b.wei.end(), 0.0f);
-#pragma omp parallel for collapse(2) schedule(dynamic, 1)
-    for (int64_t n = 0; n < G.mb; ++n) {
-      for (int64_t y = 0; y < G.oh; ++y) {
-        for (int64_t k = 0; k < G.oc; ++k) {
-          for (int64_t c = 0; c < G.icg; ++c) {
-            for (int64_t r = 0; r < G.kh; ++r) {
-              for (int64_t s = 0; s < G.kw; ++s) {
-                const float partial = static_cast<float>(WeightsPartial(G, b, k, c, r, s, n, n + 1, y, y + 1));
-                float& out = b.wei[G.wei(k, c, r, s)];
-#pragma omp atomic
-                out += partial;
-              }
-            }
-          }
-        }
-      }
-    }
-  }
-}
+void ReferenceCompute(const Problem& p, Buffers& b) { Compute(p, b, std::holds_alternative<ScatterAddProblem>(p)); }
 
 const ReferenceEngine& ReferenceEngine::Instance() {
   static const ReferenceEngine kEngine;
@@ -168,15 +235,22 @@ Availability ReferenceEngine::availability() const {
   return {"reference", true, true, "built in: OpenMP loops accumulating in fp64", "1"};
 }
 
-std::vector<Algorithm> ReferenceEngine::algorithms(const Conv2dProblem&) const {
-  return {{"owner", Determinism::kDeterministic, 0}, {"atomic", Determinism::kNondeterministic, 0}};
+std::vector<Algorithm> ReferenceEngine::algorithms(const Problem& p) const {
+  const Algorithm atomic{"atomic", Determinism::kNondeterministic, 0};
+  if (std::holds_alternative<ScatterAddProblem>(p)) return {atomic};
+  return {{"owner", Determinism::kDeterministic, 0}, atomic};
 }
 
-Result<std::unique_ptr<PreparedConv>> ReferenceEngine::Prepare(const Conv2dProblem& p, const std::string& algorithm,
-                                                               ConvBuffers& buffers) const {
-  Result<Algorithm> found = FindAlgorithm(*this, p, algorithm.empty() ? "owner" : algorithm);
+std::optional<std::string> ReferenceEngine::PinnedDeterministic(const Problem& p) const {
+  if (std::holds_alternative<ScatterAddProblem>(p)) return std::nullopt;
+  return "owner";
+}
+
+Result<std::unique_ptr<PreparedOp>> ReferenceEngine::Prepare(const Problem& p, const std::string& algorithm,
+                                                             Buffers& buffers) const {
+  Result<Algorithm> found = FindAlgorithm(*this, p, algorithm);
   if (!found.ok()) return found.status();
-  return std::unique_ptr<PreparedConv>(new ReferencePrepared(p, found.value(), buffers));
+  return std::unique_ptr<PreparedOp>(new ReferencePrepared(p, found.value(), buffers));
 }
 
 }  // namespace bc

@@ -1,0 +1,32 @@
+// Host buffers of one problem, and their seeded inputs.
+//
+// Roles by problem:
+//   conv2d      src [mb,ic,ih,iw], wei [oc,ic/g,kh,kw], dst [mb,oc,oh,ow];
+//               fwd: src, wei in, dst out; bwd_data: wei, dst (diff_dst) in,
+//               src (diff_src) out; bwd_weights: src, dst in, wei out.
+//   matmul      src = A [m,k], wei = B [k,n] in; dst = C [m,n] out.
+//   scatter_add src = values [n], index [n] in; dst [d] out.
+// Inputs depend on the problem only (ProblemSeed), so every engine, flag set
+// and machine sees the same data and digests are comparable across them.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "harness/problem.h"
+
+namespace bc {
+
+struct Buffers {
+  std::vector<float> src, wei, dst;
+  std::vector<int32_t> index;
+
+  static Buffers For(const Problem& p);
+  std::vector<float>& Output(const Problem& p);
+};
+
+uint64_t ProblemSeed(const Problem& p);
+// Fills every input of `p` in `b` from ProblemSeed(p).
+void FillInputs(const Problem& p, Buffers& b);
+
+}  // namespace bc

@@ -1,0 +1,133 @@
+#include "harness/selector.h"
+
+#include <algorithm>
+
+#include "harness/timer.h"
+
+namespace bc {
+
+const char* DeterminismName(Determinism d) {
+  return d == Determinism::kDeterministic ? "deterministic" : "nondeterministic";
+}
+
+std::string NotDeterministicError(const std::string& caller) {
+  return caller +
+         " does not have a deterministic implementation, but you set 'torch.use_deterministic_algorithms(True)'. "
+         "You can turn off determinism just for this operation, or you can use the 'warn_only=True' option, if "
+         "that's acceptable for your application. You can also file an issue at "
+         "https://github.com/pytorch/pytorch/issues to help us prioritize adding deterministic support for this "
+         "operation.";
+}
+
+std::string NotDeterministicWarning(const std::string& caller) {
+  return caller +
+         " does not have a deterministic implementation, but you set "
+         "'torch.use_deterministic_algorithms(True, warn_only=True)'. You can file an issue at "
+         "https://github.com/pytorch/pytorch/issues to help us prioritize adding deterministic support for this "
+         "operation.";
+}
+
+namespace {
+
+nlohmann::json CandidateJson(const Candidate& c) {
+  return {{"id", c.Id()},
+          {"determinism", DeterminismName(c.algorithm.determinism)},
+          {"workspace_bytes", c.algorithm.workspace_bytes}};
+}
+
+}  // namespace
+
+nlohmann::json Selection::ToJson() const {
+  nlohmann::json j;
+  j["chosen"] = chosen.Id();
+  j["chosen_determinism"] = DeterminismName(chosen.algorithm.determinism);
+  j["candidates"] = nlohmann::json::array();
+  for (const Candidate& c : candidates) j["candidates"].push_back(CandidateJson(c));
+  j["eligible"] = nlohmann::json::array();
+  for (const Candidate& c : eligible) j["eligible"].push_back(c.Id());
+  j["time_ns"] = time_ns;
+  j["cache"] = cache;
+  j["reason"] = reason;
+  j["search_ns"] = search_ns;
+  if (!warning.empty()) j["warning"] = warning;
+  return j;
+}
+
+Result<Selection> AlgorithmSelector::Select(const std::string& key, const std::string& what,
+                                            const std::vector<Candidate>& candidates,
+                                            const SelectorOptions& options, const TimeCandidate& time) {
+  Selection s;
+  s.candidates = candidates;
+  if (candidates.empty()) return Status(StatusCode::kUnimplemented, "no candidate algorithm for " + what);
+
+  s.eligible = candidates;
+  if (options.deterministic) {
+    std::erase_if(s.eligible, [](const Candidate& c) { return c.algorithm.determinism != Determinism::kDeterministic; });
+    if (s.eligible.empty()) {
+      if (options.deterministic_algorithms && options.warn_only) {
+        s.warning = NotDeterministicWarning(what);
+        s.eligible = candidates;
+      } else if (options.deterministic_algorithms) {
+        return Status(StatusCode::kNotDeterministic, NotDeterministicError(what));
+      } else {
+        return Status(StatusCode::kNotDeterministic,
+                      "deterministic mode is on, but no deterministic algorithm is available for " + what);
+      }
+    }
+  }
+
+  if (!options.benchmark) {
+    s.cache = "none";
+    if (options.deterministic && s.warning.empty() && !options.pinned_deterministic.empty()) {
+      auto pinned = std::find_if(s.eligible.begin(), s.eligible.end(),
+                                 [&](const Candidate& c) { return c.Id() == options.pinned_deterministic; });
+      if (pinned != s.eligible.end()) {
+        s.chosen = *pinned;
+        s.reason = "deterministic and benchmark off: the pinned default " + pinned->Id();
+        return s;
+      }
+    }
+    s.chosen = s.eligible.front();
+    s.reason = "benchmark off: first " + std::string(options.deterministic ? "deterministic " : "") +
+               "candidate in heuristic order";
+    return s;
+  }
+
+  const std::string cache_key = key + "|deterministic=" + (options.deterministic ? "1" : "0");
+  if (auto hit = cache_.find(cache_key); hit != cache_.end()) {
+    s.chosen = hit->second;
+    s.cache = "hit";
+    s.reason = "benchmark on: cached choice for this key";
+    return s;
+  }
+  s.cache = "miss";
+  ++searches_;
+  const size_t limit = options.benchmark_limit == 0 ? s.eligible.size()
+                                                    : std::min<size_t>(s.eligible.size(), options.benchmark_limit);
+  Stopwatch search;
+  std::optional<Candidate> best;
+  double best_ns = 0;
+  std::string failures;
+  for (size_t i = 0; i < limit; ++i) {
+    const Candidate& c = s.eligible[i];
+    Result<double> t = time(c);
+    if (!t.ok()) {
+      failures += " " + c.Id() + " failed (" + t.status().message() + ");";
+      continue;
+    }
+    s.time_ns[c.Id()] = t.value();
+    if (!best || t.value() < best_ns) {
+      best = c;
+      best_ns = t.value();
+    }
+  }
+  s.search_ns = static_cast<double>(search.ElapsedNs());
+  if (!best) return Status(StatusCode::kInternal, "every timed candidate failed for " + what + ":" + failures);
+  s.chosen = *best;
+  s.reason = "benchmark on: fastest of " + std::to_string(s.time_ns.size()) + " timed candidate(s)" +
+             (limit < s.eligible.size() ? " (benchmark_limit " + std::to_string(options.benchmark_limit) + ")" : "");
+  cache_[cache_key] = s.chosen;
+  return s;
+}
+
+}  // namespace bc

@@ -1,0 +1,81 @@
+// AlgorithmSelector: PyTorch's way of choosing among candidate algorithms,
+// for any engine that lists them (aten/src/ATen/native/cudnn/Conv_v7.cpp).
+//
+// - deterministic: candidates whose property is not deterministic are
+//   dropped first. None left is an error that names the problem; when the
+//   filter comes from use_deterministic_algorithms with warn_only, it is
+//   PyTorch's warning instead and the unfiltered candidates are used.
+// - benchmark off: no timing. With deterministic on, the pinned default of
+//   the direction when it is a candidate (PyTorch pins one algorithm per
+//   direction); otherwise the first candidate in heuristic order.
+// - benchmark on: the cache is consulted with the problem's key (the fields
+//   of PyTorch's ConvolutionParams, including deterministic and allow_tf32).
+//   On a miss, up to benchmark_limit candidates (0: all) are timed in
+//   heuristic order, the fastest is chosen and cached.
+// Every decision is returned as a Selection: the candidates, the times, the
+// choice, whether the cache hit, and why. The selector calls no engine; the
+// caller passes a function that times one candidate.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/algorithm.h"
+#include "harness/status.h"
+
+namespace bc {
+
+struct SelectorOptions {
+  bool benchmark = false;
+  bool deterministic = false;
+  // The filter comes from use_deterministic_algorithms (not cudnn.deterministic):
+  // an empty filtered list is PyTorch's alert, which warn_only softens.
+  bool deterministic_algorithms = false;
+  bool warn_only = false;
+  int benchmark_limit = 10;
+  std::string pinned_deterministic;  // Candidate::Id() pinned for deterministic, benchmark off
+};
+
+struct Selection {
+  Candidate chosen;
+  std::vector<Candidate> candidates;      // as offered, heuristic order
+  std::vector<Candidate> eligible;        // after the deterministic filter
+  std::map<std::string, double> time_ns;  // by Candidate::Id(), for those timed
+  std::string cache;                      // "hit", "miss" or "none" (benchmark off)
+  std::string reason;
+  std::string warning;  // the warn_only text, when it applied
+  double search_ns = 0;  // wall time spent timing candidates
+
+  nlohmann::json ToJson() const;
+};
+
+// Times one candidate; returns nanoseconds (an error drops the candidate,
+// as a failing cudnnFind result does).
+using TimeCandidate = std::function<Result<double>(const Candidate&)>;
+
+class AlgorithmSelector {
+ public:
+  // `key` identifies the problem for the cache (see ConvolutionParams);
+  // `what` names it in errors (the problem's repro string).
+  Result<Selection> Select(const std::string& key, const std::string& what, const std::vector<Candidate>& candidates,
+                           const SelectorOptions& options, const TimeCandidate& time);
+
+  int searches() const { return searches_; }
+  size_t cache_size() const { return cache_.size(); }
+  void ClearCache() { cache_.clear(); }
+
+ private:
+  std::map<std::string, Candidate> cache_;
+  int searches_ = 0;
+};
+
+// PyTorch's alert texts (aten/src/ATen/Context.cpp, alertNotDeterministic).
+std::string NotDeterministicError(const std::string& caller);
+std::string NotDeterministicWarning(const std::string& caller);
+
+}  // namespace bc

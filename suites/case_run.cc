@@ -1,0 +1,233 @@
+#include "suites/case_run.h"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <fstream>
+#include <set>
+
+#include "backends/reference/reference.h"
+#include "backends/registry.h"
+#include "harness/buffers.h"
+#include "harness/tensor_data.h"
+#include "harness/timer.h"
+
+namespace bc {
+
+int StepRun::DistinctDigests() const {
+  return static_cast<int>(std::set<uint64_t>(digests.begin(), digests.end()).size());
+}
+
+bool IsNotEvaluated(const Status& s) {
+  return s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kUnimplemented;
+}
+
+namespace {
+
+// Sets the OpenMP thread count for a scope (oneDNN's OpenMP runtime and the
+// reference both follow it).
+class ThreadsGuard {
+ public:
+  explicit ThreadsGuard(int threads) : saved_(omp_get_max_threads()) { omp_set_num_threads(threads); }
+  ~ThreadsGuard() { omp_set_num_threads(saved_); }
+
+ private:
+  int saved_;
+};
+
+// The resident-set high-water mark (VmHWM), reset per step through
+// /proc/self/clear_refs where the kernel allows it.
+void ResetPeakRss() {
+  std::ofstream clear("/proc/self/clear_refs");
+  if (clear) clear << "5";
+}
+
+int64_t PeakRssBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "VmHWM:") {
+      int64_t kb = 0;
+      status >> kb;
+      return kb * 1024;
+    }
+  }
+  return 0;
+}
+
+// Times one candidate as a search does: prepare it on its own buffers, run
+// it once to warm up (JIT, first touch), then keep the faster of two runs.
+TimeCandidate CandidateTimer(const Problem& p, int64_t* max_workspace) {
+  return [p, max_workspace](const Candidate& c) -> Result<double> {
+    const Engine* engine = FindEngine(c.engine);
+    if (engine == nullptr) return Status(StatusCode::kInvalidArgument, "unknown engine " + c.engine);
+    Buffers b = Buffers::For(p);
+    FillInputs(p, b);
+    auto op = engine->Prepare(p, c.algorithm.name, b);
+    if (!op.ok()) return op.status();
+    *max_workspace = std::max(*max_workspace, c.algorithm.workspace_bytes);
+    BC_RETURN_IF_ERROR(op.value()->Execute());
+    int64_t best = 0;
+    for (int i = 0; i < 2; ++i) {
+      Stopwatch w;
+      BC_RETURN_IF_ERROR(op.value()->Execute());
+      const int64_t t = w.ElapsedNs();
+      best = i == 0 ? t : std::min(best, t);
+    }
+    return static_cast<double>(best);
+  };
+}
+
+}  // namespace
+
+Result<CaseRun> RunCase(const CaseSpec& spec, const RunOptions& options) {
+  FlagsGuard flags(spec.flags);
+  ThreadsGuard threads(spec.threads);
+  Dispatcher dispatcher;
+  CaseRun run;
+  run.spec = spec;
+  for (const Problem& p : spec.steps) {
+    StepRun step;
+    step.problem = p;
+    ResetPeakRss();
+    Stopwatch step_watch;
+    Result<DispatchDecision> decision =
+        dispatcher.Decide(spec, p, CurrentFlags(), CandidateTimer(p, &step.workspace_bytes));
+    if (!decision.ok()) return decision.status();
+    step.engine = decision->chosen.engine;
+    step.engine_version = decision->engine->availability().version;
+    step.dispatch_reason = decision->reason;
+    step.selection = decision->selection;
+
+    Buffers buffers = Buffers::For(p);
+    FillInputs(p, buffers);
+    auto prepared = decision->engine->Prepare(p, decision->chosen.algorithm.name, buffers);
+    if (!prepared.ok()) return prepared.status();
+    PreparedOp& op = *prepared.value();
+    step.algorithm = op.algorithm();
+    step.implementation = op.implementation();
+    step.workspace_bytes = std::max(step.workspace_bytes, step.algorithm.workspace_bytes);
+
+    std::vector<float>& out = buffers.Output(p);
+    for (int r = 0; r < options.repeats; ++r) {
+      // Poison the output so a run that writes nothing cannot pass as repeatable.
+      std::fill(out.begin(), out.end(), static_cast<float>(r + 1) * 1e30f);
+      Stopwatch watch;
+      BC_RETURN_IF_ERROR(op.Execute());
+      step.times_ns.push_back(watch.ElapsedNs());
+      BC_RETURN_IF_ERROR(op.Fetch());
+      step.digests.push_back(Digest(out));
+    }
+    step.step_ns = step_watch.ElapsedNs();
+    step.rss_peak_bytes = PeakRssBytes();
+    step.degenerate = IsDegenerate(out);
+
+    if (options.compare_to_reference) {
+      Buffers ref = Buffers::For(p);
+      FillInputs(p, ref);
+      ReferenceCompute(p, ref);
+      step.error = Compare(out, ref.Output(p));
+      step.tolerance = ToleranceBound(*step.error, AccumulationLength(p));
+    }
+    run.steps.push_back(std::move(step));
+  }
+  run.searches = dispatcher.selector().searches();
+  return run;
+}
+
+std::string CurrentTestName() {
+  const testing::TestInfo* info = testing::UnitTest::GetInstance()->current_test_info();
+  return info == nullptr ? "" : std::string(info->test_suite_name()) + "." + info->name();
+}
+
+namespace {
+
+nlohmann::json BaseRecord(const CaseRow& row, const CaseSpec* spec) {
+  nlohmann::json r;
+  r["kind"] = "case";
+  r["test"] = CurrentTestName();
+  r["case_id"] = row.id;
+  r["repro"] = row.repro;
+  if (spec != nullptr) {
+    const Problem& p = spec->problem();
+    r["device"] = DeviceName(spec->device);
+    r["op"] = OpName(p);
+    r["direction"] = DirectionName(ProblemDirection(p));
+    r["dtype"] = "f32";
+    r["shape"] = FormatShape(p);
+    r["gflop"] = ProblemGflop(p);
+    r["threads"] = spec->threads;
+    r["schedule_steps"] = spec->steps.size();
+    nlohmann::json flags = nlohmann::json::object();
+    for (const std::string& f : spec->flags.All()) {
+      const size_t eq = f.find('=');
+      flags[f.substr(0, eq)] = f.substr(eq + 1);
+    }
+    r["flags"] = flags;
+  }
+  r["step"] = 0;
+  return r;
+}
+
+nlohmann::json StepJson(const StepRun& s) {
+  nlohmann::json j;
+  j["problem"] = FormatProblem(s.problem);
+  j["engine"] = s.engine;
+  j["engine_version"] = s.engine_version;
+  j["dispatch_reason"] = s.dispatch_reason;
+  j["algorithm"] = s.algorithm.name;
+  j["determinism"] = DeterminismName(s.algorithm.determinism);
+  j["workspace_bytes"] = s.workspace_bytes;
+  j["implementation"] = s.implementation;
+  nlohmann::json digests = nlohmann::json::array();
+  for (uint64_t d : s.digests) digests.push_back(DigestHex(d));
+  j["digests"] = digests;
+  j["digest"] = s.digests.empty() ? "" : DigestHex(s.digests.back());
+  j["distinct_digests"] = s.DistinctDigests();
+  j["times_ns"] = s.times_ns;
+  j["step_ns"] = s.step_ns;
+  j["rss_peak_bytes"] = s.rss_peak_bytes;
+  j["degenerate"] = s.degenerate;
+  if (s.selection) j["selection"] = s.selection->ToJson();
+  if (s.error) {
+    j["error"] = {{"max_abs", s.error->max_abs}, {"max_rel", s.error->max_rel}, {"max_ulp", s.error->max_ulp},
+                  {"max_abs_ref", s.error->max_abs_ref}, {"nonfinite", s.error->nonfinite},
+                  {"bound", s.tolerance}};
+  }
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json CaseRecord(const CaseRow& row, const CaseRun& run) {
+  nlohmann::json r = BaseRecord(row, &run.spec);
+  const nlohmann::json first = StepJson(run.first());  // items() needs a living object
+  for (const auto& [key, value] : first.items()) r[key] = value;
+  if (run.steps.size() > 1) {
+    r["steps"] = nlohmann::json::array();
+    for (const StepRun& s : run.steps) r["steps"].push_back(StepJson(s));
+  }
+  r["searches"] = run.searches;
+  r["checks"] = nlohmann::json::array();
+  return r;
+}
+
+nlohmann::json SkippedCaseRecord(const CaseRow& row, const std::string& reason) {
+  Result<CaseSpec> spec = ParseCaseSpec(row.repro);
+  nlohmann::json r = BaseRecord(row, spec.ok() ? &spec.value() : nullptr);
+  r["skip_reason"] = reason;
+  r["checks"] = nlohmann::json::array();
+  return r;
+}
+
+Result<CaseSpec> ParseRow(const CaseRow& row) {
+  Result<CaseSpec> spec = ParseCaseSpec(row.repro);
+  if (!spec.ok()) return spec.status();
+  if (spec->Format() != row.repro) {
+    return Status(StatusCode::kInvalidArgument,
+                  "generated repro is not canonical: '" + std::string(row.repro) + "' vs '" + spec->Format() + "'");
+  }
+  return spec;
+}
+
+}  // namespace bc

@@ -1,0 +1,77 @@
+// Running one case the way every fixture does: parse it, and for each step
+// of its schedule let the dispatcher choose (timing candidates when the
+// selector benchmarks), fill seeded inputs, run the choice `repeats` times
+// with a digest of the output after each run, and compare the last output
+// with the reference oracle. Per step it records the selection (candidates,
+// times, choice, cache hit or miss), the wall time of the step (search
+// included), and peak memory: the process's resident set during the step and
+// the largest workspace that was allocated.
+// RunCase returns UNAVAILABLE or UNIMPLEMENTED for what this machine cannot
+// evaluate (the caller skips with that reason), NOT_DETERMINISTIC for
+// PyTorch's alert, and other errors for real failures.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/dispatch.h"
+#include "harness/case.h"
+#include "harness/numerics.h"
+#include "suites/case_table.h"
+
+namespace bc {
+
+struct StepRun {
+  Problem problem;
+  std::string engine;
+  std::string engine_version;
+  std::string dispatch_reason;
+  Algorithm algorithm;
+  std::string implementation;
+  std::optional<Selection> selection;
+  std::vector<uint64_t> digests;
+  std::vector<int64_t> times_ns;  // each Execute
+  int64_t step_ns = 0;            // the whole step: selection, search, preparation, runs
+  int64_t rss_peak_bytes = 0;     // resident set high-water mark during the step
+  int64_t workspace_bytes = 0;    // largest workspace allocated: the chosen one, or any timed in a search
+  std::optional<ErrorMetrics> error;
+  double tolerance = 0;
+  bool degenerate = false;
+
+  int DistinctDigests() const;
+};
+
+struct CaseRun {
+  CaseSpec spec;
+  std::vector<StepRun> steps;
+  const StepRun& first() const { return steps.front(); }
+  int searches = 0;  // selector cache misses over the schedule
+};
+
+struct RunOptions {
+  int repeats = 1;
+  bool compare_to_reference = true;
+};
+
+Result<CaseRun> RunCase(const CaseSpec& spec, const RunOptions& options);
+
+// True for the statuses that mean "not evaluated here".
+bool IsNotEvaluated(const Status& s);
+
+// The evidence record of a run (kind "case"), for the test currently running:
+// the first step's fields at the top level, every step under "steps".
+nlohmann::json CaseRecord(const CaseRow& row, const CaseRun& run);
+// The record of a case that could not be evaluated, with the reason.
+nlohmann::json SkippedCaseRecord(const CaseRow& row, const std::string& reason);
+// "Suite.Test" of the running gtest test ("Prefix/Fixture.Test/Param").
+std::string CurrentTestName();
+
+// Parses row.repro and checks it is canonical (the generator and the harness
+// agree on the format).
+Result<CaseSpec> ParseRow(const CaseRow& row);
+
+}  // namespace bc

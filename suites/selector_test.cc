@@ -1,0 +1,174 @@
+// Unit tests of the AlgorithmSelector's semantics, on synthetic candidates
+// and a fake timer, so each rule is checked exactly.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "harness/selector.h"
+
+namespace bc {
+namespace {
+
+Candidate C(const std::string& name, Determinism d, int64_t ws = 0) { return {"eng", {name, d, ws}}; }
+
+const std::vector<Candidate> kPool = {
+    C("fast_atomic", Determinism::kNondeterministic), C("slow_det", Determinism::kDeterministic),
+    C("mid_det", Determinism::kDeterministic), C("pinned_det", Determinism::kDeterministic)};
+
+// Fake times by candidate name; counts calls.
+struct FakeTimer {
+  std::map<std::string, double> times = {
+      {"fast_atomic", 10}, {"slow_det", 50}, {"mid_det", 20}, {"pinned_det", 40}};
+  int calls = 0;
+  TimeCandidate fn() {
+    return [this](const Candidate& c) -> Result<double> {
+      ++calls;
+      if (c.algorithm.name == "broken") return Status(StatusCode::kInternal, "launch failed");
+      return times.at(c.algorithm.name);
+    };
+  }
+};
+
+TEST(Selector, BenchmarkOffTakesFirstInHeuristicOrderWithoutTiming) {
+  AlgorithmSelector sel;
+  FakeTimer t;
+  Result<Selection> s = sel.Select("k", "p", kPool, {}, t.fn());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->chosen.algorithm.name, "fast_atomic");
+  EXPECT_EQ(s->cache, "none");
+  EXPECT_EQ(t.calls, 0);
+  EXPECT_EQ(sel.searches(), 0);
+}
+
+TEST(Selector, DeterministicFilterNeverSelectsANondeterministicCandidate) {
+  FakeTimer t;
+  for (bool benchmark : {false, true}) {
+    for (int limit : {0, 1, 10}) {
+      AlgorithmSelector sel;
+      SelectorOptions o{.benchmark = benchmark, .deterministic = true, .benchmark_limit = limit};
+      Result<Selection> s = sel.Select("k", "p", kPool, o, t.fn());
+      ASSERT_TRUE(s.ok());
+      EXPECT_EQ(s->chosen.algorithm.determinism, Determinism::kDeterministic);
+      for (const Candidate& c : s->eligible) EXPECT_EQ(c.algorithm.determinism, Determinism::kDeterministic);
+    }
+  }
+}
+
+TEST(Selector, DeterministicWithBenchmarkOffUsesThePinnedDefault) {
+  AlgorithmSelector sel;
+  FakeTimer t;
+  SelectorOptions o{.deterministic = true, .pinned_deterministic = "eng:pinned_det"};
+  Result<Selection> s = sel.Select("k", "p", kPool, o, t.fn());
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->chosen.algorithm.name, "pinned_det");
+  EXPECT_EQ(t.calls, 0);
+  o.pinned_deterministic = "eng:absent";
+  EXPECT_EQ(sel.Select("k", "p", kPool, o, t.fn())->chosen.algorithm.name, "slow_det") << "first deterministic";
+}
+
+TEST(Selector, BenchmarkTimesCandidatesAndChoosesTheFastest) {
+  AlgorithmSelector sel;
+  FakeTimer t;
+  Result<Selection> s = sel.Select("k", "p", kPool, {.benchmark = true}, t.fn());
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->chosen.algorithm.name, "fast_atomic");
+  EXPECT_EQ(s->cache, "miss");
+  EXPECT_EQ(s->time_ns.size(), 4u);
+  for (const auto& [id, ns] : s->time_ns) EXPECT_GE(ns, s->time_ns.at(s->chosen.Id())) << id;
+  EXPECT_EQ(t.calls, 4);
+}
+
+TEST(Selector, CacheHitsForTheSameKeyAndSearchesForANewOne) {
+  AlgorithmSelector sel;
+  FakeTimer t;
+  for (int step = 0; step < 5; ++step) {
+    Result<Selection> s = sel.Select("fixed-shape", "p", kPool, {.benchmark = true}, t.fn());
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ(s->cache, step == 0 ? "miss" : "hit");
+  }
+  EXPECT_EQ(sel.searches(), 1);
+  for (const char* key : {"128", "256", "512"}) ASSERT_TRUE(sel.Select(key, "p", kPool, {.benchmark = true}, t.fn()).ok());
+  EXPECT_EQ(sel.searches(), 4);
+  EXPECT_EQ(t.calls, 4 * 4);
+}
+
+TEST(Selector, CacheKeyIncludesTheDeterministicFlag) {
+  AlgorithmSelector sel;
+  FakeTimer t;
+  ASSERT_TRUE(sel.Select("k", "p", kPool, {.benchmark = true}, t.fn()).ok());
+  Result<Selection> det = sel.Select("k", "p", kPool, {.benchmark = true, .deterministic = true}, t.fn());
+  ASSERT_TRUE(det.ok());
+  EXPECT_EQ(det->cache, "miss");
+  EXPECT_EQ(sel.searches(), 2);
+}
+
+TEST(Selector, BothOnStillSearchesButOnlyOverDeterministicCandidates) {
+  AlgorithmSelector sel;
+  FakeTimer t;
+  Result<Selection> s = sel.Select("k", "p", kPool, {.benchmark = true, .deterministic = true}, t.fn());
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->cache, "miss") << "the search runs: benchmark is not wasted";
+  EXPECT_EQ(s->time_ns.size(), 3u);
+  EXPECT_EQ(s->time_ns.count("eng:fast_atomic"), 0u) << "the nondeterministic candidate is never timed";
+  EXPECT_EQ(s->chosen.algorithm.name, "mid_det");
+}
+
+TEST(Selector, BenchmarkLimitBoundsTheCandidatesTimed) {
+  FakeTimer t;
+  AlgorithmSelector a;
+  Result<Selection> two = a.Select("k", "p", kPool, {.benchmark = true, .benchmark_limit = 2}, t.fn());
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ(two->time_ns.size(), 2u);
+  AlgorithmSelector b;
+  Result<Selection> all = b.Select("k", "p", kPool, {.benchmark = true, .benchmark_limit = 0}, t.fn());
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->time_ns.size(), kPool.size()) << "0 means all";
+}
+
+TEST(Selector, AFailingCandidateIsDroppedFromTheSearch) {
+  AlgorithmSelector sel;
+  FakeTimer t;
+  std::vector<Candidate> pool = {C("broken", Determinism::kDeterministic), C("mid_det", Determinism::kDeterministic)};
+  Result<Selection> s = sel.Select("k", "p", pool, {.benchmark = true}, t.fn());
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->chosen.algorithm.name, "mid_det");
+}
+
+TEST(Selector, NoDeterministicCandidateUnderCudnnDeterministicIsAnErrorNamingTheProblem) {
+  AlgorithmSelector sel;
+  FakeTimer t;
+  std::vector<Candidate> pool = {C("fast_atomic", Determinism::kNondeterministic)};
+  Result<Selection> s = sel.Select("k", "conv2d:fwd:f32:mb1ic1ih1iw1oc1kh1kw1sh1sw1ph0pw0dh1dw1g1", pool,
+                                   {.deterministic = true}, t.fn());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kNotDeterministic);
+  EXPECT_NE(s.status().message().find("conv2d:fwd:f32:mb1"), std::string::npos);
+}
+
+TEST(Selector, UseDeterministicAlgorithmsRaisesPyTorchsAlert) {
+  AlgorithmSelector sel;
+  FakeTimer t;
+  std::vector<Candidate> pool = {C("fast_atomic", Determinism::kNondeterministic)};
+  SelectorOptions o{.deterministic = true, .deterministic_algorithms = true};
+  Result<Selection> s = sel.Select("k", "scatter_add", pool, o, t.fn());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message().rfind("scatter_add does not have a deterministic implementation, but you set "
+                                       "'torch.use_deterministic_algorithms(True)'.",
+                                       0),
+            0u)
+      << s.status().message();
+  o.warn_only = true;
+  Result<Selection> warned = sel.Select("k", "scatter_add", pool, o, t.fn());
+  ASSERT_TRUE(warned.ok());
+  EXPECT_EQ(warned->chosen.algorithm.name, "fast_atomic");
+  EXPECT_NE(warned->warning.find("'torch.use_deterministic_algorithms(True, warn_only=True)'"), std::string::npos);
+}
+
+TEST(Selector, NoCandidateIsUnimplemented) {
+  AlgorithmSelector sel;
+  FakeTimer t;
+  EXPECT_EQ(sel.Select("k", "p", {}, {}, t.fn()).status().code(), StatusCode::kUnimplemented);
+}
+
+}  // namespace
+}  // namespace bc
