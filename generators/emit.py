@@ -20,6 +20,7 @@ def _environment() -> jinja2.Environment:
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
     # Case strings are validated ASCII; json.dumps gives a valid C string literal for them.
     env.filters["cstr"] = lambda s: json.dumps(str(s), ensure_ascii=True)
+    env.filters["json"] = lambda v: json.dumps(v, sort_keys=True, ensure_ascii=True)
     return env
 
 
@@ -51,7 +52,7 @@ def emit(cases: list[Case], out: Path, specs: list[str]) -> None:
         "cases": [{
             "id": c.id, "suite": c.suite, "fixture": c.fixture, "binary": c.binary, "test": c.test,
             "name": c.name, "repro": c.repro, "repeats": c.repeats, "positive_control": c.positive_control,
-            "axes": c.axes, "labels": list(c.labels), "spec": c.spec,
+            "axes": c.axes, "labels": list(c.labels), "spec": c.spec, "options": c.options,
         } for c in cases],
     }
     _write_if_changed(out / "cases.json", json.dumps(manifest, indent=1, sort_keys=True) + "\n")

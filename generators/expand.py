@@ -11,7 +11,7 @@ from typing import Any
 from .errors import SpecError
 from .fixtures import BINARIES, FIXTURES
 from .flags import Flag
-from .problem import format_problem, parse_shape
+from .problem import format_any, parse_any_shape
 from .spec import ENGINES, Spec, Suite
 
 
@@ -30,15 +30,40 @@ class Case:
     axes: dict[str, Any]
     labels: tuple[str, ...]
     spec: str
+    options: dict[str, Any]
 
 
-def case_repro(axes: dict[str, Any], shapes: dict[str, str], flags: dict[str, Flag]) -> str:
+def _problem(shape: str, axes: dict[str, Any]) -> str:
+    op, values = parse_any_shape(shape)
+    direction = axes.get("direction", "fwd")
+    if op != "conv2d" and direction != "fwd":
+        raise ValueError(f"{op} has no direction {direction} (only fwd)")
+    return format_any(op, direction, axes.get("dtype", "f32"), values)
+
+
+def schedule_token(steps: list[str]) -> str:
+    """Steps joined by ',', a run of N equal steps written once with '*N'."""
+    out: list[str] = []
+    i = 0
+    while i < len(steps):
+        run = 1
+        while i + run < len(steps) and steps[i + run] == steps[i]:
+            run += 1
+        out.append(steps[i] + (f"*{run}" if run > 1 else ""))
+        i += run
+    return ",".join(out)
+
+
+def case_repro(axes: dict[str, Any], spec: Spec, flags: dict[str, Flag]) -> str:
     """The canonical repro string of harness/case.cc for one point of the matrix."""
     engine = axes.get("engine", "auto")
     engine_name, _, algo = engine.partition(":")
-    device = axes.get("device") or ENGINES[engine_name][0]
-    problem = format_problem(axes.get("direction", "fwd"), axes.get("dtype", "f32"), parse_shape(shapes[axes["shape"]]))
-    parts = [problem, f"device={device}", f"engine={engine_name}"]
+    if engine_name == "select":  # select:ENGINE restricts the pool; it is one engine name
+        engine_name, algo = engine, ""
+    device = axes.get("device") or default_device(engine)
+    names = spec.schedules[axes["schedule"]] if "schedule" in axes else [axes["shape"]]
+    parts = [schedule_token([_problem(spec.shapes[n], axes) for n in names]), f"device={device}",
+             f"engine={engine_name}"]
     if algo:
         parts.append(f"algo={algo}")
     parts.append(f"threads={axes.get('threads', 1)}")
@@ -63,11 +88,21 @@ def _name_part(axis: str, value: Any) -> str:
     return _camel(str(value))
 
 
+def default_device(engine: str) -> str:
+    """The device an engine value implies when the spec gives none."""
+    head, _, tail = engine.partition(":")
+    return ENGINES[tail if head == "select" and tail else head][0]
+
+
+def name_of(point: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in point.items())
+
+
 def _excluded(point: dict[str, Any], rules: list[dict[str, list[Any]]]) -> bool:
     return any(all(point[a] in values for a, values in rule.items()) for rule in rules)
 
 
-def expand_suite(suite: Suite, shapes: dict[str, str], flags: dict[str, Flag]) -> list[Case]:
+def expand_suite(suite: Suite, spec: Spec, flags: dict[str, Flag]) -> list[Case]:
     fixture = FIXTURES[suite.fixture]
     names = list(suite.axes)
     varying = [a for a in names if len(suite.axes[a]) > 1]
@@ -77,25 +112,38 @@ def expand_suite(suite: Suite, shapes: dict[str, str], flags: dict[str, Flag]) -
         point = dict(zip(names, values))
         if _excluded(point, suite.exclude):
             continue
-        engine_name = point.get("engine", "auto").split(":", 1)[0]
-        device = point.get("device") or ENGINES[engine_name][0]
+        engine = point.get("engine", "auto")
+        head, _, tail = engine.partition(":")
+        engine_name = tail if head == "select" and tail else head
+        device = point.get("device") or default_device(engine)
         if device not in ENGINES[engine_name]:
             raise SpecError(suite.path, suite.line, f"suite '{suite.name}': engine {engine_name} does not run on {device}")
         if device not in fixture.devices:
             raise SpecError(suite.path, suite.line, f"suite '{suite.name}': fixture {fixture.name} does not run on {device}")
-        repro = case_repro(point, shapes, flags)
+        try:
+            repro = case_repro(point, spec, flags)
+        except ValueError as e:
+            raise SpecError(suite.path, suite.line, f"suite '{suite.name}': {e}") from None
+        options = dict(suite.options)
+        versus = options.pop("versus", None)
+        if versus is not None:
+            options["versus"] = case_repro({**point, **versus}, spec, flags)
+            options["versus_flags"] = dict(versus)
+            if options["versus"] == repro:
+                raise SpecError(suite.path, suite.line,
+                                f"suite '{suite.name}': versus changes nothing for {name_of(point)}")
         name = "_".join(_name_part(a, point[a]) for a in varying) or "Case"
         if name in seen:
             raise SpecError(suite.path, suite.line, f"suite '{suite.name}': two cases are named {name}")
         seen[name] = repro
-        identity = f"{fixture.name}|{repro}|{suite.repeats}|{int(suite.positive_control)}"
+        identity = f"{fixture.name}|{repro}|{suite.repeats}|{int(suite.positive_control)}|{sorted(options.items())}"
         binary = fixture.binaries[device]
         cases.append(Case(
             id=hashlib.blake2b(identity.encode(), digest_size=8).hexdigest(),
             suite=suite.name, fixture=fixture.name, prefix=suite.prefix, binary=binary, name=name,
             test=f"{suite.prefix}/{fixture.name}.{fixture.test}/{name}", repro=repro, repeats=suite.repeats,
             positive_control=suite.positive_control, axes={**point, "device": device},
-            labels=BINARIES[binary], spec=suite.path))
+            labels=BINARIES[binary], spec=suite.path, options=options))
     if not cases:
         raise SpecError(suite.path, suite.line, f"suite '{suite.name}': the exclude rules remove every case")
     return cases
@@ -111,7 +159,7 @@ def expand(specs: list[Spec], flags: dict[str, Flag]) -> list[Case]:
             if suite.name in suites:
                 raise SpecError(suite.path, suite.line, f"suite name '{suite.name}' is already used in {suites[suite.name]}")
             suites[suite.name] = suite.path
-            for case in expand_suite(suite, spec.shapes, flags):
+            for case in expand_suite(suite, spec, flags):
                 key = f"{case.binary}:{case.test}"
                 if key in tests:
                     raise SpecError(suite.path, suite.line, f"test {case.test} is generated twice (prefix clash?)")

@@ -12,15 +12,66 @@ FIELDS = ("mb", "ic", "ih", "iw", "oc", "kh", "kw", "sh", "sw", "ph", "pw", "dh"
 REQUIRED = ("mb", "ic", "ih", "oc", "kh")
 SQUARE = {"iw": "ih", "kw": "kh", "sw": "sh", "pw": "ph", "dw": "dh"}
 DEFAULTS = {"sh": 1, "ph": 0, "dh": 1, "g": 1}
-DIRECTIONS = ("fwd", "bwd_weights")
+DIRECTIONS = ("fwd", "bwd_data", "bwd_weights")
+OPS = ("conv2d", "matmul", "scatter_add")
+_SIMPLE_FIELDS = {"matmul": ("m", "n", "k"), "scatter_add": ("n", "d")}
 DTYPES = ("f32",)
 MAX_TENSOR_ELEMS = 1 << 32
 MAX_DIM = 2**31 - 1
 _TOKEN = re.compile(r"([a-z]+)(\d+)")
 
 
+def split_op(shape: str) -> tuple[str, str]:
+    """``matmul:m8n8k8`` -> (``matmul``, ``m8n8k8``); a bare shape is conv2d."""
+    op, sep, rest = shape.partition(":")
+    if not sep:
+        return "conv2d", shape
+    if op not in OPS:
+        raise ValueError(f"unknown operation '{op}' in shape '{shape}' (known: {', '.join(OPS)})")
+    return op, rest
+
+
+def parse_any_shape(shape: str) -> tuple[str, dict[str, int]]:
+    """The operation and fields of a [shapes] entry; ValueError if bad."""
+    op, rest = split_op(shape)
+    if op == "conv2d":
+        return op, parse_shape(rest)
+    fields = _SIMPLE_FIELDS[op]
+    values: dict[str, int] = {}
+    pos = 0
+    while pos < len(rest):
+        m = _TOKEN.match(rest, pos)
+        if not m or m.group(1) not in fields:
+            raise ValueError(f"cannot read {op} shape '{rest}' (fields: {', '.join(fields)})")
+        if m.group(1) in values:
+            raise ValueError(f"field '{m.group(1)}' given twice in shape '{shape}'")
+        values[m.group(1)] = int(m.group(2))
+        pos = m.end()
+    for key in fields:
+        if key not in values:
+            raise ValueError(f"shape '{shape}' is missing '{key}'")
+        if not 1 <= values[key] <= MAX_DIM:
+            raise ValueError(f"'{key}' must be in 1..{MAX_DIM} in shape '{shape}'")
+    dims = ((values["m"], values["k"]), (values["k"], values["n"]), (values["m"], values["n"])) if op == "matmul" \
+        else ((values["n"],), (values["d"],))
+    for d in dims:
+        n = 1
+        for x in d:
+            n *= x
+        if n > MAX_TENSOR_ELEMS:
+            raise ValueError(f"a tensor of shape '{shape}' would exceed {MAX_TENSOR_ELEMS} elements")
+    return op, values
+
+
+def format_any(op: str, direction: str, dtype: str, values: dict[str, int]) -> str:
+    """The canonical problem string of harness/problem.cc."""
+    if op == "conv2d":
+        return format_problem(direction, dtype, values)
+    return f"{op}:{dtype}:" + "".join(f"{k}{values[k]}" for k in _SIMPLE_FIELDS[op])
+
+
 def parse_shape(shape: str) -> dict[str, int]:
-    """Fields of a shape string such as ``mb8ic64ih56oc64kh3ph1``; ValueError if bad."""
+    """Fields of a conv2d shape string such as ``mb8ic64ih56oc64kh3ph1``; ValueError if bad."""
     values: dict[str, int] = {}
     pos = 0
     while pos < len(shape):
@@ -49,6 +100,15 @@ def output_size(v: dict[str, int]) -> tuple[int, int]:
     oh = (v["ih"] + 2 * v["ph"] - v["dh"] * (v["kh"] - 1) - 1) // v["sh"] + 1
     ow = (v["iw"] + 2 * v["pw"] - v["dw"] * (v["kw"] - 1) - 1) // v["sw"] + 1
     return oh, ow
+
+
+def tensor_bytes_of(op: str, v: dict[str, int]) -> int:
+    """Bytes of every f32 buffer of a problem (indices count as 4 bytes)."""
+    if op == "matmul":
+        return 4 * (v["m"] * v["k"] + v["k"] * v["n"] + v["m"] * v["n"])
+    if op == "scatter_add":
+        return 4 * (2 * v["n"] + v["d"])
+    return tensor_bytes(v)
 
 
 def tensor_bytes(v: dict[str, int]) -> int:

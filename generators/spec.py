@@ -1,25 +1,4 @@
-"""Loading and validating a matrix spec.
-
-A spec is TOML::
-
-    [shapes]                      # named conv2d shapes (see suites/README.md)
-    small = "mb2ic8ih14oc8kh3ph1"
-
-    [[suite]]
-    name = "cpu-determinism"      # unique across the specs of one run
-    fixture = "Determinism"       # generators/fixtures.py
-    prefix = "Cpu"                # gtest instantiation prefix
-    repeats = 5                   # runs per case (default 1)
-    positive_control = false      # the check must catch these as nondeterministic
-    [suite.axes]                  # the Cartesian product of these lists
-    direction = ["fwd", "bwd_weights"]
-    engine = ["onednn", "reference:owner"]
-    threads = [1, 2]
-    shape = ["small"]
-    "cudnn.benchmark" = [false, true]   # any flag of harness/flags.def
-    [[suite.exclude]]             # drop the cases that match every key
-    engine = "reference:owner"
-    threads = 1
+"""Loading and validating a matrix spec (the language: suites/README.md).
 
 Every problem is reported as ``FILE:LINE: message`` through SpecError.
 """
@@ -33,18 +12,24 @@ from pathlib import Path
 from typing import Any
 
 from .errors import SpecError
-from .fixtures import FIXTURES
+from .fixtures import FIXTURE_OPTIONS, FIXTURES
 from .flags import Flag, load_flags
 from .locate import LineIndex
-from .problem import DIRECTIONS, DTYPES, parse_shape
+from .problem import DIRECTIONS, DTYPES, parse_any_shape
 
-ENGINES = {"auto": ("cpu", "cuda"), "onednn": ("cpu",), "reference": ("cpu",), "cudnn": ("cuda",)}
+ENGINES = {"auto": ("cpu", "cuda"), "select": ("cpu", "cuda"), "onednn": ("cpu",), "reference": ("cpu",),
+           "cudnn": ("cuda",)}
 DEVICES = ("cpu", "cuda")
-SUITE_KEYS = {"name", "fixture", "prefix", "repeats", "positive_control", "axes", "exclude"}
-TOP_KEYS = {"shapes", "suite"}
-AXES = ("device", "direction", "dtype", "engine", "threads", "shape")
+SUITE_KEYS = {"name", "fixture", "prefix", "repeats", "positive_control", "axes", "exclude"} | {
+    k for keys in FIXTURE_OPTIONS.values() for k in keys}
+TOP_KEYS = {"shapes", "schedules", "suite"}
+AXES = ("device", "direction", "dtype", "engine", "threads", "shape", "schedule")
+EXPECT = ("observe", "same_choice", "same_digest")
 MAX_REPEATS = 1000
 MAX_THREADS = 1024
+MAX_STEPS = 100000
+MAX_PROCESSES = 100
+
 
 @dataclass
 class Suite:
@@ -57,12 +42,16 @@ class Suite:
     exclude: list[dict[str, list[Any]]]
     line: int
     path: str
+    options: dict[str, Any] = field(default_factory=dict)  # fixture-specific (FIXTURE_OPTIONS)
+
 
 @dataclass
 class Spec:
     path: str
     shapes: dict[str, str] = field(default_factory=dict)
+    schedules: dict[str, list[str]] = field(default_factory=dict)  # name -> shape names, one per step
     suites: list[Suite] = field(default_factory=list)
+
 
 class _Ctx:
     def __init__(self, path: str, index: LineIndex) -> None:
@@ -71,6 +60,7 @@ class _Ctx:
 
     def error(self, where: tuple[str | int, ...], message: str) -> SpecError:
         return SpecError(self.path, self.index.line(where), message)
+
 
 def _read_text(path: Path) -> str:
     try:
@@ -83,19 +73,17 @@ def _read_text(path: Path) -> str:
         line = data[: e.start].count(b"\n") + 1
         raise SpecError(str(path), line, "not UTF-8 text: is this a TOML spec?") from None
 
+
 def load_spec(path: Path, flags: dict[str, Flag] | None = None) -> Spec:
     flags = flags if flags is not None else load_flags()
     text = _read_text(path)
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        line = getattr(e, "lineno", None)
         msg = str(e)
-        if line is None:
-
-            m = re.search(r"\(at line (\d+), column \d+\)", msg)
-            line = int(m.group(1)) if m else 1
-            msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", msg)
+        m = re.search(r"\(at line (\d+), column \d+\)", msg)
+        line = int(m.group(1)) if m else 1
+        msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", msg)
         raise SpecError(str(path), line, f"not valid TOML: {msg}") from None
     ctx = _Ctx(str(path), LineIndex(text))
     if not doc:
@@ -111,18 +99,48 @@ def load_spec(path: Path, flags: dict[str, Flag] | None = None) -> Spec:
         if not isinstance(shape, str):
             raise ctx.error(("shapes", name), f"shape '{name}' must be a string such as \"mb2ic8ih14oc8kh3\"")
         try:
-            parse_shape(shape)
+            parse_any_shape(shape)
         except ValueError as e:
             raise ctx.error(("shapes", name), str(e)) from None
         spec.shapes[name] = shape
+    schedules = doc.get("schedules", {})
+    if not isinstance(schedules, dict):
+        raise ctx.error(("schedules",), "'schedules' must be a table of name = { shape, steps } or { shapes }")
+    for name, raw in schedules.items():
+        spec.schedules[name] = _schedule(ctx, name, raw, spec.shapes)
     suites = doc.get("suite")
     if not isinstance(suites, list) or not suites:
         raise ctx.error(("suite",), "the spec defines no [[suite]]")
     for i, raw in enumerate(suites):
-        spec.suites.append(_suite(ctx, i, raw, spec.shapes, flags))
+        spec.suites.append(_suite(ctx, i, raw, spec, flags))
     return spec
 
-def _suite(ctx: _Ctx, i: int, raw: dict[str, Any], shapes: dict[str, str], flags: dict[str, Flag]) -> Suite:
+
+def _schedule(ctx: _Ctx, name: str, raw: Any, shapes: dict[str, str]) -> list[str]:
+    """``{ shape = "s", steps = N }`` (fixed) or ``{ shapes = ["a", "b"] }`` (varying)."""
+    where = ("schedules", name)
+    if not isinstance(raw, dict) or set(raw) - {"shape", "steps", "shapes"}:
+        raise ctx.error(where, f"schedule '{name}' must be {{ shape = NAME, steps = N }} or {{ shapes = [NAMES] }}")
+    if "shapes" in raw:
+        if "shape" in raw or "steps" in raw:
+            raise ctx.error(where, f"schedule '{name}' gives both 'shapes' and 'shape'/'steps'")
+        steps = raw["shapes"]
+        if not isinstance(steps, list) or not steps:
+            raise ctx.error(where, f"schedule '{name}': 'shapes' must be a non-empty list of shape names")
+    else:
+        count = raw.get("steps", 1)
+        if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_STEPS:
+            raise ctx.error(where, f"schedule '{name}': steps must be an integer in 1..{MAX_STEPS}")
+        steps = [raw.get("shape")] * count
+    if len(steps) > MAX_STEPS:
+        raise ctx.error(where, f"schedule '{name}' has more than {MAX_STEPS} steps")
+    for step in steps:
+        if step not in shapes:
+            raise ctx.error(where, f"schedule '{name}' names unknown shape {step!r}: define it under [shapes]")
+    return list(steps)
+
+
+def _suite(ctx: _Ctx, i: int, raw: dict[str, Any], spec: Spec, flags: dict[str, Flag]) -> Suite:
     here = ("suite", i)
     for key in raw:
         if key not in SUITE_KEYS:
@@ -136,6 +154,11 @@ def _suite(ctx: _Ctx, i: int, raw: dict[str, Any], shapes: dict[str, str], flags
     fixture = raw["fixture"]
     if fixture not in FIXTURES:
         raise ctx.error(here + ("fixture",), f"unknown fixture '{fixture}' (known: {', '.join(FIXTURES)})")
+    allowed = FIXTURE_OPTIONS.get(fixture, ())
+    for key in raw:
+        if key not in allowed and any(key in keys for keys in FIXTURE_OPTIONS.values()):
+            raise ctx.error(here + (key,), f"'{key}' is not an option of fixture {fixture}")
+    options = _options(ctx, here, raw, fixture, flags)
     prefix = raw.get("prefix", "Cases")
     if not isinstance(prefix, str) or not prefix.isidentifier() or "_" in prefix:
         raise ctx.error(here + ("prefix",), "prefix must be a CamelCase identifier without '_'")
@@ -155,12 +178,12 @@ def _suite(ctx: _Ctx, i: int, raw: dict[str, Any], shapes: dict[str, str], flags
             values = [values]
         if not values:
             raise ctx.error(where, f"axis '{axis}' is empty: give at least one value")
-        checked = [_axis_value(ctx, where, axis, v, shapes, flags) for v in values]
+        checked = [_axis_value(ctx, where, axis, v, spec, flags) for v in values]
         if len(set(map(str, checked))) != len(checked):
             raise ctx.error(where, f"axis '{axis}' lists a value twice")
         axes[axis] = checked
-    if "shape" not in axes:
-        raise ctx.error(here + ("axes",), "axes must include 'shape'")
+    if ("shape" in axes) == ("schedule" in axes):
+        raise ctx.error(here + ("axes",), "axes must include exactly one of 'shape' and 'schedule'")
     exclude: list[dict[str, list[Any]]] = []
     rules = raw.get("exclude", [])
     if not isinstance(rules, list):
@@ -174,11 +197,53 @@ def _suite(ctx: _Ctx, i: int, raw: dict[str, Any], shapes: dict[str, str], flags
             if axis not in axes:
                 raise ctx.error(where + (axis,), f"exclude names '{axis}', which is not an axis of this suite")
             values = values if isinstance(values, list) else [values]
-            parsed[axis] = [_axis_value(ctx, where + (axis,), axis, v, shapes, flags) for v in values]
+            parsed[axis] = [_axis_value(ctx, where + (axis,), axis, v, spec, flags) for v in values]
         exclude.append(parsed)
-    return Suite(name, fixture, prefix, repeats, control, axes, exclude, ctx.index.line(here), ctx.path)
+    return Suite(name, fixture, prefix, repeats, control, axes, exclude, ctx.index.line(here), ctx.path, options)
 
-def _axis_value(ctx: _Ctx, where: tuple[str | int, ...], axis: str, value: Any, shapes: dict[str, str],
+
+def _options(ctx: _Ctx, here: tuple[str | int, ...], raw: dict[str, Any], fixture: str,
+             flags: dict[str, Flag]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if fixture == "Compare":
+        versus = raw.get("versus")
+        if not isinstance(versus, dict) or not versus:
+            raise ctx.error(here + ("versus",), "a Compare suite needs versus = { flag = value, ... }: what B changes")
+        for flag, value in versus.items():
+            if flag not in flags:
+                raise ctx.error(here + ("versus", flag), f"versus names unknown flag '{flag}'")
+            _flag_value(ctx, here + ("versus", flag), flags[flag], value)
+        options["versus"] = dict(versus)
+        reps = raw.get("reps", 9)
+        if not isinstance(reps, int) or isinstance(reps, bool) or not 3 <= reps <= 1000:
+            raise ctx.error(here + ("reps",), "reps must be an integer in 3..1000")
+        options["reps"] = reps
+    elif fixture == "CrossProcess":
+        processes = raw.get("processes", 10)
+        if not isinstance(processes, int) or isinstance(processes, bool) or not 1 <= processes <= MAX_PROCESSES:
+            raise ctx.error(here + ("processes",), f"processes must be an integer in 1..{MAX_PROCESSES}")
+        env = raw.get("env", [{}])
+        if not isinstance(env, list) or not env or not all(isinstance(e, dict) for e in env):
+            raise ctx.error(here + ("env",), "env must be a list of tables of VARIABLE = \"value\"")
+        for e in env:
+            for var, value in e.items():
+                if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", var) or not isinstance(value, str):
+                    raise ctx.error(here + ("env",), f"env entry {var!r} must be an upper-case name with a string value")
+        expect = raw.get("expect", "observe")
+        if expect not in EXPECT:
+            raise ctx.error(here + ("expect",), f"expect must be one of {', '.join(EXPECT)}")
+        options.update(processes=processes, env=env, expect=expect)
+    return options
+
+
+def _flag_value(ctx: _Ctx, where: tuple[str | int, ...], flag: Flag, value: Any) -> None:
+    if flag.type == "bool" and not isinstance(value, bool):
+        raise ctx.error(where, f"flag '{flag.name}' takes true or false, not {value!r}")
+    if flag.type == "int" and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+        raise ctx.error(where, f"flag '{flag.name}' takes a non-negative integer, not {value!r}")
+
+
+def _axis_value(ctx: _Ctx, where: tuple[str | int, ...], axis: str, value: Any, spec: Spec,
                 flags: dict[str, Flag]) -> Any:
     def bad(message: str) -> SpecError:
         return ctx.error(where, message)
@@ -195,20 +260,22 @@ def _axis_value(ctx: _Ctx, where: tuple[str | int, ...], axis: str, value: Any, 
     elif axis == "engine":
         if not isinstance(value, str) or value.split(":", 1)[0] not in ENGINES:
             raise bad(f"unknown engine {value!r} (known: {', '.join(ENGINES)}, optionally ENGINE:ALGORITHM)")
-        if ":" in value and (value.startswith("auto") or not value.split(":", 1)[1].replace("_", "").isalnum()):
-            raise bad(f"bad engine:algorithm {value!r}")
+        head, _, tail = value.partition(":")
+        if value.count(":") > 1 or head == "auto" and tail or (":" in value and not tail.replace("_", "").isalnum()):
+            raise bad(f"bad engine {value!r} (ENGINE, ENGINE:ALGORITHM, select or select:ENGINE)")
+        if head == "select" and tail and tail not in ENGINES:
+            raise bad(f"select:{tail} names an unknown engine")
     elif axis == "threads":
         if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_THREADS:
             raise bad(f"threads must be integers in 1..{MAX_THREADS}, not {value!r}")
     elif axis == "shape":
-        if value not in shapes:
+        if value not in spec.shapes:
             raise bad(f"unknown shape {value!r}: define it under [shapes]")
+    elif axis == "schedule":
+        if value not in spec.schedules:
+            raise bad(f"unknown schedule {value!r}: define it under [schedules]")
     elif axis in flags:
-        flag = flags[axis]
-        if flag.type == "bool" and not isinstance(value, bool):
-            raise bad(f"flag '{axis}' takes true or false, not {value!r}")
-        if flag.type == "int" and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-            raise bad(f"flag '{axis}' takes a non-negative integer, not {value!r}")
+        _flag_value(ctx, where, flags[axis], value)
     else:
         raise bad(f"unknown axis or flag '{axis}' (axes: {', '.join(AXES)}; flags: {', '.join(flags)})")
     return value

@@ -12,7 +12,10 @@ from generators.errors import SpecError
 from generators.locate import LineIndex
 
 KINDS = ("guarantee", "folklore", "advice", "out-of-scope")
-RULES = ("fact", "out-of-scope")
+RULES = ("fact", "ratio", "distribution", "out-of-scope")
+METRICS = ("total_ns", "steady_ns", "search_ns", "workspace_bytes", "rss_peak_bytes")
+FIELDS = ("distinct_choices", "distinct_digests")
+MIN_REPS = 9
 POLARITIES = ("supports", "refutes")
 CLAIM_KEYS = {"id", "statement", "source", "kind", "scope", "evidence"}
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -30,6 +33,12 @@ class Claim:
     tests: list[str] = field(default_factory=list)
     cases: dict[str, Any] = field(default_factory=dict)
     reason: str = ""
+    check: str = ""            # fact: judge this check of the case records, not the whole test
+    metric: str = ""           # ratio: which measurement of a Compare
+    bound: float = 1.0         # ratio: the bound median(B)/median(A) is compared with
+    supports_when: str = ""    # ratio: "below" or "above"; distribution: "varies" or "constant"
+    count: str = ""            # distribution: which count of a CrossProcess record
+    observe: list[dict[str, Any]] = field(default_factory=list)  # context shown, never judged
 
 
 def load_catalog(path: Path) -> list[Claim]:
@@ -81,7 +90,28 @@ def load_catalog(path: Path) -> list[Claim]:
                 raise error(here + ("evidence", "polarity"), f"polarity must be one of {', '.join(POLARITIES)}")
             claim.tests = list(ev.get("tests", []))
             claim.cases = dict(ev.get("cases", {}))
+            claim.check = str(ev.get("check", ""))
             if not claim.tests and not claim.cases:
-                raise error(here + ("evidence",), "a fact rule needs 'tests' or 'cases'")
+                raise error(here + ("evidence",), f"a {rule} rule needs 'tests' or 'cases'")
+            if rule == "ratio":
+                claim.metric = ev.get("metric", "")
+                claim.bound = float(ev.get("bound", 1.0))
+                claim.supports_when = ev.get("supports_when", "")
+                if claim.metric not in METRICS:
+                    raise error(here + ("evidence", "metric"), f"metric must be one of {', '.join(METRICS)}")
+                if claim.supports_when not in ("below", "above"):
+                    raise error(here + ("evidence", "supports_when"), "supports_when must be below or above")
+            if rule == "distribution":
+                claim.count = ev.get("count", "")
+                claim.supports_when = ev.get("supports_when", "")
+                if claim.count not in FIELDS:
+                    raise error(here + ("evidence", "count"), f"count must be one of {', '.join(FIELDS)}")
+                if claim.supports_when not in ("varies", "constant"):
+                    raise error(here + ("evidence", "supports_when"), "supports_when must be varies or constant")
+        observe = ev.get("observe", [])
+        if not isinstance(observe, list) or not all(isinstance(o, dict) and "cases" in o and "show" in o
+                                                    for o in observe):
+            raise error(here + ("evidence", "observe"), "observe must be a list of { cases = {...}, show = FIELD }")
+        claim.observe = observe
         claims.append(claim)
     return claims

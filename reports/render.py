@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections import Counter
 from dataclasses import asdict
@@ -17,6 +18,29 @@ from .verdicts import VERDICTS, Verdict
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 REPORT_SCHEMA = 1
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no infinity: write it as the string "inf"."""
+    if isinstance(value, float) and math.isinf(value):
+        return "inf"
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _steps(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The schedule of a case record, one row per step."""
+    rows = []
+    for i, s in enumerate(record.get("steps", [])):
+        sel = s.get("selection", {})
+        rows.append({"step": i, "problem": s.get("problem", ""), "chosen": sel.get("chosen", s.get("algorithm", "")),
+                     "cache": sel.get("cache", ""), "step_ms": s.get("step_ns", 0) / 1e6,
+                     "search_ms": sel.get("search_ns", 0) / 1e6, "rss_mib": s.get("rss_peak_bytes", 0) / 2**20,
+                     "workspace_mib": s.get("workspace_bytes", 0) / 2**20})
+    return rows
 
 
 def _case_rows(manifest: list[dict[str, Any]], evidence: Evidence) -> list[dict[str, Any]]:
@@ -35,6 +59,9 @@ def _case_rows(manifest: list[dict[str, Any]], evidence: Evidence) -> list[dict[
             "median_ms": _median_ms(last.get("times_ns", [])),
             "checks": ", ".join(f"{k}: {v}" for k, v in checks.items()),
             "outcome": result.get("outcome", "not run"),
+            "steps": _steps(last),
+            "choices": last.get("choice_distribution", {}),
+            "processes": last.get("processes", []),
             "reason": last.get("skip_reason", "") or (result.get("message", "") if result.get("outcome") != "passed" else ""),
         })
     return rows
@@ -59,7 +86,8 @@ def to_json(verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: E
             "id": v.claim.id, "statement": v.claim.statement, "source": v.claim.source, "kind": v.claim.kind,
             "scope": v.claim.scope, "verdict": v.verdict, "reason": v.reason,
             "facts": [{"test": f.test, "outcome": f.outcome, "message": f.message, "mistrusted": f.mistrusted,
-                       "repro": (f.case or {}).get("repro", "")} for f in v.facts],
+                       "repro": (f.case or {}).get("repro", ""), "figures": _finite(f.figures)} for f in v.facts],
+            "observations": v.observations,
         } for v in verdicts],
         "cases": _case_rows(manifest, evidence),
         "problems": evidence.problems,

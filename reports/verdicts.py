@@ -1,9 +1,19 @@
-"""Computing each claim's verdict from the facts its evidence rule selects.
+"""Computing each claim's verdict from the evidence its rule selects.
 
-A fact is one test. Its outcome comes from the test's own result record;
-a test that ctest saw fail but that wrote no result record crashed or timed
-out. A passed determinism case whose output was degenerate is mistrusted:
-it can never support or refute a claim.
+A fact is one test. Its outcome comes from the test's own result record (or,
+for a rule with `check`, from that check in the test's case records); a test
+that ctest saw fail but that wrote no result record crashed or timed out. A
+passing case whose output was degenerate is mistrusted: it can never support
+or refute a claim.
+
+Rules:
+- fact: passing facts hold; polarity says whether that supports or refutes.
+- ratio: Compare records; median(B)/median(A) of a metric with a bootstrap
+  95% interval and a Mann-Whitney test over at least MIN_REPS reps a side.
+  Decisive only when the interval excludes the bound and p < 0.05.
+- distribution: CrossProcess records; whether choices (or digests) vary
+  across fresh processes. Not seeing variation is inconclusive, not a
+  refutation, for a claim that something *may* vary.
 
 Verdicts: supported, refuted, inconclusive, not evaluated (with the skip
 reasons), error (crashed facts, or selectors that match nothing).
@@ -12,13 +22,16 @@ reasons), error (crashed facts, or selectors that match nothing).
 from __future__ import annotations
 
 import fnmatch
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .catalog import Claim
+from .catalog import MIN_REPS, Claim
 from .evidence import Evidence
+from .statistics import bootstrap_ratio_ci, mann_whitney_p, ratio_of_medians
 
 VERDICTS = ("supported", "refuted", "inconclusive", "not evaluated", "error")
+ALPHA = 0.05
 
 
 @dataclass
@@ -29,6 +42,7 @@ class Fact:
     mistrusted: bool = False
     case: dict[str, Any] | None = None   # manifest entry
     records: list[dict[str, Any]] = field(default_factory=list)  # evidence "case" records
+    figures: dict[str, Any] = field(default_factory=dict)  # what a ratio or distribution rule computed
 
 
 @dataclass
@@ -37,30 +51,32 @@ class Verdict:
     verdict: str
     reason: str
     facts: list[Fact]
+    observations: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _case_matches(case: dict[str, Any], selector: dict[str, Any]) -> bool:
     axes = case.get("axes", {})
     for key, want in selector.items():
         have = case[key] if key in ("fixture", "suite", "binary", "positive_control") else axes.get(key)
-        if key == "engine" and isinstance(have, str):
+        if key == "engine" and isinstance(have, str) and not str(want).startswith("select"):
             have = have.split(":", 1)[0]
         if have != want:
             return False
     return True
 
 
-def select_tests(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) -> list[str]:
+def select_tests(tests: list[str], cases: dict[str, Any], manifest: list[dict[str, Any]],
+                 evidence: Evidence) -> list[str]:
     known = {c["test"] for c in manifest} | set(evidence.results) | set(evidence.ctest) | evidence.registered
     chosen: list[str] = []
-    for pattern in claim.tests:
+    for pattern in tests:
         chosen += sorted(t for t in known if fnmatch.fnmatchcase(t, pattern))
-    if claim.cases:
-        chosen += [c["test"] for c in manifest if _case_matches(c, claim.cases)]
+    if cases:
+        chosen += [c["test"] for c in manifest if _case_matches(c, cases)]
     return list(dict.fromkeys(chosen))
 
 
-def fact_for(test: str, manifest_by_test: dict[str, dict[str, Any]], evidence: Evidence) -> Fact:
+def fact_for(test: str, manifest_by_test: dict[str, dict[str, Any]], evidence: Evidence, check: str = "") -> Fact:
     records = evidence.cases.get(test, [])
     result = evidence.results.get(test)
     if result is not None:
@@ -70,18 +86,25 @@ def fact_for(test: str, manifest_by_test: dict[str, dict[str, Any]], evidence: E
         outcome, message = "crashed", "the test process ended without a result record (crash, abort or timeout)"
     else:
         outcome, message = "not run", "no evidence: this test did not run"
-    mistrusted = any(check.get("outcome") == "mistrusted" for r in records for check in r.get("checks", []))
+    mistrusted = any(c.get("outcome") == "mistrusted" for r in records for c in r.get("checks", []))
+    if check and outcome in ("passed", "failed"):
+        found = [c for r in records for c in r.get("checks", []) if c.get("name") == check]
+        if not found:
+            outcome, message = "not run", f"the test recorded no '{check}' check here"
+        else:
+            failed = [c for c in found if c.get("outcome") != "passed"]
+            outcome = "failed" if failed else "passed"
+            message = (failed or found)[0].get("detail", "")
     return Fact(test, outcome, message, mistrusted, manifest_by_test.get(test), records)
 
 
-def judge(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) -> Verdict:
-    if claim.rule == "out-of-scope":
-        return Verdict(claim, "not evaluated", f"out of scope: {claim.reason}", [])
-    tests = select_tests(claim, manifest, evidence)
-    if not tests:
-        return Verdict(claim, "error", "the catalog's selectors match no test: fix suites/claims.toml", [])
+def _facts(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) -> list[Fact]:
     by_test = {c["test"]: c for c in manifest}
-    facts = [fact_for(t, by_test, evidence) for t in tests]
+    return [fact_for(t, by_test, evidence, claim.check)
+            for t in select_tests(claim.tests, claim.cases, manifest, evidence)]
+
+
+def _judge_facts(claim: Claim, facts: list[Fact]) -> Verdict:
     crashed = [f for f in facts if f.outcome == "crashed"]
     failed = [f for f in facts if f.outcome == "failed"]
     clean = [f for f in facts if f.outcome == "passed" and not f.mistrusted]
@@ -98,12 +121,113 @@ def judge(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) -> V
                                       f"{first[0] if first else 'failed'}", facts)
     if clean:
         extra = f"; {len(mistrusted)} mistrusted" if mistrusted else ""
-        return Verdict(claim, holds, f"all {len(clean)} evaluated fact(s) hold{extra}{note}", facts)
+        what = f"'{claim.check}' " if claim.check else ""
+        return Verdict(claim, holds, f"all {len(clean)} evaluated {what}fact(s) hold{extra}{note}", facts)
     if mistrusted:
         return Verdict(claim, "inconclusive", f"all {len(mistrusted)} passing fact(s) are mistrusted "
                                               "(degenerate output)", facts)
     reasons = sorted({f.message.strip() for f in skipped if f.message.strip()})
     return Verdict(claim, "not evaluated", "; ".join(reasons) or "no fact was evaluated", facts)
+
+
+def _ratio(claim: Claim, facts: list[Fact]) -> Verdict:
+    """One Compare per fact; the claim holds when every decisive fact agrees."""
+    outcomes: list[str] = []
+    for f in facts:
+        compare = next((r["compare"] for r in f.records if "compare" in r), None)
+        if f.outcome != "passed" or compare is None:
+            continue
+        a = [float(x) for x in compare["a"].get(claim.metric, [])]
+        b = [float(x) for x in compare["b"].get(claim.metric, [])]
+        if min(len(a), len(b)) < MIN_REPS:
+            f.figures = {"note": f"only {min(len(a), len(b))} reps (at least {MIN_REPS} needed)"}
+            outcomes.append("inconclusive")
+            continue
+        ratio = ratio_of_medians(a, b)
+        lo, hi = bootstrap_ratio_ci(a, b)
+        p = mann_whitney_p(a, b)
+        below, above = hi < claim.bound, lo > claim.bound
+        if p >= ALPHA or not (below or above):
+            outcome = "inconclusive"
+        elif below == (claim.supports_when == "below"):
+            outcome = "supported"
+        else:
+            outcome = "refuted"
+        f.figures = {"metric": claim.metric, "ratio": ratio, "ci": [lo, hi], "p": p, "reps": min(len(a), len(b)),
+                     "median_a": sorted(a)[len(a) // 2], "median_b": sorted(b)[len(b) // 2], "outcome": outcome,
+                     "a": compare["a"]["repro"], "b": compare["b"]["repro"],
+                     "versus": compare.get("versus_flags", {})}
+        f.figures["text"] = _ratio_text(claim, f)
+        outcomes.append(outcome)
+    if not outcomes:
+        return _judge_facts(claim, facts) if any(f.outcome != "passed" for f in facts) else Verdict(
+            claim, "error", "no Compare record among the selected tests", facts)
+    shown = "; ".join(f.figures["text"] for f in facts if "text" in f.figures)
+    decided = set(outcomes) - {"inconclusive"}
+    if len(decided) == 1 and "inconclusive" not in outcomes:
+        return Verdict(claim, decided.pop(), shown, facts)
+    if len(decided) > 1:
+        return Verdict(claim, "inconclusive", "the comparisons disagree: " + shown, facts)
+    return Verdict(claim, "inconclusive", (shown or "") + ("; " if shown else "") +
+                   f"{outcomes.count('inconclusive')} of {len(outcomes)} comparison(s) not decisive", facts)
+
+
+def _ratio_text(claim: Claim, f: Fact) -> str:
+    x = f.figures
+    hi = "inf" if math.isinf(x["ci"][1]) else f"{x['ci'][1]:.3g}"
+    ratio = "inf" if math.isinf(x["ratio"]) else f"{x['ratio']:.3g}"
+    return (f"{f.test.rsplit('/', 1)[-1]}: {claim.metric} B/A = {ratio} [95% CI {x['ci'][0]:.3g}, {hi}], "
+            f"Mann-Whitney p = {x['p']:.2g}, {x['reps']} reps")
+
+
+def _distribution(claim: Claim, facts: list[Fact]) -> Verdict:
+    counted = []
+    for f in facts:
+        record = next((r for r in f.records if claim.count in r), None)
+        if f.outcome != "passed" or record is None:
+            continue
+        f.figures = {"count": record[claim.count], "processes": len(record.get("processes", [])),
+                     "choices": record.get("choice_distribution", {})}
+        counted.append(f)
+    if not counted:
+        return _judge_facts(claim, facts)
+    varies = [f for f in counted if f.figures["count"] > 1]
+    text = "; ".join(f"{f.test.rsplit('/', 1)[-1]}: {f.figures['count']} distinct in {f.figures['processes']} "
+                     f"processes" for f in counted)
+    if claim.supports_when == "varies":
+        if varies:
+            return Verdict(claim, "supported", text, facts)
+        return Verdict(claim, "inconclusive", text + "; no variation seen, which does not show it cannot happen",
+                       facts)
+    return Verdict(claim, "refuted" if varies else "supported", text, facts)
+
+
+def _observations(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) -> list[dict[str, Any]]:
+    out = []
+    for o in claim.observe:
+        for test in select_tests([], o["cases"], manifest, evidence):
+            for r in evidence.cases.get(test, []):
+                if o["show"] in r:
+                    out.append({"test": test, "field": o["show"], "value": r[o["show"]],
+                                "label": o.get("label", o["show"]), "distribution": r.get("digest_distribution"),
+                                "processes": r.get("processes", [])})
+    return out
+
+
+def judge(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) -> Verdict:
+    if claim.rule == "out-of-scope":
+        return Verdict(claim, "not evaluated", f"out of scope: {claim.reason}", [])
+    facts = _facts(claim, manifest, evidence)
+    if not facts:
+        return Verdict(claim, "error", "the catalog's selectors match no test: fix suites/claims.toml", [])
+    if claim.rule == "ratio":
+        verdict = _ratio(claim, facts)
+    elif claim.rule == "distribution":
+        verdict = _distribution(claim, facts)
+    else:
+        verdict = _judge_facts(claim, facts)
+    verdict.observations = _observations(claim, manifest, evidence)
+    return verdict
 
 
 def judge_all(claims: list[Claim], manifest: list[dict[str, Any]], evidence: Evidence) -> list[Verdict]:

@@ -1,7 +1,9 @@
 // One row of a generated case table: what the generator writes and a
 // value-parameterised fixture receives. The repro string is the case's whole
 // definition (see harness/case.h); name is the gtest parameter name, id the
-// stable case id of the manifest.
+// stable case id of the manifest; options are what a fixture needs beyond
+// the case (Compare: the other configuration; CrossProcess: processes and
+// environments).
 #pragma once
 
 #include <ostream>
@@ -14,6 +16,7 @@ struct CaseRow {
   const char* repro;
   int repeats;
   bool positive_control;  // the check must catch this case as nondeterministic
+  const char* options;    // JSON object of fixture-specific options ("{}" when none)
 };
 
 inline void PrintTo(const CaseRow& row, std::ostream* os) { *os << row.repro; }

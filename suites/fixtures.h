@@ -16,3 +16,22 @@ class Determinism : public testing::TestWithParam<CaseRow> {};
 class CpuNoop : public testing::TestWithParam<CaseRow> {};
 
 }  // namespace bc::suite
+
+namespace bc::suite {
+
+// Runs a schedule in one process and checks the selector's facts per step:
+// searches (one per distinct problem with benchmark on, none with it off),
+// the fastest timed candidate chosen, and only deterministic candidates
+// timed or chosen under deterministic.
+class Schedule : public testing::TestWithParam<CaseRow> {};
+
+// Runs two configurations of one case side by side, interleaved, `reps`
+// times, and records their timings and peak memory: evidence for the
+// performance claims, which the report judges (no timing is asserted here).
+class Compare : public testing::TestWithParam<CaseRow> {};
+
+// Runs a case in fresh processes, under each environment of its options, and
+// records the choices and digests of every process.
+class CrossProcess : public testing::TestWithParam<CaseRow> {};
+
+}  // namespace bc::suite

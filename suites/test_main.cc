@@ -10,6 +10,7 @@
 #include "backends/registry.h"
 #include "harness/environment.h"
 #include "harness/evidence.h"
+#include "suites/probe.h"
 
 namespace {
 
@@ -50,6 +51,7 @@ nlohmann::json Environment() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (std::optional<int> probe = bc::MaybeRunProbe(argc, argv)) return *probe;
   testing::InitGoogleTest(&argc, argv);
   const char* dir = std::getenv("BACKENDCHECK_EVIDENCE_DIR");
   if (dir == nullptr || *dir == '\0') dir = std::getenv("BACKENDCHECK_DEFAULT_EVIDENCE_DIR");

@@ -116,6 +116,83 @@ class ExpandTest(SpecTestCase):
         self.assertTrue(any(c.axes["device"] == "cuda" for c in cases))
 
 
+SCHEDULES = """\
+[shapes]
+a = "mb2ic3ih16oc8kh3ph1"
+b = "mb2ic3ih32oc8kh3ph1"
+mm = "matmul:m8n8k16"
+[schedules]
+fixed = { shape = "a", steps = 3 }
+varying = { shapes = ["a", "b", "a"] }
+
+[[suite]]
+name = "sched"
+fixture = "Schedule"
+[suite.axes]
+engine = ["select:onednn"]
+schedule = ["fixed", "varying"]
+
+[[suite]]
+name = "cmp"
+fixture = "Compare"
+versus = { "cudnn.benchmark" = true }
+[suite.axes]
+engine = ["select"]
+shape = ["mm"]
+
+[[suite]]
+name = "xp"
+fixture = "CrossProcess"
+processes = 3
+env = [{ OMP_NUM_THREADS = "1" }, { OMP_NUM_THREADS = "2" }]
+expect = "same_digest"
+[suite.axes]
+engine = ["onednn"]
+shape = ["a"]
+"""
+
+
+class ScheduleAndOptionsTest(SpecTestCase):
+    def test_schedules_are_compressed_runs(self) -> None:
+        cases = expand([load_spec(self.write(SCHEDULES), self.flags)], self.flags)
+        sched = {c.name: c.repro for c in cases if c.suite == "sched"}
+        a = "conv2d:fwd:f32:mb2ic3ih16iw16oc8kh3kw3sh1sw1ph1pw1dh1dw1g1"
+        b = "conv2d:fwd:f32:mb2ic3ih32iw32oc8kh3kw3sh1sw1ph1pw1dh1dw1g1"
+        self.assertEqual(sched["Fixed"], f"{a}*3 device=cpu engine=select:onednn threads=1")
+        self.assertEqual(sched["Varying"], f"{a},{b},{a} device=cpu engine=select:onednn threads=1")
+
+    def test_fixture_options_travel_with_the_case(self) -> None:
+        cases = {c.suite: c for c in expand([load_spec(self.write(SCHEDULES), self.flags)], self.flags)}
+        cmp = cases["cmp"]
+        self.assertEqual(cmp.repro, "matmul:f32:m8n8k16 device=cpu engine=select threads=1")
+        self.assertEqual(cmp.options["versus"], "matmul:f32:m8n8k16 device=cpu engine=select threads=1 "
+                                                "cudnn.benchmark=true")
+        self.assertEqual(cmp.options["reps"], 9)
+        self.assertEqual(cases["xp"].options, {"processes": 3, "expect": "same_digest",
+                                               "env": [{"OMP_NUM_THREADS": "1"}, {"OMP_NUM_THREADS": "2"}]})
+
+    def test_option_errors(self) -> None:
+        for old, new, expected in (
+                ('versus = { "cudnn.benchmark" = true }', 'versus = { "cudnn.benchmark" = false }', "changes nothing"),
+                ('versus = { "cudnn.benchmark" = true }', 'versus = { "nope" = true }', "unknown flag"),
+                ('processes = 3', 'processes = 0', "processes must be"),
+                ('expect = "same_digest"', 'expect = "maybe"', "expect must be"),
+                ('fixture = "Schedule"', 'fixture = "Schedule"\nreps = 3', "not an option of fixture Schedule"),
+                ('fixed = { shape = "a", steps = 3 }', 'fixed = { shape = "zz", steps = 3 }', "unknown shape"),
+                ('schedule = ["fixed", "varying"]', 'schedule = ["fixed"]\nshape = ["a"]', "exactly one of"),
+                ('engine = ["onednn"]', 'engine = ["onednn"]\ndirection = ["bwd_data"]\n', "")):
+            with self.subTest(new=new):
+                text = SCHEDULES.replace(old, new)
+                if expected:
+                    self.assertIn(expected, self.error(text).message)
+                else:
+                    expand([load_spec(self.write(text), self.flags)], self.flags)
+
+    def test_matmul_has_no_backward_direction(self) -> None:
+        text = SCHEDULES.replace('shape = ["mm"]', 'shape = ["mm"]\ndirection = ["bwd_data"]')
+        self.assertIn("matmul has no direction bwd_data", self.error(text).message)
+
+
 class ErrorTest(SpecTestCase):
     def test_unknown_flag_names_its_line(self) -> None:
         e = self.error(GOOD.replace('"cudnn.benchmark" = [false, true]', '"cudnn.bencmark" = [false, true]'))

@@ -171,3 +171,61 @@ class RenderTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RuleTest(unittest.TestCase):
+    def compare_evidence(self, a: list[float], b: list[float]) -> Evidence:
+        ev = evidence(**{"P/Compare.SideBySide/X": "passed"})
+        ev.cases["P/Compare.SideBySide/X"] = [{"kind": "case", "compare": {
+            "a": {"repro": "A", "steady_ns": a}, "b": {"repro": "B", "steady_ns": b}, "versus_flags": {}}}]
+        return ev
+
+    def ratio_claim(self, when: str) -> Claim:
+        return claim(rule="ratio", metric="steady_ns", supports_when=when, tests=["P/Compare.*"])
+
+    def test_ratio_decides_only_outside_the_interval(self) -> None:
+        fast = [10.0 + i * 0.1 for i in range(9)]
+        slow = [20.0 + i * 0.1 for i in range(9)]
+        self.assertEqual(judge(self.ratio_claim("below"), [], self.compare_evidence(slow, fast)).verdict, "supported")
+        self.assertEqual(judge(self.ratio_claim("above"), [], self.compare_evidence(slow, fast)).verdict, "refuted")
+        same = judge(self.ratio_claim("below"), [], self.compare_evidence(fast, list(reversed(fast))))
+        self.assertEqual(same.verdict, "inconclusive")
+        self.assertIn("B/A", same.reason)
+
+    def test_ratio_needs_nine_reps(self) -> None:
+        v = judge(self.ratio_claim("below"), [], self.compare_evidence([20.0] * 5, [10.0] * 5))
+        self.assertEqual(v.verdict, "inconclusive")
+
+    def test_distribution_varies_or_is_inconclusive(self) -> None:
+        c = claim(rule="distribution", count="distinct_choices", supports_when="varies", tests=["X.*"])
+        ev = evidence(**{"X.a": "passed"})
+        ev.cases["X.a"] = [{"kind": "case", "distinct_choices": 3, "choice_distribution": {"p": 5, "q": 3, "r": 2},
+                            "processes": [{}] * 10}]
+        self.assertEqual(judge(c, [], ev).verdict, "supported")
+        ev.cases["X.a"][0]["distinct_choices"] = 1
+        v = judge(c, [], ev)
+        self.assertEqual(v.verdict, "inconclusive")
+        self.assertIn("does not show it cannot happen", v.reason)
+
+    def test_check_facts_use_the_named_check(self) -> None:
+        ev = evidence(**{"S.a": "passed", "S.b": "passed"})
+        ev.cases["S.a"] = [{"kind": "case", "checks": [{"name": "searches", "outcome": "passed", "detail": "1"}]}]
+        ev.cases["S.b"] = [{"kind": "case", "checks": [{"name": "other", "outcome": "passed"}]}]
+        v = judge(claim(tests=["S.*"], check="searches"), [], ev)
+        self.assertEqual(v.verdict, "supported")
+        self.assertEqual([f.outcome for f in v.facts], ["passed", "not run"])
+
+
+class StatisticsTest(unittest.TestCase):
+    def test_mann_whitney(self) -> None:
+        from reports.statistics import mann_whitney_p
+        self.assertLess(mann_whitney_p(list(range(10)), list(range(100, 110))), 0.001)
+        self.assertGreater(mann_whitney_p(list(range(10)), list(range(10))), 0.9)
+
+    def test_bootstrap_interval_contains_the_ratio(self) -> None:
+        from reports.statistics import bootstrap_ratio_ci, ratio_of_medians
+        a, b = [10.0, 11, 12, 10, 11, 13, 12, 10, 11], [20.0, 22, 21, 23, 20, 22, 21, 24, 20]
+        lo, hi = bootstrap_ratio_ci(a, b)
+        self.assertLessEqual(lo, ratio_of_medians(a, b))
+        self.assertGreaterEqual(hi, ratio_of_medians(a, b))
+        self.assertEqual(bootstrap_ratio_ci(a, b), (lo, hi), "seeded: reproducible")

@@ -1,0 +1,365 @@
+// Selection evidence: schedules in one process (Schedule), two
+// configurations side by side (Compare), and fresh processes (CrossProcess).
+// The case tables are generated from suites/matrices/*.toml.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "harness/evidence.h"
+#include "harness/timer.h"
+#include "suites/case_run.h"
+#include "suites/fixtures.h"
+#include "suites/probe.h"
+
+namespace bc::suite {
+namespace {
+
+nlohmann::json Check(const std::string& name, bool passed, const std::string& detail) {
+  return {{"name", name}, {"outcome", passed ? "passed" : "failed"}, {"detail", detail}};
+}
+
+// The selector's flags as dispatch derives them for cuDNN semantics.
+bool CudnnSemantics(const CaseSpec& c) { return c.engine.rfind("select", 0) == 0 || c.engine == "cudnn"; }
+
+std::string Join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const std::string& p : parts) {
+    if (!out.empty()) out += ',';
+    out += p;
+  }
+  return out;
+}
+
+nlohmann::json Options(const CaseRow& row) {
+  nlohmann::json o = nlohmann::json::parse(row.options, nullptr, false);
+  return o.is_object() ? o : nlohmann::json::object();
+}
+
+// Runs a case; on "not evaluated" records the skip, sets `skip` to the
+// reason and returns nullopt.
+std::optional<CaseRun> RunOrSkip(const CaseRow& row, const CaseSpec& spec, int repeats, std::string* skip) {
+  Result<CaseRun> run = RunCase(spec, {.repeats = repeats, .compare_to_reference = false});
+  if (!run.ok() && IsNotEvaluated(run.status())) {
+    *skip = run.status().message();
+    (void)ProcessEvidence().Write(SkippedCaseRecord(row, *skip));
+    return std::nullopt;
+  }
+  EXPECT_TRUE(run.ok()) << run.status().ToString() << "\nrepro: " << row.repro;
+  if (!run.ok()) return std::nullopt;
+  return std::move(run).value();
+}
+
+}  // namespace
+
+TEST_P(Schedule, Run) {
+  const CaseRow& row = GetParam();
+  Result<CaseSpec> spec = ParseRow(row);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  std::string skip;
+  std::optional<CaseRun> run = RunOrSkip(row, spec.value(), row.repeats, &skip);
+  if (!run) {
+    if (!skip.empty()) GTEST_SKIP() << skip;
+    return;
+  }
+  const BackendFlags& f = spec->flags;
+  const bool selects = spec->algorithm.empty();
+  const bool benchmark = selects && CudnnSemantics(spec.value()) && f.cudnn_benchmark;
+  const bool deterministic = CudnnSemantics(spec.value()) ? f.CudnnDeterministicEffective() : f.deterministic_algorithms;
+
+  std::set<std::string> distinct;
+  for (const Problem& p : spec->steps) distinct.insert(FormatProblem(p));
+  const int expected_searches = benchmark ? static_cast<int>(distinct.size()) : 0;
+  nlohmann::json checks = nlohmann::json::array();
+  checks.push_back(Check("searches", run->searches == expected_searches,
+                         std::to_string(run->searches) + " search(es) over " + std::to_string(spec->steps.size()) +
+                             " step(s) of " + std::to_string(distinct.size()) + " distinct problem(s), expected " +
+                             std::to_string(expected_searches)));
+  EXPECT_EQ(run->searches, expected_searches) << row.repro;
+
+  bool fastest = true, det_only = true, within_limit = true;
+  std::string detail_fastest, detail_det, detail_limit;
+  for (size_t i = 0; i < run->steps.size(); ++i) {
+    const StepRun& s = run->steps[i];
+    if (!s.selection) continue;
+    const Selection& sel = *s.selection;
+    if (sel.cache == "miss" && !sel.time_ns.empty()) {
+      const auto best = std::min_element(sel.time_ns.begin(), sel.time_ns.end(),
+                                         [](const auto& a, const auto& b) { return a.second < b.second; });
+      if (best->first != sel.chosen.Id()) {
+        fastest = false;
+        detail_fastest = "step " + std::to_string(i) + " chose " + sel.chosen.Id() + ", fastest was " + best->first;
+      }
+      const int limit = f.cudnn_benchmark_limit;
+      if (limit > 0 && static_cast<int>(sel.time_ns.size()) > limit) {
+        within_limit = false;
+        detail_limit = std::to_string(sel.time_ns.size()) + " timed with benchmark_limit " + std::to_string(limit);
+      }
+    }
+    if (deterministic) {
+      bool ok = sel.chosen.algorithm.determinism == bc::Determinism::kDeterministic;
+      for (const Candidate& c : sel.candidates) {
+        if (c.algorithm.determinism != bc::Determinism::kDeterministic && sel.time_ns.count(c.Id())) ok = false;
+      }
+      if (!ok) {
+        det_only = false;
+        detail_det = "step " + std::to_string(i) + " chose or timed a nondeterministic candidate";
+      }
+    }
+  }
+  if (benchmark) {
+    checks.push_back(Check("chosen_fastest", fastest, fastest ? "every search chose its fastest timed candidate"
+                                                              : detail_fastest));
+    checks.push_back(Check("benchmark_limit", within_limit,
+                           within_limit ? "no search timed more than cudnn.benchmark_limit candidates" : detail_limit));
+  }
+  if (deterministic) {
+    checks.push_back(Check("deterministic_only", det_only,
+                           det_only ? "only deterministic candidates were timed or chosen" : detail_det));
+  }
+  EXPECT_TRUE(fastest) << detail_fastest;
+  EXPECT_TRUE(within_limit) << detail_limit;
+  EXPECT_TRUE(det_only) << detail_det;
+  nlohmann::json record = CaseRecord(row, *run);
+  record["checks"] = checks;
+  (void)ProcessEvidence().Write(record);
+}
+
+namespace {
+
+// Per-configuration measurements of one rep of a Compare.
+struct Sample {
+  int64_t total_ns = 0;   // the schedule, searches included
+  double steady_ns = 0;   // median run time after the first step (or first run)
+  int64_t search_ns = 0;  // time spent timing candidates
+  int64_t workspace_bytes = 0;
+  int64_t rss_peak_bytes = 0;
+  std::string chosen;
+};
+
+Sample Measure(const CaseRun& run) {
+  Sample s;
+  std::vector<int64_t> later;
+  for (size_t i = 0; i < run.steps.size(); ++i) {
+    const StepRun& step = run.steps[i];
+    s.total_ns += step.step_ns;
+    if (step.selection) s.search_ns += static_cast<int64_t>(step.selection->search_ns);
+    s.workspace_bytes = std::max(s.workspace_bytes, step.workspace_bytes);
+    s.rss_peak_bytes = std::max(s.rss_peak_bytes, step.rss_peak_bytes);
+    for (size_t r = 0; r < step.times_ns.size(); ++r) {
+      if (run.steps.size() > 1 ? i > 0 : r > 0) later.push_back(step.times_ns[r]);
+    }
+    if (!s.chosen.empty()) s.chosen += ",";
+    s.chosen += step.engine + ":" + step.algorithm.name;
+  }
+  s.steady_ns = later.empty() ? static_cast<double>(run.steps.back().times_ns.back()) : Median(later);
+  return s;
+}
+
+nlohmann::json SamplesJson(const std::string& repro, const std::vector<Sample>& samples) {
+  nlohmann::json j{{"repro", repro}};
+  for (const Sample& s : samples) {
+    j["total_ns"].push_back(s.total_ns);
+    j["steady_ns"].push_back(s.steady_ns);
+    j["search_ns"].push_back(s.search_ns);
+    j["workspace_bytes"].push_back(s.workspace_bytes);
+    j["rss_peak_bytes"].push_back(s.rss_peak_bytes);
+    j["chosen"].push_back(s.chosen);
+  }
+  return j;
+}
+
+}  // namespace
+
+TEST_P(Compare, SideBySide) {
+  const CaseRow& row = GetParam();
+  const nlohmann::json options = Options(row);
+  Result<CaseSpec> a = ParseRow(row);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  Result<CaseSpec> b = ParseCaseSpec(options.value("versus", std::string()));
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  const int reps = options.value("reps", 9);
+  std::vector<Sample> sa, sb;
+  std::optional<CaseRun> last_a;
+  for (int rep = 0; rep < reps; ++rep) {
+    // Alternate the order so drift on a shared machine hits both alike.
+    for (int k = 0; k < 2; ++k) {
+      const bool first_a = rep % 2 == 0;
+      const bool is_a = (k == 0) == first_a;
+      std::string skip;
+      std::optional<CaseRun> run = RunOrSkip(row, is_a ? a.value() : b.value(), row.repeats, &skip);
+      if (!run) {
+        if (!skip.empty()) GTEST_SKIP() << skip;
+        return;
+      }
+      ASSERT_FALSE(run->steps.back().degenerate) << "degenerate output: " << (is_a ? row.repro : b->Format());
+      (is_a ? sa : sb).push_back(Measure(*run));
+      if (is_a) last_a = std::move(run);
+    }
+  }
+  nlohmann::json record = CaseRecord(row, *last_a);
+  record["compare"] = {{"a", SamplesJson(row.repro, sa)},
+                       {"b", SamplesJson(b->Format(), sb)},
+                       {"versus_flags", options.value("versus_flags", nlohmann::json::object())},
+                       {"reps", reps}};
+  record["checks"] = nlohmann::json::array({Check("measured", true, std::to_string(reps) + " interleaved reps")});
+  (void)ProcessEvidence().Write(record);
+}
+
+TEST_P(CrossProcess, Probe) {
+  const CaseRow& row = GetParam();
+  const nlohmann::json options = Options(row);
+  Result<CaseSpec> spec = ParseRow(row);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  const int processes = options.value("processes", 10);
+  const std::string expect = options.value("expect", std::string("observe"));
+  nlohmann::json envs = options.value("env", nlohmann::json::array({nlohmann::json::object()}));
+
+  nlohmann::json results = nlohmann::json::array();
+  std::map<std::string, int> choices, digests;
+  std::map<std::string, std::set<std::string>> digests_by_env;
+  for (const nlohmann::json& env_json : envs) {
+    std::map<std::string, std::string> env = env_json.get<std::map<std::string, std::string>>();
+    std::string env_label;
+    for (const auto& [k, v] : env) env_label += (env_label.empty() ? "" : " ") + k + "=" + v;
+    if (env_label.empty()) env_label = "(inherited)";
+    for (int i = 0; i < processes; ++i) {
+      Result<ProbeResult> probe = SpawnProbe(row.repro, row.repeats, env);
+      ASSERT_TRUE(probe.ok()) << probe.status().ToString();
+      if (probe->exit_code == kProbeNotEvaluated) {
+        const std::string reason = probe->output.value("status", std::string("not evaluated"));
+        (void)ProcessEvidence().Write(SkippedCaseRecord(row, reason));
+        GTEST_SKIP() << reason;
+      }
+      ASSERT_EQ(probe->exit_code, 0) << probe->stderr_text << probe->output.dump();
+      std::vector<std::string> chosen, last_digests;
+      for (const nlohmann::json& step : probe->output["steps"]) {
+        chosen.push_back(step["chosen"].get<std::string>());
+        last_digests.push_back(step["digests"].back().get<std::string>());
+      }
+      const std::string choice = Join(chosen), digest = Join(last_digests);
+      ++choices[choice];
+      ++digests[digest];
+      digests_by_env[env_label].insert(digest);
+      results.push_back({{"env", env_label}, {"chosen", choice}, {"digest", digest},
+                         {"implementation", probe->output["steps"][0]["implementation"]},
+                         {"threads", probe->output["threads"]}});
+    }
+  }
+  nlohmann::json checks = nlohmann::json::array();
+  if (expect == "same_choice") {
+    checks.push_back(Check("same_choice", choices.size() == 1,
+                           std::to_string(choices.size()) + " distinct choice(s) in " +
+                               std::to_string(results.size()) + " processes"));
+    EXPECT_EQ(choices.size(), 1u) << nlohmann::json(choices).dump();
+  } else if (expect == "same_digest") {
+    checks.push_back(Check("same_digest", digests.size() == 1,
+                           std::to_string(digests.size()) + " distinct digest(s) in " +
+                               std::to_string(results.size()) + " processes"));
+    EXPECT_EQ(digests.size(), 1u) << nlohmann::json(digests).dump();
+  }
+  nlohmann::json record = SkippedCaseRecord(row, "");
+  record.erase("skip_reason");
+  record["processes"] = results;
+  record["choice_distribution"] = choices;
+  record["digest_distribution"] = digests;
+  record["distinct_choices"] = choices.size();
+  record["distinct_digests"] = digests.size();
+  // Whether each environment agrees with itself, and all environments with one another.
+  bool each_env_stable = true;
+  for (const auto& [label, set] : digests_by_env) each_env_stable = each_env_stable && set.size() == 1;
+  record["digests_stable_within_env"] = each_env_stable;
+  record["digests_equal_across_envs"] = digests.size() == 1;
+  record["checks"] = checks;
+  (void)ProcessEvidence().Write(record);
+}
+
+}  // namespace bc::suite
+
+namespace bc {
+namespace {
+
+// A one-step CPU case with engine auto, as PyTorch would dispatch it.
+CaseSpec AutoCase(const std::string& problem, const std::string& flags) {
+  Result<CaseSpec> c = ParseCaseSpec(problem + " device=cpu engine=auto threads=2 " + flags);
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return c.value();
+}
+
+void Record(const std::string& repro, const std::string& name, bool passed, const std::string& detail) {
+  (void)ProcessEvidence().Write({{"kind", "case"},
+                                 {"test", CurrentTestName()},
+                                 {"repro", repro},
+                                 {"checks", nlohmann::json::array({{{"name", name},
+                                                                    {"outcome", passed ? "passed" : "failed"},
+                                                                    {"detail", detail}}})}});
+}
+
+constexpr const char* kScatter = "scatter_add:f32:n200000d1000";
+
+// scatter_add has only an atomic implementation on the CPU here.
+TEST(Alert, UseDeterministicAlgorithmsRaisesForAnOpWithoutADeterministicImplementation) {
+  const CaseSpec c = AutoCase(kScatter, "deterministic_algorithms=true");
+  Result<CaseRun> run = RunCase(c, {.repeats = 1, .compare_to_reference = false});
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.status().code(), StatusCode::kNotDeterministic);
+  const std::string& msg = run.status().message();
+  const std::string expected = std::string(kScatter) +
+                               " does not have a deterministic implementation, but you set "
+                               "'torch.use_deterministic_algorithms(True)'. You can turn off determinism just for "
+                               "this operation, or you can use the 'warn_only=True' option";
+  EXPECT_EQ(msg.rfind(expected, 0), 0u) << msg;
+  Record(c.Format(), "alert_raised", msg.rfind(expected, 0) == 0, msg);
+}
+
+TEST(Alert, WarnOnlyRecordsTheWarningAndRuns) {
+  const CaseSpec c = AutoCase(kScatter, "deterministic_algorithms=true deterministic_algorithms.warn_only=true");
+  Result<CaseRun> run = RunCase(c, {.repeats = 2, .compare_to_reference = true});
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  const StepRun& s = run->first();
+  ASSERT_TRUE(s.selection.has_value());
+  const std::string& warning = s.selection->warning;
+  EXPECT_NE(warning.find("does not have a deterministic implementation, but you set "
+                         "'torch.use_deterministic_algorithms(True, warn_only=True)'"),
+            std::string::npos)
+      << warning;
+  EXPECT_EQ(s.algorithm.name, "atomic");
+  EXPECT_TRUE(WithinTolerance(*s.error, AccumulationLength(s.problem)));
+  Record(c.Format(), "warning_recorded", !warning.empty(), warning);
+}
+
+// cudnn.deterministic is cuDNN's flag: CPU operations do not see it.
+TEST(Alert, CudnnDeterministicDoesNotReachCpuOperations) {
+  const CaseSpec scatter = AutoCase(kScatter, "cudnn.deterministic=true");
+  Result<CaseRun> run = RunCase(scatter, {.repeats = 1, .compare_to_reference = false});
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_TRUE(run->first().selection->warning.empty());
+  const CaseSpec conv = AutoCase("conv2d:bwd_weights:f32:mb2ic8ih14oc8kh3ph1", "cudnn.deterministic=true");
+  const CaseSpec plain = AutoCase("conv2d:bwd_weights:f32:mb2ic8ih14oc8kh3ph1", "");
+  Result<CaseRun> a = RunCase(conv, {.repeats = 1, .compare_to_reference = false});
+  Result<CaseRun> b = RunCase(plain, {.repeats = 1, .compare_to_reference = false});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->first().implementation, b->first().implementation);
+  EXPECT_EQ(a->first().digests, b->first().digests);
+  Record(scatter.Format(), "cudnn_flag_ignored", true,
+         "scatter_add ran its atomic kernel without alert; conv bwd_weights chose " + a->first().implementation +
+             " with or without cudnn.deterministic");
+}
+
+// use_deterministic_algorithms reaches the CPU engines: the same conv under it
+// keeps a deterministic choice, and matmul too.
+TEST(Alert, DeterministicAlgorithmsFilterEveryCpuOperation) {
+  for (const char* problem : {"conv2d:fwd:f32:mb2ic8ih14oc8kh3ph1", "matmul:f32:m32n32k64"}) {
+    const CaseSpec c = AutoCase(problem, "deterministic_algorithms=true mkldnn.enabled=false");
+    Result<CaseRun> run = RunCase(c, {.repeats = 3, .compare_to_reference = true});
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    EXPECT_EQ(run->first().algorithm.determinism, bc::Determinism::kDeterministic);
+    EXPECT_EQ(run->first().DistinctDigests(), 1);
+    Record(c.Format(), "deterministic_choice", run->first().DistinctDigests() == 1,
+           "chose " + run->first().engine + ":" + run->first().algorithm.name);
+  }
+}
+
+}  // namespace
+}  // namespace bc
