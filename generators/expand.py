@@ -38,7 +38,10 @@ def _problem(shape: str, axes: dict[str, Any]) -> str:
     direction = axes.get("direction", "fwd")
     if op != "conv2d" and direction != "fwd":
         raise ValueError(f"{op} has no direction {direction} (only fwd)")
-    return format_any(op, direction, axes.get("dtype", "f32"), values)
+    layout = axes.get("layout", "nchw")
+    if op != "conv2d" and layout != "nchw":
+        raise ValueError(f"{op} has no layout {layout}")
+    return format_any(op, direction, axes.get("dtype", "f32"), values, layout)
 
 
 def schedule_token(steps: list[str]) -> str:

@@ -15,7 +15,8 @@ DEFAULTS = {"sh": 1, "ph": 0, "dh": 1, "g": 1}
 DIRECTIONS = ("fwd", "bwd_data", "bwd_weights")
 OPS = ("conv2d", "matmul", "scatter_add")
 _SIMPLE_FIELDS = {"matmul": ("m", "n", "k"), "scatter_add": ("n", "d")}
-DTYPES = ("f32",)
+DTYPES = ("f32", "f16")
+LAYOUTS = ("nchw", "nhwc")
 MAX_TENSOR_ELEMS = 1 << 32
 MAX_DIM = 2**31 - 1
 _TOKEN = re.compile(r"([a-z]+)(\d+)")
@@ -63,10 +64,10 @@ def parse_any_shape(shape: str) -> tuple[str, dict[str, int]]:
     return op, values
 
 
-def format_any(op: str, direction: str, dtype: str, values: dict[str, int]) -> str:
+def format_any(op: str, direction: str, dtype: str, values: dict[str, int], layout: str = "nchw") -> str:
     """The canonical problem string of harness/problem.cc."""
     if op == "conv2d":
-        return format_problem(direction, dtype, values)
+        return format_problem(direction, dtype, values, layout)
     return f"{op}:{dtype}:" + "".join(f"{k}{values[k]}" for k in _SIMPLE_FIELDS[op])
 
 
@@ -140,5 +141,6 @@ def _validate(shape: str, v: dict[str, int]) -> None:
             raise ValueError(f"a tensor of shape '{shape}' would exceed {MAX_TENSOR_ELEMS} elements")
 
 
-def format_problem(direction: str, dtype: str, values: dict[str, int]) -> str:
-    return f"conv2d:{direction}:{dtype}:" + "".join(f"{k}{values[k]}" for k in FIELDS)
+def format_problem(direction: str, dtype: str, values: dict[str, int], layout: str = "nchw") -> str:
+    middle = "" if layout == "nchw" else f"{layout}:"
+    return f"conv2d:{direction}:{dtype}:{middle}" + "".join(f"{k}{values[k]}" for k in FIELDS)

@@ -15,7 +15,7 @@ from .errors import SpecError
 from .fixtures import FIXTURE_OPTIONS, FIXTURES
 from .flags import Flag, load_flags
 from .locate import LineIndex
-from .problem import DIRECTIONS, DTYPES, parse_any_shape
+from .problem import DIRECTIONS, DTYPES, LAYOUTS, parse_any_shape
 
 ENGINES = {"auto": ("cpu", "cuda"), "select": ("cpu", "cuda"), "onednn": ("cpu",), "reference": ("cpu",),
            "cudnn": ("cuda",)}
@@ -23,7 +23,7 @@ DEVICES = ("cpu", "cuda")
 SUITE_KEYS = {"name", "fixture", "prefix", "repeats", "positive_control", "axes", "exclude"} | {
     k for keys in FIXTURE_OPTIONS.values() for k in keys}
 TOP_KEYS = {"shapes", "schedules", "suite"}
-AXES = ("device", "direction", "dtype", "engine", "threads", "shape", "schedule")
+AXES = ("device", "direction", "dtype", "layout", "engine", "threads", "shape", "schedule")
 EXPECT = ("observe", "same_choice", "same_digest")
 MAX_REPEATS = 1000
 MAX_THREADS = 1024
@@ -257,6 +257,9 @@ def _axis_value(ctx: _Ctx, where: tuple[str | int, ...], axis: str, value: Any, 
     elif axis == "dtype":
         if value not in DTYPES:
             raise bad(f"unknown dtype {value!r} (known: {', '.join(DTYPES)})")
+    elif axis == "layout":
+        if value not in LAYOUTS:
+            raise bad(f"unknown layout {value!r} (known: {', '.join(LAYOUTS)})")
     elif axis == "engine":
         if not isinstance(value, str) or value.split(":", 1)[0] not in ENGINES:
             raise bad(f"unknown engine {value!r} (known: {', '.join(ENGINES)}, optionally ENGINE:ALGORITHM)")

@@ -8,6 +8,9 @@
 //   scatter_add src = values [n], index [n] in; dst [d] out.
 // Inputs depend on the problem only (ProblemSeed), so every engine, flag set
 // and machine sees the same data and digests are comparable across them.
+// Buffers are fp32 and logical NCHW whatever the problem's dtype and layout:
+// fp16 inputs are fp32 values rounded to half, and engines convert and
+// transpose on upload and download.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +29,8 @@ struct Buffers {
 };
 
 uint64_t ProblemSeed(const Problem& p);
+// x rounded to the nearest IEEE half (round to nearest even), as a float.
+inline float RoundToHalf(float x) { return static_cast<float>(static_cast<_Float16>(x)); }
 // Fills every input of `p` in `b` from ProblemSeed(p).
 void FillInputs(const Problem& p, Buffers& b);
 

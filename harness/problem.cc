@@ -20,9 +20,12 @@ const char* DirectionName(Direction d) {
 const char* DataTypeName(DataType t) {
   switch (t) {
     case DataType::kF32: return "f32";
+    case DataType::kF16: return "f16";
   }
   return "?";
 }
+
+const char* LayoutName(Layout l) { return l == Layout::kNchw ? "nchw" : "nhwc"; }
 
 int64_t Conv2dProblem::accumulation_length() const {
   switch (direction) {
@@ -128,8 +131,14 @@ std::string FormatFields(const std::array<Field, N>& fields, const std::array<in
   return s;
 }
 
-Status ParseDtype(std::string_view repro, std::string_view text) {
-  if (text != "f32") return Invalid(repro, "unknown data type '" + std::string(text) + "' (f32)");
+Status ParseDtype(std::string_view repro, std::string_view text, DataType* out) {
+  if (text == "f32") {
+    *out = DataType::kF32;
+  } else if (text == "f16") {
+    *out = DataType::kF16;
+  } else {
+    return Invalid(repro, "unknown data type '" + std::string(text) + "' (f32, f16)");
+  }
   return Status::Ok();
 }
 
@@ -137,7 +146,8 @@ Status ParseDtype(std::string_view repro, std::string_view text) {
 
 std::string Conv2dProblem::FormatShape() const { return FormatFields(kConvFields, ConvValues(*this)); }
 std::string Conv2dProblem::Format() const {
-  return std::string("conv2d:") + DirectionName(direction) + ":" + DataTypeName(dtype) + ":" + FormatShape();
+  return std::string("conv2d:") + DirectionName(direction) + ":" + DataTypeName(dtype) + ":" +
+         (layout == Layout::kNchw ? "" : std::string(LayoutName(layout)) + ":") + FormatShape();
 }
 
 Status Conv2dProblem::Validate() const {
@@ -186,11 +196,28 @@ Direction ProblemDirection(const Problem& p) {
   const auto* conv = std::get_if<Conv2dProblem>(&p);
   return conv != nullptr ? conv->direction : Direction::kForward;
 }
+DataType ProblemDataType(const Problem& p) {
+  return std::visit([](const auto& q) { return q.dtype; }, p);
+}
+bool IsPlainF32(const Problem& p) {
+  const auto* conv = std::get_if<Conv2dProblem>(&p);
+  return ProblemDataType(p) == DataType::kF32 && (conv == nullptr || conv->layout == Layout::kNchw);
+}
 
 Result<Conv2dProblem> ParseConv2dProblem(std::string_view repro) {
-  const std::vector<std::string_view> parts = Split(repro, ':');
-  if (parts.size() != 4 || parts[0] != "conv2d") return Invalid(repro, "expected conv2d:DIRECTION:DTYPE:SHAPE");
+  std::vector<std::string_view> parts = Split(repro, ':');
+  if ((parts.size() != 4 && parts.size() != 5) || parts[0] != "conv2d") {
+    return Invalid(repro, "expected conv2d:DIRECTION:DTYPE[:LAYOUT]:SHAPE");
+  }
   Conv2dProblem p;
+  if (parts.size() == 5) {
+    if (parts[3] == "nhwc") {
+      p.layout = Layout::kNhwc;
+    } else if (parts[3] != "nchw") {
+      return Invalid(repro, "unknown layout '" + std::string(parts[3]) + "' (nchw, nhwc)");
+    }
+    parts.erase(parts.begin() + 3);
+  }
   if (parts[1] == "fwd") {
     p.direction = Direction::kForward;
   } else if (parts[1] == "bwd_data") {
@@ -200,7 +227,7 @@ Result<Conv2dProblem> ParseConv2dProblem(std::string_view repro) {
   } else {
     return Invalid(repro, "unknown direction '" + std::string(parts[1]) + "' (fwd, bwd_data, bwd_weights)");
   }
-  BC_RETURN_IF_ERROR(ParseDtype(repro, parts[2]));
+  BC_RETURN_IF_ERROR(ParseDtype(repro, parts[2], &p.dtype));
   std::array<int64_t, 14> v = ConvValues(p);
   std::array<bool, 14> seen{};
   BC_RETURN_IF_ERROR(ParseFields(repro, parts[3], kConvFields, v, seen));
@@ -224,7 +251,8 @@ Result<Problem> ParseSimple(std::string_view repro, std::string_view op, const s
                             void (*assign)(P&, const std::array<int64_t, N>&)) {
   const std::vector<std::string_view> parts = Split(repro, ':');
   if (parts.size() != 3 || parts[0] != op) return Invalid(repro, "expected " + std::string(op) + ":DTYPE:SHAPE");
-  BC_RETURN_IF_ERROR(ParseDtype(repro, parts[1]));
+  DataType dtype = DataType::kF32;
+  BC_RETURN_IF_ERROR(ParseDtype(repro, parts[1], &dtype));
   std::array<int64_t, N> v{};
   std::array<bool, N> seen{};
   BC_RETURN_IF_ERROR(ParseFields(repro, parts[2], fields, v, seen));
@@ -232,6 +260,7 @@ Result<Problem> ParseSimple(std::string_view repro, std::string_view op, const s
     if (!seen[f]) return Invalid(repro, std::string("missing field '") + fields[f].key + "'");
   }
   P p;
+  p.dtype = dtype;
   assign(p, v);
   if (Status s = p.Validate(); !s.ok()) return Invalid(repro, s.message());
   return Problem(p);

@@ -4,6 +4,7 @@
 // optional fields left out, filling PyTorch's defaults), and
 // ParseProblem(FormatProblem(p)) == p for every valid p.
 //   conv2d:fwd:f32:mb8ic64ih56iw56oc64kh3kw3sh1sw1ph1pw1dh1dw1g1
+//   conv2d:bwd_data:f16:nhwc:mb8...   (the layout is written only when not nchw)
 //   matmul:f32:m128n256k64            C[m,n] = A[m,k] B[k,n], row-major
 //   scatter_add:f32:n100000d1000      out[idx[i]] += v[i], idx seeded in [0, d)
 // Conv layout is NCHW for activations and OIHW for weights (PyTorch's
@@ -22,8 +23,14 @@ namespace bc {
 enum class Direction { kForward, kBackwardData, kBackwardWeights };
 const char* DirectionName(Direction d);  // "fwd", "bwd_data", "bwd_weights"
 
-enum class DataType { kF32 };
-const char* DataTypeName(DataType t);  // "f32"
+enum class DataType { kF32, kF16 };
+const char* DataTypeName(DataType t);  // "f32", "f16"
+
+// The memory layout an engine uses for activations (weights follow: OIHW or
+// OHWI). Host buffers are always logical NCHW; engines transpose on upload
+// and download, so digests compare across layouts.
+enum class Layout { kNchw, kNhwc };
+const char* LayoutName(Layout l);  // "nchw", "nhwc"
 
 // Largest tensor, in elements, that a problem may ask for.
 inline constexpr int64_t kMaxTensorElems = int64_t{1} << 32;
@@ -31,6 +38,7 @@ inline constexpr int64_t kMaxTensorElems = int64_t{1} << 32;
 struct Conv2dProblem {
   Direction direction = Direction::kForward;
   DataType dtype = DataType::kF32;
+  Layout layout = Layout::kNchw;
   int64_t mb = 1, ic = 1, ih = 1, iw = 1, oc = 1, kh = 1, kw = 1;
   int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, g = 1;
 
@@ -83,6 +91,9 @@ std::string FormatProblem(const Problem& p);
 std::string FormatShape(const Problem& p);
 const char* OpName(const Problem& p);  // "conv2d", "matmul", "scatter_add"
 Direction ProblemDirection(const Problem& p);  // kForward for matmul and scatter_add
+DataType ProblemDataType(const Problem& p);
+// True for the plain case every engine implements: f32, NCHW.
+bool IsPlainF32(const Problem& p);
 double ProblemGflop(const Problem& p);
 int64_t AccumulationLength(const Problem& p);
 

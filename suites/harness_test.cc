@@ -125,7 +125,7 @@ TEST(Problem, OutputSizeFollowsStrideDilationPadding) {
 
 TEST(Problem, ParseRejectsMalformed) {
   for (const char* bad : {"", "conv2d", "conv3d:fwd:f32:mb1ic1ih1oc1kh1", "conv2d:bwd:f32:mb1ic1ih1oc1kh1",
-                          "conv2d:fwd:f16:mb1ic1ih1oc1kh1", "conv2d:fwd:f32:mb1ic1ih1oc1",
+                          "conv2d:fwd:bf16:mb1ic1ih1oc1kh1", "conv2d:fwd:f32:mb1ic1ih1oc1",
                           "conv2d:fwd:f32:mb1ic1ih1oc1kh1zz3", "conv2d:fwd:f32:mb1mb2ic1ih1oc1kh1",
                           "conv2d:fwd:f32:mb0ic1ih1oc1kh1", "conv2d:fwd:f32:mb1ic3ih4oc4kh1g2",
                           "conv2d:fwd:f32:mb1ic1ih2oc1kh5", "conv2d:fwd:f32:mbic1ih1oc1kh1",
@@ -161,16 +161,23 @@ TEST(CaseSpec, FormatParsesBack) {
 
 TEST(Problem, OtherOperationsParseBack) {
   for (const char* repro : {"conv2d:bwd_data:f32:mb2ic6ih9iw7oc4kh3kw2sh2sw1ph1pw0dh2dw1g2", "matmul:f32:m128n256k64",
-                            "scatter_add:f32:n100000d1000"}) {
+                            "scatter_add:f32:n100000d1000", "conv2d:fwd:f16:nhwc:mb2ic6ih9iw7oc4kh3kw2sh2sw1ph1pw0dh2dw1g2",
+                            "conv2d:bwd_weights:f16:mb1ic2ih5iw5oc2kh3kw3sh1sw1ph1pw1dh1dw1g1", "matmul:f16:m8n8k8"}) {
     Result<Problem> p = ParseProblem(repro);
     ASSERT_TRUE(p.ok()) << p.status().ToString();
     EXPECT_EQ(FormatProblem(p.value()), repro);
   }
   for (const char* bad : {"matmul:f32:m1n1", "matmul:f32:m0n1k1", "scatter_add:f32:n5", "gemm:f32:m1n1k1",
-                          "matmul:f16:m1n1k1", "scatter_add:f32:n1d1x2"}) {
+                          "matmul:bf16:m1n1k1", "scatter_add:f32:n1d1x2", "conv2d:fwd:f32:nhcw:mb1ic1ih1oc1kh1",
+                          "conv2d:fwd:f32:nhwc:x:mb1ic1ih1oc1kh1"}) {
     EXPECT_FALSE(ParseProblem(bad).ok()) << bad;
   }
   EXPECT_EQ(AccumulationLength(ParseProblem("matmul:f32:m2n3k7").value()), 7);
+  EXPECT_EQ(FormatProblem(ParseProblem("conv2d:fwd:f32:nchw:mb1ic1ih1oc1kh1").value()),
+            "conv2d:fwd:f32:mb1ic1ih1iw1oc1kh1kw1sh1sw1ph0pw0dh1dw1g1")
+      << "nchw is the default and not written";
+  EXPECT_FALSE(IsPlainF32(ParseProblem("conv2d:fwd:f16:mb1ic1ih1oc1kh1").value()));
+  EXPECT_TRUE(IsPlainF32(ParseProblem("matmul:f32:m1n1k1").value()));
   EXPECT_EQ(ProblemDirection(ParseProblem("conv2d:bwd_data:f32:mb1ic1ih3oc1kh1").value()), Direction::kBackwardData);
 }
 

@@ -239,6 +239,7 @@ Availability OnednnEngine::availability() const {
 
 std::vector<Algorithm> OnednnEngine::algorithms(const Problem& p) const {
   std::vector<Algorithm> out;
+  if (!IsPlainF32(p)) return out;
   const auto add = [&](const std::string& name) {
     try {
       const Built b = Build(p, name, /*make_primitive=*/false);

@@ -236,6 +236,7 @@ Availability ReferenceEngine::availability() const {
 }
 
 std::vector<Algorithm> ReferenceEngine::algorithms(const Problem& p) const {
+  if (!IsPlainF32(p)) return {};  // the oracle serves other types through ReferenceCompute only
   const Algorithm atomic{"atomic", Determinism::kNondeterministic, 0};
   if (std::holds_alternative<ScatterAddProblem>(p)) return {atomic};
   return {{"owner", Determinism::kDeterministic, 0}, atomic};

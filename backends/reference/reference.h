@@ -34,7 +34,9 @@ class ReferenceEngine final : public Engine {
 };
 
 // The oracle: the owner algorithm (the atomic one for scatter_add, which has
-// no other), run directly on `b`.
+// no other), run directly on `b`, for any dtype and layout (buffers are
+// logical NCHW; fp16 inputs are already rounded to half). As an engine it
+// offers f32 NCHW problems only.
 void ReferenceCompute(const Problem& p, Buffers& b);
 
 }  // namespace bc

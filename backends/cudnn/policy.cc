@@ -1,0 +1,110 @@
+#include "backends/cudnn/policy.h"
+
+#include <array>
+
+namespace bc::cudnn {
+namespace {
+
+// cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t, in enum order.
+constexpr std::array<const char*, 8> kFwd = {"implicit_gemm", "implicit_precomp_gemm", "gemm", "direct",
+                                             "fft", "fft_tiling", "winograd", "winograd_nonfused"};
+constexpr std::array<const char*, 6> kBwdData = {"algo_0", "algo_1", "fft", "fft_tiling", "winograd",
+                                                 "winograd_nonfused"};
+constexpr std::array<const char*, 7> kBwdFilter = {"algo_0", "algo_1", "fft", "algo_3", "winograd",
+                                                   "winograd_nonfused", "fft_tiling"};
+
+template <size_t N>
+std::string At(const std::array<const char*, N>& names, int i) {
+  return i >= 0 && i < static_cast<int>(N) ? names[i] : "";
+}
+
+template <size_t N>
+int Find(const std::array<const char*, N>& names, const std::string& name) {
+  for (size_t i = 0; i < N; ++i) {
+    if (name == names[i]) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::string AlgoName(Direction d, int index) {
+  switch (d) {
+    case Direction::kForward: return At(kFwd, index);
+    case Direction::kBackwardData: return At(kBwdData, index);
+    case Direction::kBackwardWeights: return At(kBwdFilter, index);
+  }
+  return "";
+}
+
+int AlgoIndex(Direction d, const std::string& name) {
+  switch (d) {
+    case Direction::kForward: return Find(kFwd, name);
+    case Direction::kBackwardData: return Find(kBwdData, name);
+    case Direction::kBackwardWeights: return Find(kBwdFilter, name);
+  }
+  return -1;
+}
+
+// Conv_v7.cpp: algorithm_search<...>::DEFAULT_ALGO.
+std::string PinnedDefault(Direction d) {
+  return d == Direction::kForward ? "implicit_precomp_gemm" : "algo_1";
+}
+
+std::vector<Candidate> CandidatesFromPerf(const std::vector<PerfRecord>& perf) {
+  std::vector<Candidate> out;
+  for (const PerfRecord& r : perf) {
+    if (!r.ok || r.algo.empty()) continue;
+    out.push_back({"cudnn",
+                   {r.algo, r.deterministic ? Determinism::kDeterministic : Determinism::kNondeterministic, r.memory}});
+  }
+  return out;
+}
+
+TimeCandidate FindTimer(const std::vector<PerfRecord>& perf) {
+  return [perf](const Candidate& c) -> Result<double> {
+    for (const PerfRecord& r : perf) {
+      if (r.algo == c.algorithm.name && r.ok && r.time_ms >= 0) return r.time_ms * 1e6;
+    }
+    return Status(StatusCode::kInternal, "cudnnFind reported no time for " + c.Id());
+  };
+}
+
+const char* NoteName(NumericalNote n) {
+  switch (n) {
+    case NumericalNote::kTensorCore: return "TENSOR_CORE";
+    case NumericalNote::kDownConvertInputs: return "DOWN_CONVERT_INPUTS";
+    case NumericalNote::kReducedPrecisionReduction: return "REDUCED_PRECISION_REDUCTION";
+    case NumericalNote::kFft: return "FFT";
+    case NumericalNote::kNondeterministic: return "NONDETERMINISTIC";
+    case NumericalNote::kWinograd: return "WINOGRAD";
+    case NumericalNote::kStrictNanPropagation: return "STRICT_NAN_PROP";
+  }
+  return "?";
+}
+
+std::string DropReason(const std::set<NumericalNote>& notes, bool deterministic, bool allow_tf32, DataType dtype) {
+  if (deterministic && notes.count(NumericalNote::kNondeterministic)) return "NONDETERMINISTIC under deterministic";
+  if (notes.count(NumericalNote::kDownConvertInputs)) return "DOWN_CONVERT_INPUTS";
+  if (dtype == DataType::kF32 && !allow_tf32 && notes.count(NumericalNote::kTensorCore)) {
+    return "TENSOR_CORE for fp32 with allow_tf32 off";
+  }
+  return "";
+}
+
+const char* MathTypeName(MathType m) {
+  switch (m) {
+    case MathType::kDefault: return "CUDNN_DEFAULT_MATH";
+    case MathType::kTensorOp: return "CUDNN_TENSOR_OP_MATH";
+    case MathType::kFma: return "CUDNN_FMA_MATH";
+  }
+  return "?";
+}
+
+// ConvolutionDescriptor::set in aten/src/ATen/cudnn/Descriptors.h.
+MathType CudnnMathType(DataType dtype, bool allow_tf32) {
+  if (dtype == DataType::kF16) return MathType::kTensorOp;
+  return allow_tf32 ? MathType::kDefault : MathType::kFma;
+}
+
+}  // namespace bc::cudnn

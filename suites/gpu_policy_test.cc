@@ -1,0 +1,132 @@
+// The GPU engines' pure logic, tested without a GPU: cuDNN perf results and
+// flags to a choice (through the shared AlgorithmSelector, fed with recorded
+// perf-result data), the graph API's numerical-note filter, the pinned
+// defaults, the math type, and cuBLAS's workspace-config check.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+#include "backends/cublas/workspace_config.h"
+#include "backends/cudnn/policy.h"
+
+#ifndef BC_SOURCE_DIR
+#error "BC_SOURCE_DIR must name the source tree"
+#endif
+
+namespace bc::cudnn {
+namespace {
+
+std::vector<PerfRecord> Recorded(const std::string& name) {
+  std::ifstream in(std::string(BC_SOURCE_DIR) + "/suites/data/" + name);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  std::vector<PerfRecord> out;
+  for (const auto& r : j.at("perf")) {
+    out.push_back({r.at("algo"), r.at("ok"), r.at("time_ms"), r.at("memory"), r.at("deterministic")});
+  }
+  return out;
+}
+
+Result<Selection> Choose(const std::vector<PerfRecord>& perf, bool benchmark, bool deterministic, int limit = 10) {
+  AlgorithmSelector selector;
+  SelectorOptions o{.benchmark = benchmark, .deterministic = deterministic, .benchmark_limit = limit,
+                    .pinned_deterministic = "cudnn:" + PinnedDefault(Direction::kBackwardWeights)};
+  return selector.Select("key", "problem", CandidatesFromPerf(perf), o, FindTimer(perf));
+}
+
+TEST(CudnnPolicy, FailedResultsAreNotCandidates) {
+  const std::vector<Candidate> c = CandidatesFromPerf(Recorded("cudnn_find_bwd_filter.json"));
+  ASSERT_EQ(c.size(), 5u);
+  EXPECT_EQ(c.front().algorithm.name, "algo_0");
+  EXPECT_EQ(c.front().algorithm.determinism, Determinism::kNondeterministic);
+  EXPECT_EQ(c[1].algorithm.workspace_bytes, 12845056);
+  for (const Candidate& x : c) EXPECT_NE(x.algorithm.name, "fft");
+}
+
+TEST(CudnnPolicy, BenchmarkChoosesTheFastestFoundAlgorithm) {
+  Result<Selection> s = Choose(Recorded("cudnn_find_bwd_filter.json"), /*benchmark=*/true, /*deterministic=*/false);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->chosen.algorithm.name, "algo_0") << "the fastest, although nondeterministic";
+  EXPECT_DOUBLE_EQ(s->time_ns.at("cudnn:algo_0"), 0.41e6);
+}
+
+TEST(CudnnPolicy, BenchmarkWithDeterministicChoosesTheFastestDeterministic) {
+  Result<Selection> s = Choose(Recorded("cudnn_find_bwd_filter.json"), true, true);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->chosen.algorithm.name, "winograd_nonfused");
+  EXPECT_EQ(s->time_ns.count("cudnn:algo_0"), 0u);
+  EXPECT_EQ(s->time_ns.count("cudnn:algo_3"), 0u);
+}
+
+TEST(CudnnPolicy, DeterministicWithoutBenchmarkPinsAlgo1) {
+  Result<Selection> s = Choose(Recorded("cudnn_find_bwd_filter.json"), false, true);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->chosen.algorithm.name, "algo_1");
+  EXPECT_TRUE(s->time_ns.empty());
+}
+
+TEST(CudnnPolicy, HeuristicTakesTheFirstValidResult) {
+  Result<Selection> s = Choose(Recorded("cudnn_find_bwd_filter.json"), false, false);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->chosen.algorithm.name, "algo_0");
+}
+
+TEST(CudnnPolicy, BenchmarkLimitBoundsTheRecordsConsidered) {
+  Result<Selection> s = Choose(Recorded("cudnn_find_bwd_filter.json"), true, true, /*limit=*/1);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->time_ns.size(), 1u);
+}
+
+TEST(CudnnPolicy, PinnedDefaultsAreThoseOfConvV7) {
+  EXPECT_EQ(PinnedDefault(Direction::kForward), "implicit_precomp_gemm");
+  EXPECT_EQ(PinnedDefault(Direction::kBackwardData), "algo_1");
+  EXPECT_EQ(PinnedDefault(Direction::kBackwardWeights), "algo_1");
+  EXPECT_EQ(AlgoIndex(Direction::kForward, "implicit_precomp_gemm"), 1);
+  EXPECT_EQ(AlgoName(Direction::kBackwardWeights, 3), "algo_3");
+  EXPECT_EQ(AlgoName(Direction::kBackwardData, 0), "algo_0");
+  EXPECT_EQ(AlgoName(Direction::kForward, 99), "");
+}
+
+TEST(CudnnPolicy, NumericalNoteFilter) {
+  using N = NumericalNote;
+  EXPECT_EQ(DropReason({N::kNondeterministic}, true, true, DataType::kF32), "NONDETERMINISTIC under deterministic");
+  EXPECT_EQ(DropReason({N::kNondeterministic}, false, true, DataType::kF32), "");
+  EXPECT_EQ(DropReason({N::kDownConvertInputs}, false, true, DataType::kF16), "DOWN_CONVERT_INPUTS");
+  EXPECT_EQ(DropReason({N::kTensorCore}, false, false, DataType::kF32), "TENSOR_CORE for fp32 with allow_tf32 off");
+  EXPECT_EQ(DropReason({N::kTensorCore}, false, true, DataType::kF32), "");
+  EXPECT_EQ(DropReason({N::kTensorCore}, false, false, DataType::kF16), "") << "fp16 always may use tensor cores";
+  EXPECT_EQ(DropReason({N::kWinograd, N::kFft}, true, false, DataType::kF32), "");
+}
+
+TEST(CudnnPolicy, MathTypeFollowsDtypeAndTf32) {
+  EXPECT_EQ(CudnnMathType(DataType::kF32, true), MathType::kDefault);
+  EXPECT_EQ(CudnnMathType(DataType::kF32, false), MathType::kFma);
+  EXPECT_EQ(CudnnMathType(DataType::kF16, false), MathType::kTensorOp);
+}
+
+}  // namespace
+}  // namespace bc::cudnn
+
+namespace bc::cublas {
+namespace {
+
+TEST(CublasConfig, DeterministicAlgorithmsNeedAWorkspaceConfig) {
+  BackendFlags f;
+  EXPECT_FALSE(CheckWorkspaceConfig(f, std::nullopt, 13000).error) << "off: no check";
+  f.UseDeterministicAlgorithms(true);
+  const ConfigCheck unset = CheckWorkspaceConfig(f, std::nullopt, 13000);
+  EXPECT_TRUE(unset.error);
+  EXPECT_NE(unset.message.find("CUBLAS_WORKSPACE_CONFIG=:4096:8 or CUBLAS_WORKSPACE_CONFIG=:16:8"), std::string::npos);
+  EXPECT_TRUE(CheckWorkspaceConfig(f, ":2:2", 13000).error);
+  EXPECT_FALSE(CheckWorkspaceConfig(f, ":4096:8", 13000).error);
+  EXPECT_TRUE(CheckWorkspaceConfig(f, ":4096:8", 13000).message.empty());
+  EXPECT_FALSE(CheckWorkspaceConfig(f, ":16:8", 13000).error);
+  EXPECT_FALSE(CheckWorkspaceConfig(f, std::nullopt, 10010).error) << "before CUDA 10.2 there is no such rule";
+  f.UseDeterministicAlgorithms(true, /*warn_only=*/true);
+  const ConfigCheck warned = CheckWorkspaceConfig(f, std::nullopt, 13000);
+  EXPECT_FALSE(warned.error);
+  EXPECT_FALSE(warned.message.empty());
+}
+
+}  // namespace
+}  // namespace bc::cublas
