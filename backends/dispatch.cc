@@ -2,6 +2,8 @@
 
 #include "backends/registry.h"
 
+#include <memory>
+
 namespace bc {
 namespace {
 
@@ -61,11 +63,13 @@ Result<std::vector<const Engine*>> EnginesFor(const CaseSpec& c, const Problem& 
                 : !a.available       ? "oneDNN unavailable (" + a.reason + "): native CPU path"
                                      : "oneDNN does not implement " + std::string(OpName(p)) + ": native CPU path";
     }
+  } else if (!std::holds_alternative<Conv2dProblem>(p)) {
+    e = FindEngine("cublas");
+    *reason = std::string(OpName(p)) + " on CUDA runs through cuBLAS, whatever the cuDNN flags";
+  } else if (!flags.cudnn_enabled) {
+    e = FindEngine("cuda_native");
+    *reason = "cudnn.enabled=false: PyTorch's native CUDA convolution (im2col + cuBLAS), no cuDNN call";
   } else {
-    if (!flags.cudnn_enabled) {
-      return Status(StatusCode::kUnimplemented,
-                    "cudnn.enabled=false selects PyTorch's native CUDA kernels, which this build does not provide");
-    }
     e = FindEngine("cudnn");
     *reason = "cudnn.enabled=true";
   }
@@ -115,8 +119,24 @@ Result<DispatchDecision> Dispatcher::Decide(const CaseSpec& c, const Problem& p,
   // not already hold: the device, the pool and allow_tf32.
   const std::string key = FormatProblem(p) + "|" + DeviceName(c.device) + "|" + c.engine +
                           "|allow_tf32=" + (flags.cudnn_allow_tf32 ? "1" : "0");
-  Result<Selection> s = selector_.Select(key, FormatProblem(p), candidates, options, time);
+  // A single engine with its own search (cudnnFind*AlgorithmEx) times the
+  // candidates itself; it runs once, and only when the selector searches.
+  auto search = std::make_shared<std::optional<Result<EngineSearch>>>();
+  TimeCandidate timer = time;
+  if (pool.size() == 1) {
+    const Engine* engine = pool.front();
+    timer = [engine, p, search, time](const Candidate& cand) -> Result<double> {
+      if (!search->has_value()) *search = engine->Search(p);
+      const Result<EngineSearch>& found = search->value();
+      if (!found.ok()) return found.status().code() == StatusCode::kUnimplemented ? time(cand) : found.status();
+      auto it = found->time_ns.find(cand.algorithm.name);
+      if (it == found->time_ns.end()) return Status(StatusCode::kInternal, "the engine's search did not run " + cand.Id());
+      return it->second;
+    };
+  }
+  Result<Selection> s = selector_.Select(key, FormatProblem(p), candidates, options, timer);
   if (!s.ok()) return s.status();
+  if (search->has_value() && search->value().ok()) d.search_peak_device_bytes = search->value()->peak_device_bytes;
   d.selection = s.value();
   d.chosen = s->chosen;
   d.engine = FindEngine(d.chosen.engine);

@@ -4,8 +4,8 @@
 // Engine (the case's engine field):
 //   auto    CPU: mkldnn.enabled and oneDNN implements the op -> onednn,
 //           otherwise the native path, here the reference engine.
-//           CUDA: cudnn.enabled -> cudnn, when available; otherwise PyTorch's
-//           native CUDA kernels, which this build does not provide.
+//           CUDA: convolution with cudnn.enabled -> cudnn; without ->
+//           cuda_native (im2col + cuBLAS, no cuDNN call); matmul -> cublas.
 //   NAME    that engine, forced; the device must match.
 //   select  PyTorch's cuDNN selection semantics (cudnn.benchmark,
 //           cudnn.deterministic, cudnn.benchmark_limit) over every candidate
@@ -34,6 +34,7 @@ struct DispatchDecision {
   const Engine* engine = nullptr;  // the chosen candidate's engine
   std::string reason;              // why this engine
   std::optional<Selection> selection;  // when the selector decided
+  int64_t search_peak_device_bytes = 0;  // from the engine's own search, when it ran
 };
 
 class Dispatcher {

@@ -11,6 +11,7 @@
 // Status, never throw.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,6 +43,16 @@ class PreparedOp {
   virtual std::string implementation() const = 0;
   // The candidate that was bound, with its determinism property.
   virtual const Algorithm& algorithm() const = 0;
+  // The last Execute's time measured on the device (CUDA events), when the
+  // engine measures one; host timing is used otherwise.
+  virtual std::optional<double> DeviceTimeNs() const { return std::nullopt; }
+};
+
+// An engine's own timed search (cudnnFind*AlgorithmEx): the time of every
+// algorithm that ran, and the device memory in use at its peak.
+struct EngineSearch {
+  std::map<std::string, double> time_ns;
+  int64_t peak_device_bytes = 0;
 };
 
 class Engine {
@@ -54,6 +65,11 @@ class Engine {
   // The algorithm PyTorch pins for deterministic mode with benchmark off, for
   // this problem's direction, when the engine has such a rule.
   virtual std::optional<std::string> PinnedDeterministic(const Problem&) const { return std::nullopt; }
+  // The engine's own search, used by benchmark mode instead of timing each
+  // candidate from the host; UNIMPLEMENTED when it has none.
+  virtual Result<EngineSearch> Search(const Problem&) const {
+    return Status(StatusCode::kUnimplemented, "no engine search");
+  }
   // `algorithm` empty means the engine's default choice: the first candidate.
   // The inputs in `buffers` must be filled before Prepare; the buffers must
   // outlive the PreparedOp.

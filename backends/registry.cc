@@ -1,5 +1,7 @@
 #include "backends/registry.h"
 
+#include "backends/cublas/cublas.h"
+#include "backends/cuda_native/cuda_native.h"
 #include "backends/cudnn/cudnn.h"
 #include "backends/mps/mps.h"
 #include "backends/onednn/onednn.h"
@@ -14,6 +16,8 @@ const std::vector<const Engine*>& Engines() {
       &OnednnEngine::Instance(),
       &ReferenceEngine::Instance(),
       &CudnnEngine::Instance(),
+      &CudaNativeEngine::Instance(),
+      &CublasEngine::Instance(),
   };
   return kEngines;
 }
@@ -26,8 +30,9 @@ const Engine* FindEngine(std::string_view name) {
 }
 
 std::vector<Availability> AllAvailability() {
-  return {OnednnEngine::Instance().availability(), OpenmpAvailability(),
-          CudnnEngine::Instance().availability(), MpsAvailability(),
+  return {OnednnEngine::Instance().availability(),      OpenmpAvailability(),
+          CudnnEngine::Instance().availability(),       CublasEngine::Instance().availability(),
+          CudaNativeEngine::Instance().availability(),  MpsAvailability(),
           ReferenceEngine::Instance().availability()};
 }
 

@@ -13,7 +13,8 @@ namespace bc {
 const std::vector<const Engine*>& Engines();
 // nullptr when no engine has that name.
 const Engine* FindEngine(std::string_view name);
-// onednn, openmp, cudnn, mps, reference: what torch.backends.*.is_available() mirrors.
+// onednn, openmp, cudnn, cublas, cuda_native, mps, reference: what
+// torch.backends.*.is_available() and torch.cuda.is_available() mirror.
 std::vector<Availability> AllAvailability();
 
 }  // namespace bc

@@ -31,6 +31,16 @@ if(NOT BACKENDCHECK_WITH_CUDA STREQUAL "OFF")
     find_library(CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR} ENV CUDNN_ROOT PATH_SUFFIXES lib64 lib)
   endif()
   if(CUDAToolkit_FOUND AND CUDNN_INCLUDE_DIR AND CUDNN_LIBRARY)
+    # The native CUDA kernels need nvcc. Ampere and Hopper by default
+    # (-DCMAKE_CUDA_ARCHITECTURES=... for others).
+    if(NOT CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 80 90)
+    endif()
+    set(CMAKE_CUDA_COMPILER ${CUDAToolkit_NVCC_EXECUTABLE})
+    # CMake 3.25 does not know nvcc's C++20 dialect; the kernels need C++17.
+    set(CMAKE_CUDA_STANDARD 17)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    enable_language(CUDA)
     add_library(CUDNN::cudnn UNKNOWN IMPORTED)
     set_target_properties(CUDNN::cudnn PROPERTIES
       IMPORTED_LOCATION ${CUDNN_LIBRARY} INTERFACE_INCLUDE_DIRECTORIES ${CUDNN_INCLUDE_DIR})

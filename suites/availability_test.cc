@@ -58,6 +58,17 @@ TEST(Availability, CudnnSaysWhetherBuiltAndWhyNotAvailable) {
   std::printf("cudnn: built=%d available=%d reason: %s\n", a.built, a.available, a.reason.c_str());
 }
 
+TEST(Availability, CublasAndNativeCudaSayWhetherBuiltAndWhyNotAvailable) {
+  for (const char* engine : {"cublas", "cuda_native"}) {
+    const Availability a = Find(engine);
+    EXPECT_EQ(a.built, BC_WITH_CUDA == 1) << engine;
+    EXPECT_FALSE(a.reason.empty()) << engine;
+    if (a.built && !a.available) {
+      EXPECT_NE(a.reason.find("cudaGetDeviceCount"), std::string::npos) << a.reason;
+    }
+  }
+}
+
 // One dispatch decision with a fresh selector (benchmark is off: no timing).
 Result<DispatchDecision> DispatchOnce(const CaseSpec& c, const BackendFlags& flags) {
   Dispatcher dispatcher;
@@ -120,8 +131,15 @@ TEST(Dispatch, CudaWorkGoesToCudnnOrSaysWhyNot) {
   }
   flags.cudnn_enabled = false;
   Result<DispatchDecision> native = DispatchOnce(c, flags);
-  ASSERT_FALSE(native.ok());
-  EXPECT_NE(native.status().message().find("native CUDA"), std::string::npos) << native.status().message();
+  if (Find("cuda_native").available) {
+    ASSERT_TRUE(native.ok()) << native.status().ToString();
+    EXPECT_EQ(native->engine->name(), "cuda_native");
+    EXPECT_NE(native->reason.find("no cuDNN call"), std::string::npos) << native->reason;
+  } else {
+    ASSERT_FALSE(native.ok());
+    EXPECT_NE(native.status().message().find("cuda_native unavailable"), std::string::npos)
+        << native.status().message();
+  }
 }
 
 TEST(Dispatch, ForcedEngineMustRunOnTheCaseDevice) {

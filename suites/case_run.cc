@@ -98,6 +98,7 @@ Result<CaseRun> RunCase(const CaseSpec& spec, const RunOptions& options) {
     step.engine_version = decision->engine->availability().version;
     step.dispatch_reason = decision->reason;
     step.selection = decision->selection;
+    step.device_peak_bytes = decision->search_peak_device_bytes;
 
     Buffers buffers = Buffers::For(p);
     FillInputs(p, buffers);
@@ -114,7 +115,10 @@ Result<CaseRun> RunCase(const CaseSpec& spec, const RunOptions& options) {
       std::fill(out.begin(), out.end(), static_cast<float>(r + 1) * 1e30f);
       Stopwatch watch;
       BC_RETURN_IF_ERROR(op.Execute());
-      step.times_ns.push_back(watch.ElapsedNs());
+      const int64_t host_ns = watch.ElapsedNs();
+      const std::optional<double> device_ns = op.DeviceTimeNs();
+      step.device_timed = device_ns.has_value();
+      step.times_ns.push_back(device_ns ? static_cast<int64_t>(*device_ns) : host_ns);
       BC_RETURN_IF_ERROR(op.Fetch());
       step.digests.push_back(Digest(out));
     }
@@ -187,6 +191,8 @@ nlohmann::json StepJson(const StepRun& s) {
   j["times_ns"] = s.times_ns;
   j["step_ns"] = s.step_ns;
   j["rss_peak_bytes"] = s.rss_peak_bytes;
+  j["device_peak_bytes"] = s.device_peak_bytes;
+  j["timer"] = s.device_timed ? "cuda_events" : "host";
   j["degenerate"] = s.degenerate;
   if (s.selection) j["selection"] = s.selection->ToJson();
   if (s.error) {

@@ -38,6 +38,8 @@ struct StepRun {
   int64_t step_ns = 0;            // the whole step: selection, search, preparation, runs
   int64_t rss_peak_bytes = 0;     // resident set high-water mark during the step
   int64_t workspace_bytes = 0;    // largest workspace allocated: the chosen one, or any timed in a search
+  int64_t device_peak_bytes = 0;  // device memory in use at the peak of an engine's own search (GPU)
+  bool device_timed = false;      // times_ns come from CUDA events
   std::optional<ErrorMetrics> error;
   double tolerance = 0;
   bool degenerate = false;

@@ -85,6 +85,11 @@ TEST(CudnnPolicy, PinnedDefaultsAreThoseOfConvV7) {
   EXPECT_EQ(AlgoName(Direction::kBackwardWeights, 3), "algo_3");
   EXPECT_EQ(AlgoName(Direction::kBackwardData, 0), "algo_0");
   EXPECT_EQ(AlgoName(Direction::kForward, 99), "");
+  EXPECT_TRUE(DocumentedNondeterministic(Direction::kBackwardWeights, "algo_0"));
+  EXPECT_TRUE(DocumentedNondeterministic(Direction::kBackwardWeights, "algo_3"));
+  EXPECT_TRUE(DocumentedNondeterministic(Direction::kBackwardData, "algo_0"));
+  EXPECT_FALSE(DocumentedNondeterministic(Direction::kBackwardData, "algo_1"));
+  EXPECT_FALSE(DocumentedNondeterministic(Direction::kForward, "implicit_gemm"));
 }
 
 TEST(CudnnPolicy, NumericalNoteFilter) {

@@ -1,35 +1,31 @@
 #include "backends/cudnn/cudnn.h"
 
-#include <cuda_runtime.h>
 #include <cudnn.h>
 
 #include <array>
-#include <mutex>
+#include <atomic>
+
+#include "backends/cuda/device.h"
+#include "backends/cudnn/policy.h"
 
 namespace bc {
 namespace {
 
-Status FromCuda(cudaError_t e, const char* call) {
-  return Status(StatusCode::kUnavailable, std::string(call) + " returned " + std::to_string(static_cast<int>(e)) +
-                                              " (" + cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + ")");
-}
+std::atomic<int64_t> g_calls{0};
+
 Status FromCudnn(cudnnStatus_t s, const char* call) {
   return Status(StatusCode::kInternal, std::string(call) + " returned " + std::to_string(static_cast<int>(s)) +
                                            " (" + cudnnGetErrorString(s) + ")");
 }
-#define BC_CUDA(call)                                                   \
-  do {                                                                  \
-    const cudaError_t bc_e_ = (call);                                   \
-    if (bc_e_ != cudaSuccess) return FromCuda(bc_e_, #call);            \
-  } while (0)
+
+// Every cuDNN call of this engine goes through here, and is counted.
 #define BC_CUDNN(call)                                                  \
   do {                                                                  \
+    g_calls.fetch_add(1, std::memory_order_relaxed);                    \
     const cudnnStatus_t bc_s_ = (call);                                 \
     if (bc_s_ != CUDNN_STATUS_SUCCESS) return FromCudnn(bc_s_, #call);  \
   } while (0)
 
-// The process's cuDNN handle, created once; null with the reason when the
-// machine cannot run cuDNN.
 struct HandleState {
   cudnnHandle_t handle = nullptr;
   Availability availability;
@@ -39,44 +35,46 @@ const HandleState& Handle() {
   static const HandleState state = [] {
     HandleState s;
     Availability& a = s.availability;
+    a = cuda::CudaAvailability();
     a.engine = "cudnn";
-    a.built = true;
-    const size_t v = cudnnGetVersion();
-    int runtime = 0;
-    (void)cudaRuntimeGetVersion(&runtime);
+    const size_t v = cudnnGetVersion();  // the library actually loaded, not the header
     a.version = "cuDNN " + std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
-                std::to_string(v % 100) + ", CUDA runtime " + std::to_string(runtime / 1000) + "." +
-                std::to_string(runtime % 1000 / 10);
-    int count = 0;
-    const cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess) {
-      a.reason = FromCuda(e, "cudaGetDeviceCount").message();
-      return s;
-    }
-    if (count == 0) {
-      a.reason = "cudaGetDeviceCount found no CUDA device";
-      return s;
-    }
+                std::to_string(v % 100) + ", " + a.version;
+    if (!a.available) return s;
+    g_calls.fetch_add(1, std::memory_order_relaxed);
     const cudnnStatus_t cs = cudnnCreate(&s.handle);
     if (cs != CUDNN_STATUS_SUCCESS) {
       s.handle = nullptr;
+      a.available = false;
       a.reason = FromCudnn(cs, "cudnnCreate").message();
       return s;
     }
-    cudaDeviceProp prop{};
-    (void)cudaGetDeviceProperties(&prop, 0);
-    a.available = true;
-    a.reason = "cuDNN handle created on " + std::string(prop.name) + " (sm_" + std::to_string(prop.major) +
-               std::to_string(prop.minor) + ")";
+    a.reason = "cuDNN handle created; " + a.reason;
     return s;
   }();
   return state;
 }
 
-constexpr std::array<const char*, 8> kFwdNames = {"implicit_gemm", "implicit_precomp_gemm", "gemm", "direct",
-                                                  "fft", "fft_tiling", "winograd", "winograd_nonfused"};
-constexpr std::array<const char*, 7> kBwdFilterNames = {"algo_0", "algo_1", "fft", "algo_3",
-                                                        "winograd", "winograd_nonfused", "fft_tiling"};
+cudnnDataType_t CudnnType(DataType t) { return t == DataType::kF16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT; }
+cudnnTensorFormat_t CudnnFormat(Layout l) { return l == Layout::kNhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW; }
+cudnnMathType_t CudnnMath(cudnn::MathType m) {
+  switch (m) {
+    case cudnn::MathType::kTensorOp: return CUDNN_TENSOR_OP_MATH;
+    case cudnn::MathType::kFma: return CUDNN_FMA_MATH;
+    case cudnn::MathType::kDefault: break;
+  }
+  return CUDNN_DEFAULT_MATH;
+}
+
+// The three tensors of a conv problem, in its layout and dtype.
+struct Shapes {
+  cuda::TensorShape x, w, y;
+  explicit Shapes(const Conv2dProblem& p) {
+    x = {p.mb, p.ic, p.ih, p.iw, p.layout, p.dtype};
+    w = {p.oc, p.ic / p.g, p.kh, p.kw, p.layout, p.dtype};
+    y = {p.mb, p.oc, p.oh(), p.ow(), p.layout, p.dtype};
+  }
+};
 
 // RAII for the descriptors of one problem.
 struct Descriptors {
@@ -95,132 +93,173 @@ struct Descriptors {
     BC_CUDNN(cudnnCreateFilterDescriptor(&w));
     BC_CUDNN(cudnnCreateConvolutionDescriptor(&conv));
     const auto i = [](int64_t v) { return static_cast<int>(v); };
-    BC_CUDNN(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i(p.mb), i(p.ic), i(p.ih), i(p.iw)));
-    BC_CUDNN(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i(p.mb), i(p.oc), i(p.oh()), i(p.ow())));
-    BC_CUDNN(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, i(p.oc), i(p.ic / p.g), i(p.kh), i(p.kw)));
+    const cudnnDataType_t dt = CudnnType(p.dtype);
+    const cudnnTensorFormat_t fmt = CudnnFormat(p.layout);
+    BC_CUDNN(cudnnSetTensor4dDescriptor(x, fmt, dt, i(p.mb), i(p.ic), i(p.ih), i(p.iw)));
+    BC_CUDNN(cudnnSetTensor4dDescriptor(y, fmt, dt, i(p.mb), i(p.oc), i(p.oh()), i(p.ow())));
+    BC_CUDNN(cudnnSetFilter4dDescriptor(w, dt, fmt, i(p.oc), i(p.ic / p.g), i(p.kh), i(p.kw)));
+    // fp16 computes in fp32, as PyTorch configures it.
     BC_CUDNN(cudnnSetConvolution2dDescriptor(conv, i(p.ph), i(p.pw), i(p.sh), i(p.sw), i(p.dh), i(p.dw),
                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     BC_CUDNN(cudnnSetConvolutionGroupCount(conv, i(p.g)));
-    BC_CUDNN(cudnnSetConvolutionMathType(conv, allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
+    BC_CUDNN(cudnnSetConvolutionMathType(conv, CudnnMath(cudnn::CudnnMathType(p.dtype, allow_tf32))));
     return Status::Ok();
   }
 };
 
-struct CudnnCandidate {
-  int algo = 0;
-  Algorithm info;
-};
+template <typename Perf>
+cudnn::PerfRecord ToRecord(Direction d, const Perf& perf) {
+  return {cudnn::AlgoName(d, static_cast<int>(perf.algo)), perf.status == CUDNN_STATUS_SUCCESS,
+          static_cast<double>(perf.time), static_cast<int64_t>(perf.memory),
+          perf.determinism == CUDNN_DETERMINISTIC};
+}
 
-// The candidates of one cudnnGet*Algorithm_v7 answer, in its order, each with
-// the determinism field cuDNN reports for it.
 template <typename Perf, size_t N>
-std::vector<CudnnCandidate> ToCandidates(const Perf* perf, int returned, const std::array<const char*, N>& names) {
-  std::vector<CudnnCandidate> out;
+std::vector<cudnn::PerfRecord> ToRecords(Direction d, const std::array<Perf, N>& perf, int returned, bool timed) {
+  std::vector<cudnn::PerfRecord> out;
   for (int k = 0; k < returned; ++k) {
-    const int algo = static_cast<int>(perf[k].algo);
-    if (perf[k].status != CUDNN_STATUS_SUCCESS || algo < 0 || algo >= static_cast<int>(N)) continue;
-    out.push_back({algo, {names[algo],
-                          perf[k].determinism == CUDNN_DETERMINISTIC ? Determinism::kDeterministic
-                                                                     : Determinism::kNondeterministic,
-                          static_cast<int64_t>(perf[k].memory)}});
+    cudnn::PerfRecord r = ToRecord(d, perf[k]);
+    if (!timed) r.time_ms = -1;
+    out.push_back(r);
   }
   return out;
 }
 
-Result<std::vector<CudnnCandidate>> Heuristics(cudnnHandle_t h, const Descriptors& d, const Conv2dProblem& p) {
-  int returned = 0;
-  if (p.direction == Direction::kForward) {
-    std::array<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT> perf{};
-    BC_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.w, d.conv, d.y, static_cast<int>(perf.size()),
-                                                    &returned, perf.data()));
-    return ToCandidates(perf.data(), returned, kFwdNames);
+Result<std::vector<cudnn::PerfRecord>> Heuristics(cudnnHandle_t h, const Descriptors& d, const Conv2dProblem& p) {
+  int n = 0;
+  switch (p.direction) {
+    case Direction::kForward: {
+      std::array<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT> perf{};
+      BC_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.w, d.conv, d.y, perf.size(), &n, perf.data()));
+      return ToRecords(p.direction, perf, n, false);
+    }
+    case Direction::kBackwardData: {
+      std::array<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT> perf{};
+      BC_CUDNN(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w, d.y, d.conv, d.x, perf.size(), &n, perf.data()));
+      return ToRecords(p.direction, perf, n, false);
+    }
+    case Direction::kBackwardWeights: {
+      std::array<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT> perf{};
+      BC_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.conv, d.w, perf.size(), &n, perf.data()));
+      return ToRecords(p.direction, perf, n, false);
+    }
   }
-  std::array<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT> perf{};
-  BC_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.conv, d.w, static_cast<int>(perf.size()),
-                                                         &returned, perf.data()));
-  return ToCandidates(perf.data(), returned, kBwdFilterNames);
+  return Status(StatusCode::kInternal, "unknown direction");
 }
 
-class DeviceBuffer {
- public:
-  ~DeviceBuffer() {
-    if (ptr_) cudaFree(ptr_);
+Status WorkspaceSize(cudnnHandle_t h, const Descriptors& d, const Conv2dProblem& p, int algo, size_t* bytes) {
+  switch (p.direction) {
+    case Direction::kForward:
+      BC_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(h, d.x, d.w, d.conv, d.y,
+                                                       static_cast<cudnnConvolutionFwdAlgo_t>(algo), bytes));
+      break;
+    case Direction::kBackwardData:
+      BC_CUDNN(cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w, d.y, d.conv, d.x,
+                                                            static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), bytes));
+      break;
+    case Direction::kBackwardWeights:
+      BC_CUDNN(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+          h, d.x, d.y, d.conv, d.w, static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), bytes));
+      break;
   }
-  Status Allocate(size_t bytes) {
-    if (bytes == 0) return Status::Ok();
-    BC_CUDA(cudaMalloc(&ptr_, bytes));
+  return Status::Ok();
+}
+
+// The problem's three device tensors, inputs uploaded from the host buffers.
+struct DeviceTensors {
+  cuda::DeviceBuffer x, w, y;
+  Status Init(const Conv2dProblem& p, const Buffers& b) {
+    const Shapes s(p);
+    BC_RETURN_IF_ERROR(cuda::Upload(b.src, s.x, x));
+    BC_RETURN_IF_ERROR(cuda::Upload(b.wei, s.w, w));
+    BC_RETURN_IF_ERROR(cuda::Upload(b.dst, s.y, y));
     return Status::Ok();
   }
-  void* get() const { return ptr_; }
-
- private:
-  void* ptr_ = nullptr;
 };
+
+Status Run(cudnnHandle_t h, const Descriptors& d, const Conv2dProblem& p, int algo, DeviceTensors& t, void* ws,
+           size_t ws_bytes) {
+  const float alpha = 1, beta = 0;
+  switch (p.direction) {
+    case Direction::kForward:
+      BC_CUDNN(cudnnConvolutionForward(h, &alpha, d.x, t.x.get(), d.w, t.w.get(), d.conv,
+                                       static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws, ws_bytes, &beta, d.y,
+                                       t.y.get()));
+      break;
+    case Direction::kBackwardData:
+      BC_CUDNN(cudnnConvolutionBackwardData(h, &alpha, d.w, t.w.get(), d.y, t.y.get(), d.conv,
+                                            static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), ws, ws_bytes, &beta,
+                                            d.x, t.x.get()));
+      break;
+    case Direction::kBackwardWeights:
+      BC_CUDNN(cudnnConvolutionBackwardFilter(h, &alpha, d.x, t.x.get(), d.y, t.y.get(), d.conv,
+                                              static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), ws, ws_bytes,
+                                              &beta, d.w, t.w.get()));
+      break;
+  }
+  return Status::Ok();
+}
 
 class CudnnPrepared final : public PreparedOp {
  public:
-  CudnnPrepared(const Conv2dProblem& p, Buffers& b, CudnnCandidate c) : p_(p), b_(b), c_(std::move(c)) {}
+  CudnnPrepared(const Conv2dProblem& p, Buffers& b, Algorithm a) : p_(p), b_(b), algorithm_(std::move(a)) {}
 
   Status Init(cudnnHandle_t h) {
     h_ = h;
+    algo_ = cudnn::AlgoIndex(p_.direction, algorithm_.name);
+    if (algo_ < 0) return Status(StatusCode::kInvalidArgument, "unknown cuDNN algorithm " + algorithm_.name);
     BC_RETURN_IF_ERROR(d_.Init(p_, CurrentFlags().cudnn_allow_tf32));
-    BC_RETURN_IF_ERROR(src_.Allocate(b_.src.size() * sizeof(float)));
-    BC_RETURN_IF_ERROR(wei_.Allocate(b_.wei.size() * sizeof(float)));
-    BC_RETURN_IF_ERROR(dst_.Allocate(b_.dst.size() * sizeof(float)));
-    size_t ws = 0;
-    if (p_.direction == Direction::kForward) {
-      BC_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(h_, d_.x, d_.w, d_.conv, d_.y,
-                                                       static_cast<cudnnConvolutionFwdAlgo_t>(c_.algo), &ws));
-      BC_CUDA(cudaMemcpy(wei_.get(), b_.wei.data(), b_.wei.size() * sizeof(float), cudaMemcpyHostToDevice));
-    } else {
-      BC_CUDNN(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-          h_, d_.x, d_.y, d_.conv, d_.w, static_cast<cudnnConvolutionBwdFilterAlgo_t>(c_.algo), &ws));
-      BC_CUDA(cudaMemcpy(dst_.get(), b_.dst.data(), b_.dst.size() * sizeof(float), cudaMemcpyHostToDevice));
-    }
-    BC_CUDA(cudaMemcpy(src_.get(), b_.src.data(), b_.src.size() * sizeof(float), cudaMemcpyHostToDevice));
-    ws_bytes_ = ws;
-    BC_RETURN_IF_ERROR(ws_.Allocate(ws));
-    return Status::Ok();
+    BC_RETURN_IF_ERROR(t_.Init(p_, b_));
+    BC_RETURN_IF_ERROR(WorkspaceSize(h_, d_, p_, algo_, &ws_bytes_));
+    return ws_.Allocate(ws_bytes_);
   }
 
   Status Execute() override {
-    const float alpha = 1, beta = 0;
-    if (p_.direction == Direction::kForward) {
-      BC_CUDNN(cudnnConvolutionForward(h_, &alpha, d_.x, src_.get(), d_.w, wei_.get(), d_.conv,
-                                       static_cast<cudnnConvolutionFwdAlgo_t>(c_.algo), ws_.get(), ws_bytes_,
-                                       &beta, d_.y, dst_.get()));
-    } else {
-      BC_CUDNN(cudnnConvolutionBackwardFilter(h_, &alpha, d_.x, src_.get(), d_.y, dst_.get(), d_.conv,
-                                              static_cast<cudnnConvolutionBwdFilterAlgo_t>(c_.algo), ws_.get(),
-                                              ws_bytes_, &beta, d_.w, wei_.get()));
-    }
-    BC_CUDA(cudaDeviceSynchronize());
+    timer_.Start();
+    BC_RETURN_IF_ERROR(Run(h_, d_, p_, algo_, t_, ws_.get(), ws_bytes_));
+    Result<double> ms = timer_.StopMs();
+    if (!ms.ok()) return ms.status();
+    device_ns_ = ms.value() * 1e6;
     return Status::Ok();
   }
 
   Status Fetch() override {
-    std::vector<float>& out = b_.Output(p_);
-    void* from = p_.direction == Direction::kForward ? dst_.get() : wei_.get();
-    BC_CUDA(cudaMemcpy(out.data(), from, out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    const Shapes s(p_);
+    switch (p_.direction) {
+      case Direction::kForward: return cuda::Download(t_.y, s.y, b_.dst);
+      case Direction::kBackwardData: return cuda::Download(t_.x, s.x, b_.src);
+      case Direction::kBackwardWeights: return cuda::Download(t_.w, s.w, b_.wei);
+    }
     return Status::Ok();
   }
 
   std::string implementation() const override {
-    return std::string(p_.direction == Direction::kForward ? "CUDNN_CONVOLUTION_FWD_ALGO_"
-                                                            : "CUDNN_CONVOLUTION_BWD_FILTER_ALGO_") +
-           c_.info.name;
+    static constexpr const char* kPrefix[] = {"CUDNN_CONVOLUTION_FWD_ALGO_", "CUDNN_CONVOLUTION_BWD_DATA_ALGO_",
+                                              "CUDNN_CONVOLUTION_BWD_FILTER_ALGO_"};
+    std::string name = algorithm_.name;
+    for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (name.rfind("ALGO_", 0) == 0) name = name.substr(5);
+    return kPrefix[static_cast<int>(p_.direction)] + name + " (" +
+           cudnn::MathTypeName(cudnn::CudnnMathType(p_.dtype, CurrentFlags().cudnn_allow_tf32)) + ")";
   }
-  const Algorithm& algorithm() const override { return c_.info; }
+  const Algorithm& algorithm() const override { return algorithm_; }
+  std::optional<double> DeviceTimeNs() const override { return device_ns_; }
 
  private:
   Conv2dProblem p_;
   Buffers& b_;
-  CudnnCandidate c_;
+  Algorithm algorithm_;
+  int algo_ = -1;
   cudnnHandle_t h_ = nullptr;
   Descriptors d_;
-  DeviceBuffer src_, wei_, dst_, ws_;
+  DeviceTensors t_;
+  cuda::DeviceBuffer ws_;
   size_t ws_bytes_ = 0;
+  cuda::EventTimer timer_;
+  std::optional<double> device_ns_;
 };
+
+const Conv2dProblem* Conv(const Problem& p) { return std::get_if<Conv2dProblem>(&p); }
 
 }  // namespace
 
@@ -231,31 +270,77 @@ const CudnnEngine& CudnnEngine::Instance() {
 
 Availability CudnnEngine::availability() const { return Handle().availability; }
 
-namespace {
-// The conv2d directions this engine implements so far.
-const Conv2dProblem* Supported(const Problem& p) {
-  const auto* c = std::get_if<Conv2dProblem>(&p);
-  return c != nullptr && c->direction != Direction::kBackwardData ? c : nullptr;
-}
-}  // namespace
-
 std::optional<std::string> CudnnEngine::PinnedDeterministic(const Problem& p) const {
-  const Conv2dProblem* c = Supported(p);
-  if (c == nullptr) return std::nullopt;
-  return c->direction == Direction::kForward ? "implicit_precomp_gemm" : "algo_1";  // Conv_v7.cpp
+  if (Conv(p) == nullptr) return std::nullopt;
+  return cudnn::PinnedDefault(Conv(p)->direction);
 }
 
 std::vector<Algorithm> CudnnEngine::algorithms(const Problem& problem) const {
   const HandleState& hs = Handle();
-  const Conv2dProblem* conv = Supported(problem);
-  if (hs.handle == nullptr || conv == nullptr) return {};
-  const Conv2dProblem& p = *conv;
+  const Conv2dProblem* p = Conv(problem);
+  if (hs.handle == nullptr || p == nullptr) return {};
   Descriptors d;
-  if (!d.Init(p, CurrentFlags().cudnn_allow_tf32).ok()) return {};
-  Result<std::vector<CudnnCandidate>> c = Heuristics(hs.handle, d, p);
+  if (!d.Init(*p, CurrentFlags().cudnn_allow_tf32).ok()) return {};
+  Result<std::vector<cudnn::PerfRecord>> perf = Heuristics(hs.handle, d, *p);
   std::vector<Algorithm> out;
-  if (c.ok()) {
-    for (const CudnnCandidate& k : c.value()) out.push_back(k.info);
+  if (perf.ok()) {
+    for (const Candidate& c : cudnn::CandidatesFromPerf(perf.value())) out.push_back(c.algorithm);
+  }
+  return out;
+}
+
+Result<EngineSearch> CudnnEngine::Search(const Problem& problem) const {
+  const HandleState& hs = Handle();
+  if (hs.handle == nullptr) return Status(StatusCode::kUnavailable, hs.availability.reason);
+  const Conv2dProblem* p = Conv(problem);
+  if (p == nullptr) return Status(StatusCode::kUnimplemented, "cudnn has no implementation of " + FormatProblem(problem));
+  Descriptors d;
+  BC_RETURN_IF_ERROR(d.Init(*p, CurrentFlags().cudnn_allow_tf32));
+  Buffers b = Buffers::For(problem);
+  FillInputs(problem, b);
+  DeviceTensors t;
+  BC_RETURN_IF_ERROR(t.Init(*p, b));
+  // The largest workspace any algorithm asks for, as PyTorch sizes the search.
+  size_t ws_bytes = 0;
+  Result<std::vector<cudnn::PerfRecord>> heur = Heuristics(hs.handle, d, *p);
+  if (!heur.ok()) return heur.status();
+  for (const cudnn::PerfRecord& r : heur.value()) {
+    if (r.ok) ws_bytes = std::max(ws_bytes, static_cast<size_t>(r.memory));
+  }
+  cuda::DeviceBuffer ws;
+  BC_RETURN_IF_ERROR(ws.Allocate(ws_bytes));
+  EngineSearch out;
+  out.peak_device_bytes = cuda::DeviceBytesInUse();
+  int n = 0;
+  std::vector<cudnn::PerfRecord> records;
+  switch (p->direction) {
+    case Direction::kForward: {
+      std::array<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT> perf{};
+      BC_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(hs.handle, d.x, t.x.get(), d.w, t.w.get(), d.conv, d.y,
+                                                      t.y.get(), perf.size(), &n, perf.data(), ws.get(), ws_bytes));
+      records = ToRecords(p->direction, perf, n, true);
+      break;
+    }
+    case Direction::kBackwardData: {
+      std::array<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT> perf{};
+      BC_CUDNN(cudnnFindConvolutionBackwardDataAlgorithmEx(hs.handle, d.w, t.w.get(), d.y, t.y.get(), d.conv, d.x,
+                                                           t.x.get(), perf.size(), &n, perf.data(), ws.get(),
+                                                           ws_bytes));
+      records = ToRecords(p->direction, perf, n, true);
+      break;
+    }
+    case Direction::kBackwardWeights: {
+      std::array<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT> perf{};
+      BC_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithmEx(hs.handle, d.x, t.x.get(), d.y, t.y.get(), d.conv,
+                                                             d.w, t.w.get(), perf.size(), &n, perf.data(), ws.get(),
+                                                             ws_bytes));
+      records = ToRecords(p->direction, perf, n, true);
+      break;
+    }
+  }
+  out.peak_device_bytes = std::max(out.peak_device_bytes, cuda::DeviceBytesInUse());
+  for (const cudnn::PerfRecord& r : records) {
+    if (r.ok && r.time_ms >= 0) out.time_ns[r.algo] = r.time_ms * 1e6;
   }
   return out;
 }
@@ -264,24 +349,23 @@ Result<std::unique_ptr<PreparedOp>> CudnnEngine::Prepare(const Problem& problem,
                                                          Buffers& buffers) const {
   const HandleState& hs = Handle();
   if (hs.handle == nullptr) return Status(StatusCode::kUnavailable, hs.availability.reason);
-  const Conv2dProblem* conv = Supported(problem);
-  if (conv == nullptr) {
-    return Status(StatusCode::kUnimplemented, "cudnn has no implementation of " + FormatProblem(problem));
-  }
-  const Conv2dProblem& p = *conv;
-  Descriptors d;
-  BC_RETURN_IF_ERROR(d.Init(p, CurrentFlags().cudnn_allow_tf32));
-  Result<std::vector<CudnnCandidate>> candidates = Heuristics(hs.handle, d, p);
-  if (!candidates.ok()) return candidates.status();
-  const std::string& wanted = algorithm;
-  for (const CudnnCandidate& c : candidates.value()) {
-    if (!wanted.empty() && c.info.name != wanted) continue;
-    auto prepared = std::make_unique<CudnnPrepared>(p, buffers, c);
-    BC_RETURN_IF_ERROR(prepared->Init(hs.handle));
-    return std::unique_ptr<PreparedOp>(std::move(prepared));
-  }
-  return Status(StatusCode::kUnimplemented, "cuDNN offers no algorithm '" + (wanted.empty() ? "(any)" : wanted) +
-                                                "' for " + p.Format());
+  const Conv2dProblem* p = Conv(problem);
+  if (p == nullptr) return Status(StatusCode::kUnimplemented, "cudnn has no implementation of " + FormatProblem(problem));
+  Result<Algorithm> a = FindAlgorithm(*this, problem, algorithm);
+  // A pinned or forced algorithm need not be in the heuristic list (PyTorch
+  // pins without asking); cuDNN itself says whether it supports the problem.
+  Algorithm chosen = a.ok() ? a.value()
+                            : Algorithm{algorithm,
+                                        cudnn::DocumentedNondeterministic(p->direction, algorithm)
+                                            ? Determinism::kNondeterministic
+                                            : Determinism::kDeterministic,
+                                        0};
+  if (!a.ok() && (algorithm.empty() || cudnn::AlgoIndex(p->direction, algorithm) < 0)) return a.status();
+  auto prepared = std::make_unique<CudnnPrepared>(*p, buffers, chosen);
+  BC_RETURN_IF_ERROR(prepared->Init(hs.handle));
+  return std::unique_ptr<PreparedOp>(std::move(prepared));
 }
+
+int64_t CudnnCallCount() { return g_calls.load(std::memory_order_relaxed); }
 
 }  // namespace bc

@@ -1,18 +1,28 @@
 // The cuDNN engine (what torch.backends.cudnn switches), through cuDNN's
-// legacy convolution API as PyTorch's Conv_v7.cpp uses it.
+// legacy convolution API as PyTorch's Conv_v7.cpp uses it: conv2d forward,
+// backward-data and backward-filter, fp32 and fp16, NCHW and NHWC.
 //
 // availability(): built when the CUDA toolkit and cuDNN were found at
-// configure time; available when cudaGetDeviceCount finds a device and
-// cudnnCreate succeeds; otherwise the reason carries the CUDA or cuDNN error.
-// No cuDNN call that takes a handle is made without a successful cudnnCreate.
+// configure time; available when CUDA finds a device and cudnnCreate
+// succeeds; otherwise the reason carries the CUDA or cuDNN error. No cuDNN
+// call that takes a handle is made without a successful cudnnCreate.
 //
-// algorithms(): for conv2d forward and backward-filter, the heuristic list of
-// cudnnGet*Algorithm_v7, in its order, each with the determinism field cuDNN
-// reports for it (backward-data and other operations: none yet). The pinned
-// deterministic defaults are PyTorch's: IMPLICIT_PRECOMP_GEMM forward and
-// BWD_FILTER_ALGO_1. The math type follows cudnn.allow_tf32 (FMA math when
-// it is off), as PyTorch sets it for fp32.
+// algorithms(): cudnnGet*Algorithm_v7's list in its order, each with the
+// determinism field cuDNN reports. Search(): cudnnFind*AlgorithmEx, which
+// times every algorithm on the device; the shared AlgorithmSelector then
+// chooses (see backends/cudnn/policy.h). The math type follows PyTorch
+// (tensor-op math for fp16, FMA math for fp32 with allow_tf32 off). Execute
+// is timed with CUDA events.
+//
+// Every cuDNN call goes through one macro that counts it: CudnnCallCount()
+// proves that no cuDNN call happens where PyTorch would make none
+// (cudnn.enabled=false).
+//
+// PyTorch's graph-API path (Conv_v8.cpp) is not implemented yet; the
+// numerical-note filter it needs is in policy.h.
 #pragma once
+
+#include <cstdint>
 
 #include "backends/engine.h"
 
@@ -27,8 +37,12 @@ class CudnnEngine final : public Engine {
   Availability availability() const override;
   std::vector<Algorithm> algorithms(const Problem& p) const override;
   std::optional<std::string> PinnedDeterministic(const Problem& p) const override;
+  Result<EngineSearch> Search(const Problem& p) const override;
   Result<std::unique_ptr<PreparedOp>> Prepare(const Problem& p, const std::string& algorithm,
                                               Buffers& buffers) const override;
 };
+
+// cuDNN calls made by this process so far (0 in a build without cuDNN).
+int64_t CudnnCallCount();
 
 }  // namespace bc

@@ -17,8 +17,14 @@ std::vector<Algorithm> CudnnEngine::algorithms(const Problem&) const { return {}
 
 std::optional<std::string> CudnnEngine::PinnedDeterministic(const Problem&) const { return std::nullopt; }
 
+Result<EngineSearch> CudnnEngine::Search(const Problem&) const {
+  return Status(StatusCode::kUnavailable, availability().reason);
+}
+
 Result<std::unique_ptr<PreparedOp>> CudnnEngine::Prepare(const Problem&, const std::string&, Buffers&) const {
   return Status(StatusCode::kUnavailable, availability().reason);
 }
+
+int64_t CudnnCallCount() { return 0; }
 
 }  // namespace bc

@@ -51,6 +51,12 @@ std::string PinnedDefault(Direction d) {
   return d == Direction::kForward ? "implicit_precomp_gemm" : "algo_1";
 }
 
+bool DocumentedNondeterministic(Direction d, const std::string& name) {
+  if (d == Direction::kBackwardWeights) return name == "algo_0" || name == "algo_3";
+  if (d == Direction::kBackwardData) return name == "algo_0";
+  return false;
+}
+
 std::vector<Candidate> CandidatesFromPerf(const std::vector<PerfRecord>& perf) {
   std::vector<Candidate> out;
   for (const PerfRecord& r : perf) {

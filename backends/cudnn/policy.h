@@ -39,6 +39,9 @@ std::string AlgoName(Direction d, int index);
 // The index of a name, or -1.
 int AlgoIndex(Direction d, const std::string& name);
 std::string PinnedDefault(Direction d);
+// cuDNN's documented nondeterministic algorithms (developer guide,
+// "Reproducibility"): BWD_FILTER_ALGO_0, BWD_FILTER_ALGO_3, BWD_DATA_ALGO_0.
+bool DocumentedNondeterministic(Direction d, const std::string& name);
 
 std::vector<Candidate> CandidatesFromPerf(const std::vector<PerfRecord>& perf);
 // Times in nanoseconds from FindEx records; a candidate without one is an error.

@@ -1,0 +1,134 @@
+#include "backends/cublas/cublas.h"
+
+#include <cublas_v2.h>
+
+#include <cstdlib>
+
+#include "backends/cublas/workspace_config.h"
+#include "backends/cuda/device.h"
+
+namespace bc {
+namespace {
+
+Status FromCublas(cublasStatus_t s, const char* call) {
+  return Status(StatusCode::kInternal, std::string(call) + " returned " + std::to_string(static_cast<int>(s)) +
+                                           " (" + cublasGetStatusString(s) + ")");
+}
+
+#define BC_CUBLAS(call)                                                   \
+  do {                                                                    \
+    const cublasStatus_t bc_s_ = (call);                                  \
+    if (bc_s_ != CUBLAS_STATUS_SUCCESS) return FromCublas(bc_s_, #call);  \
+  } while (0)
+
+struct HandleState {
+  cublasHandle_t handle = nullptr;
+  Availability availability;
+  int cuda_version = 0;
+};
+
+const HandleState& Handle() {
+  static const HandleState state = [] {
+    HandleState s;
+    s.availability = cuda::CudaAvailability();
+    s.availability.engine = "cublas";
+    (void)cudaRuntimeGetVersion(&s.cuda_version);
+    int major = 0, minor = 0, patch = 0;
+    (void)cublasGetProperty(MAJOR_VERSION, &major);
+    (void)cublasGetProperty(MINOR_VERSION, &minor);
+    (void)cublasGetProperty(PATCH_LEVEL, &patch);
+    s.availability.version = "cuBLAS " + std::to_string(major) + "." + std::to_string(minor) + "." +
+                             std::to_string(patch) + ", " + s.availability.version;
+    if (!s.availability.available) return s;
+    const cublasStatus_t cs = cublasCreate(&s.handle);
+    if (cs != CUBLAS_STATUS_SUCCESS) {
+      s.handle = nullptr;
+      s.availability.available = false;
+      s.availability.reason = FromCublas(cs, "cublasCreate").message();
+    }
+    return s;
+  }();
+  return state;
+}
+
+class CublasPrepared final : public PreparedOp {
+ public:
+  CublasPrepared(const MatmulProblem& p, Buffers& b, Algorithm a, std::string warning)
+      : p_(p), b_(b), algorithm_(std::move(a)), warning_(std::move(warning)) {}
+
+  Status Init() {
+    // Row-major A [m,k], B [k,n], C [m,n] as 2-d tensors: (1, 1, rows, cols).
+    BC_RETURN_IF_ERROR(cuda::Upload(b_.src, {1, 1, p_.m, p_.k, Layout::kNchw, p_.dtype}, a_));
+    BC_RETURN_IF_ERROR(cuda::Upload(b_.wei, {1, 1, p_.k, p_.n, Layout::kNchw, p_.dtype}, bm_));
+    BC_RETURN_IF_ERROR(cuda::Upload(b_.dst, {1, 1, p_.m, p_.n, Layout::kNchw, p_.dtype}, c_));
+    return Status::Ok();
+  }
+
+  Status Execute() override {
+    const float alpha = 1, beta = 0;
+    const cudaDataType_t t = p_.dtype == DataType::kF16 ? CUDA_R_16F : CUDA_R_32F;
+    // Column-major cuBLAS computes C^T = B^T A^T, which is row-major C = A B.
+    timer_.Start();
+    BC_CUBLAS(cublasGemmEx(Handle().handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(p_.n), static_cast<int>(p_.m),
+                           static_cast<int>(p_.k), &alpha, bm_.get(), t, static_cast<int>(p_.n), a_.get(), t,
+                           static_cast<int>(p_.k), &beta, c_.get(), t, static_cast<int>(p_.n), ComputeType(),
+                           CUBLAS_GEMM_DEFAULT));
+    Result<double> ms = timer_.StopMs();
+    if (!ms.ok()) return ms.status();
+    device_ns_ = ms.value() * 1e6;
+    return Status::Ok();
+  }
+
+  Status Fetch() override { return cuda::Download(c_, {1, 1, p_.m, p_.n, Layout::kNchw, p_.dtype}, b_.dst); }
+  std::string implementation() const override {
+    return std::string("cublasGemmEx ") +
+           (ComputeType() == CUBLAS_COMPUTE_32F_FAST_TF32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F") +
+           (warning_.empty() ? "" : " [warning: " + warning_ + "]");
+  }
+  const Algorithm& algorithm() const override { return algorithm_; }
+  std::optional<double> DeviceTimeNs() const override { return device_ns_; }
+
+ private:
+  cublasComputeType_t ComputeType() const {
+    return p_.dtype == DataType::kF32 && CurrentFlags().cuda_matmul_allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                                               : CUBLAS_COMPUTE_32F;
+  }
+  MatmulProblem p_;
+  Buffers& b_;
+  Algorithm algorithm_;
+  std::string warning_;
+  cuda::DeviceBuffer a_, bm_, c_;
+  cuda::EventTimer timer_;
+  std::optional<double> device_ns_;
+};
+
+}  // namespace
+
+const CublasEngine& CublasEngine::Instance() {
+  static const CublasEngine kEngine;
+  return kEngine;
+}
+
+Availability CublasEngine::availability() const { return Handle().availability; }
+
+std::vector<Algorithm> CublasEngine::algorithms(const Problem& p) const {
+  if (Handle().handle == nullptr || !std::holds_alternative<MatmulProblem>(p)) return {};
+  return {{"gemm_ex", Determinism::kDeterministic, 0}};
+}
+
+Result<std::unique_ptr<PreparedOp>> CublasEngine::Prepare(const Problem& p, const std::string& algorithm,
+                                                          Buffers& buffers) const {
+  const HandleState& hs = Handle();
+  if (hs.handle == nullptr) return Status(StatusCode::kUnavailable, hs.availability.reason);
+  Result<Algorithm> a = FindAlgorithm(*this, p, algorithm);
+  if (!a.ok()) return a.status();
+  const char* config = std::getenv("CUBLAS_WORKSPACE_CONFIG");
+  const cublas::ConfigCheck check = cublas::CheckWorkspaceConfig(
+      CurrentFlags(), config ? std::optional<std::string>(config) : std::nullopt, hs.cuda_version);
+  if (check.error) return Status(StatusCode::kNotDeterministic, check.message);
+  auto prepared = std::make_unique<CublasPrepared>(std::get<MatmulProblem>(p), buffers, a.value(), check.message);
+  BC_RETURN_IF_ERROR(prepared->Init());
+  return std::unique_ptr<PreparedOp>(std::move(prepared));
+}
+
+}  // namespace bc

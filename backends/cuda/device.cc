@@ -1,0 +1,127 @@
+#include "backends/cuda/device.h"
+
+namespace bc::cuda {
+
+Status FromCuda(cudaError_t e, const char* call) {
+  return Status(StatusCode::kUnavailable, std::string(call) + " returned " + std::to_string(static_cast<int>(e)) +
+                                              " (" + cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + ")");
+}
+
+Availability CudaAvailability() {
+  Availability a;
+  a.engine = "cuda";
+  a.built = true;
+  int runtime = 0;
+  (void)cudaRuntimeGetVersion(&runtime);
+  a.version = "CUDA runtime " + std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10);
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    a.reason = FromCuda(e, "cudaGetDeviceCount").message();
+    return a;
+  }
+  if (count == 0) {
+    a.reason = "cudaGetDeviceCount found no CUDA device";
+    return a;
+  }
+  cudaDeviceProp prop{};
+  (void)cudaGetDeviceProperties(&prop, 0);
+  int driver = 0;
+  (void)cudaDriverGetVersion(&driver);
+  a.available = true;
+  a.reason = std::to_string(count) + " device(s); device 0: " + prop.name + " (sm_" + std::to_string(prop.major) +
+             std::to_string(prop.minor) + "), driver API " + std::to_string(driver / 1000) + "." +
+             std::to_string(driver % 1000 / 10);
+  return a;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr_ != nullptr) cudaFree(ptr_);
+}
+
+Status DeviceBuffer::Allocate(size_t bytes) {
+  if (ptr_ != nullptr) {
+    cudaFree(ptr_);
+    ptr_ = nullptr;
+  }
+  bytes_ = bytes;
+  if (bytes == 0) return Status::Ok();
+  BC_CUDA(cudaMalloc(&ptr_, bytes));
+  return Status::Ok();
+}
+
+namespace {
+
+// Index of logical (n, c, h, w) in the shape's storage order.
+int64_t Physical(const TensorShape& s, int64_t n, int64_t c, int64_t h, int64_t w) {
+  return s.layout == Layout::kNchw ? ((n * s.c + c) * s.h + h) * s.w + w : ((n * s.h + h) * s.w + w) * s.c + c;
+}
+
+template <typename Fn>
+void ForEach(const TensorShape& s, Fn fn) {
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t c = 0; c < s.c; ++c)
+      for (int64_t h = 0; h < s.h; ++h)
+        for (int64_t w = 0; w < s.w; ++w) fn(((n * s.c + c) * s.h + h) * s.w + w, Physical(s, n, c, h, w));
+}
+
+}  // namespace
+
+Status Upload(const std::vector<float>& host, const TensorShape& shape, DeviceBuffer& dst) {
+  if (static_cast<int64_t>(host.size()) != shape.elems()) {
+    return Status(StatusCode::kInvalidArgument, "host tensor size does not match its shape");
+  }
+  BC_RETURN_IF_ERROR(dst.Allocate(shape.bytes()));
+  if (shape.dtype == DataType::kF16) {
+    std::vector<_Float16> staged(host.size());
+    ForEach(shape, [&](int64_t logical, int64_t phys) { staged[phys] = static_cast<_Float16>(host[logical]); });
+    BC_CUDA(cudaMemcpy(dst.get(), staged.data(), shape.bytes(), cudaMemcpyHostToDevice));
+  } else {
+    std::vector<float> staged(host.size());
+    ForEach(shape, [&](int64_t logical, int64_t phys) { staged[phys] = host[logical]; });
+    BC_CUDA(cudaMemcpy(dst.get(), staged.data(), shape.bytes(), cudaMemcpyHostToDevice));
+  }
+  return Status::Ok();
+}
+
+Status Download(const DeviceBuffer& src, const TensorShape& shape, std::vector<float>& host) {
+  host.resize(static_cast<size_t>(shape.elems()));
+  if (shape.dtype == DataType::kF16) {
+    std::vector<_Float16> staged(host.size());
+    BC_CUDA(cudaMemcpy(staged.data(), src.get(), shape.bytes(), cudaMemcpyDeviceToHost));
+    ForEach(shape, [&](int64_t logical, int64_t phys) { host[logical] = static_cast<float>(staged[phys]); });
+  } else {
+    std::vector<float> staged(host.size());
+    BC_CUDA(cudaMemcpy(staged.data(), src.get(), shape.bytes(), cudaMemcpyDeviceToHost));
+    ForEach(shape, [&](int64_t logical, int64_t phys) { host[logical] = staged[phys]; });
+  }
+  return Status::Ok();
+}
+
+EventTimer::EventTimer() {
+  (void)cudaEventCreate(&start_);
+  (void)cudaEventCreate(&stop_);
+}
+
+EventTimer::~EventTimer() {
+  if (start_) cudaEventDestroy(start_);
+  if (stop_) cudaEventDestroy(stop_);
+}
+
+void EventTimer::Start() { (void)cudaEventRecord(start_); }
+
+Result<double> EventTimer::StopMs() {
+  BC_CUDA(cudaEventRecord(stop_));
+  BC_CUDA(cudaEventSynchronize(stop_));
+  float ms = 0;
+  BC_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
+  return static_cast<double>(ms);
+}
+
+int64_t DeviceBytesInUse() {
+  size_t free_bytes = 0, total = 0;
+  if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return 0;
+  return static_cast<int64_t>(total - free_bytes);
+}
+
+}  // namespace bc::cuda

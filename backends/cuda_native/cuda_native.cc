@@ -1,0 +1,160 @@
+#include "backends/cuda_native/cuda_native.h"
+
+#include <cublas_v2.h>
+
+#include "backends/cuda/device.h"
+#include "backends/cuda_native/kernels.h"
+
+namespace bc {
+namespace {
+
+Status FromCublas(cublasStatus_t s, const char* call) {
+  return Status(StatusCode::kInternal, std::string(call) + " returned " + std::to_string(static_cast<int>(s)) +
+                                           " (" + cublasGetStatusString(s) + ")");
+}
+
+#define BC_CUBLAS(call)                                                   \
+  do {                                                                    \
+    const cublasStatus_t bc_s_ = (call);                                  \
+    if (bc_s_ != CUBLAS_STATUS_SUCCESS) return FromCublas(bc_s_, #call);  \
+  } while (0)
+
+struct HandleState {
+  cublasHandle_t handle = nullptr;
+  Availability availability;
+};
+
+const HandleState& Handle() {
+  static const HandleState state = [] {
+    HandleState s;
+    s.availability = cuda::CudaAvailability();
+    s.availability.engine = "cuda_native";
+    if (!s.availability.available) return s;
+    const cublasStatus_t cs = cublasCreate(&s.handle);
+    if (cs != CUBLAS_STATUS_SUCCESS) {
+      s.handle = nullptr;
+      s.availability.available = false;
+      s.availability.reason = FromCublas(cs, "cublasCreate").message();
+    }
+    return s;
+  }();
+  return state;
+}
+
+bool Supported(const Problem& p) {
+  const auto* c = std::get_if<Conv2dProblem>(&p);
+  return c != nullptr && IsPlainF32(p);
+}
+
+class NativePrepared final : public PreparedOp {
+ public:
+  NativePrepared(const Conv2dProblem& p, Buffers& b, Algorithm a) : p_(p), b_(b), algorithm_(std::move(a)) {
+    G_ = {p.ic, p.ih, p.iw, p.oc, p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, p.dh, p.dw, p.g, p.oh(), p.ow()};
+  }
+
+  Status Init() {
+    BC_RETURN_IF_ERROR(cuda::Upload(b_.src, {p_.mb, p_.ic, p_.ih, p_.iw}, x_));
+    BC_RETURN_IF_ERROR(cuda::Upload(b_.wei, {p_.oc, p_.ic / p_.g, p_.kh, p_.kw}, w_));
+    BC_RETURN_IF_ERROR(cuda::Upload(b_.dst, {p_.mb, p_.oc, p_.oh(), p_.ow()}, y_));
+    return col_.Allocate(static_cast<size_t>(G_.patch() * G_.pixels()) * sizeof(float));
+  }
+
+  Status Execute() override {
+    cublasHandle_t h = Handle().handle;
+    BC_CUBLAS(cublasSetMathMode(h, CurrentFlags().cuda_matmul_allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                                         : CUBLAS_DEFAULT_MATH));
+    timer_.Start();
+    float* x = static_cast<float*>(x_.get());
+    float* w = static_cast<float*>(w_.get());
+    float* y = static_cast<float*>(y_.get());
+    float* col = static_cast<float*>(col_.get());
+    const int P = static_cast<int>(G_.pixels()), K = static_cast<int>(G_.patch()), O = static_cast<int>(G_.ocg());
+    const float one = 1, zero = 0;
+    if (p_.direction == Direction::kBackwardWeights && algorithm_.name == "atomic") {
+      cuda_native::Zero(w, p_.wei_elems());
+      cuda_native::AtomicBackwardWeights(G_, p_.mb, x, y, w);
+    } else {
+      if (p_.direction == Direction::kBackwardWeights) cuda_native::Zero(w, p_.wei_elems());
+      // Row-major matrices seen column-major: see kernels.h for the shapes.
+      for (int64_t n = 0; n < p_.mb; ++n) {
+        for (int64_t g = 0; g < p_.g; ++g) {
+          float* xs = x + n * p_.ic * p_.ih * p_.iw;
+          float* wg = w + g * G_.ocg() * G_.patch();
+          float* yg = y + (n * p_.oc + g * G_.ocg()) * G_.pixels();
+          const int64_t c0 = g * G_.icg();
+          switch (p_.direction) {
+            case Direction::kForward:  // Y_g = W_g col
+              cuda_native::Im2Col(G_, xs, c0, col);
+              BC_CUBLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, P, O, K, &one, col, P, wg, K, &zero, yg, P));
+              break;
+            case Direction::kBackwardData:  // col = W_g^T dY_g, then gather into dX
+              BC_CUBLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, P, K, O, &one, yg, P, wg, K, &zero, col, P));
+              cuda_native::Col2Im(G_, col, c0, xs);
+              break;
+            case Direction::kBackwardWeights:  // dW_g += dY_g col^T, sample after sample
+              cuda_native::Im2Col(G_, xs, c0, col);
+              BC_CUBLAS(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, K, O, P, &one, col, P, yg, P, &one, wg, K));
+              break;
+          }
+        }
+      }
+    }
+    BC_CUDA(cudaGetLastError());
+    Result<double> ms = timer_.StopMs();
+    if (!ms.ok()) return ms.status();
+    device_ns_ = ms.value() * 1e6;
+    return Status::Ok();
+  }
+
+  Status Fetch() override {
+    switch (p_.direction) {
+      case Direction::kForward: return cuda::Download(y_, {p_.mb, p_.oc, p_.oh(), p_.ow()}, b_.dst);
+      case Direction::kBackwardData: return cuda::Download(x_, {p_.mb, p_.ic, p_.ih, p_.iw}, b_.src);
+      case Direction::kBackwardWeights: return cuda::Download(w_, {p_.oc, p_.ic / p_.g, p_.kh, p_.kw}, b_.wei);
+    }
+    return Status::Ok();
+  }
+
+  std::string implementation() const override { return "cuda_native:" + algorithm_.name; }
+  const Algorithm& algorithm() const override { return algorithm_; }
+  std::optional<double> DeviceTimeNs() const override { return device_ns_; }
+
+ private:
+  Conv2dProblem p_;
+  Buffers& b_;
+  Algorithm algorithm_;
+  cuda_native::ConvGeometry G_{};
+  cuda::DeviceBuffer x_, w_, y_, col_;
+  cuda::EventTimer timer_;
+  std::optional<double> device_ns_;
+};
+
+}  // namespace
+
+const CudaNativeEngine& CudaNativeEngine::Instance() {
+  static const CudaNativeEngine kEngine;
+  return kEngine;
+}
+
+Availability CudaNativeEngine::availability() const { return Handle().availability; }
+
+std::vector<Algorithm> CudaNativeEngine::algorithms(const Problem& p) const {
+  if (Handle().handle == nullptr || !Supported(p)) return {};
+  std::vector<Algorithm> out = {{"im2col_gemm", Determinism::kDeterministic, 0}};
+  if (std::get<Conv2dProblem>(p).direction == Direction::kBackwardWeights) {
+    out.push_back({"atomic", Determinism::kNondeterministic, 0});
+  }
+  return out;
+}
+
+Result<std::unique_ptr<PreparedOp>> CudaNativeEngine::Prepare(const Problem& p, const std::string& algorithm,
+                                                              Buffers& buffers) const {
+  if (Handle().handle == nullptr) return Status(StatusCode::kUnavailable, Handle().availability.reason);
+  Result<Algorithm> a = FindAlgorithm(*this, p, algorithm);
+  if (!a.ok()) return a.status();
+  auto prepared = std::make_unique<NativePrepared>(std::get<Conv2dProblem>(p), buffers, a.value());
+  BC_RETURN_IF_ERROR(prepared->Init());
+  return std::unique_ptr<PreparedOp>(std::move(prepared));
+}
+
+}  // namespace bc
