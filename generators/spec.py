@@ -18,7 +18,7 @@ from .locate import LineIndex
 from .problem import DIRECTIONS, DTYPES, LAYOUTS, parse_any_shape
 
 ENGINES = {"auto": ("cpu", "cuda"), "select": ("cpu", "cuda"), "onednn": ("cpu",), "reference": ("cpu",),
-           "cudnn": ("cuda",)}
+           "cudnn": ("cuda",), "cuda_native": ("cuda",), "cublas": ("cuda",)}
 DEVICES = ("cpu", "cuda")
 SUITE_KEYS = {"name", "fixture", "prefix", "repeats", "positive_control", "axes", "exclude"} | {
     k for keys in FIXTURE_OPTIONS.values() for k in keys}

@@ -9,6 +9,7 @@
 #include "backends/reference/reference.h"
 #include "backends/registry.h"
 #include "harness/buffers.h"
+#include "harness/evidence.h"
 #include "harness/tensor_data.h"
 #include "harness/timer.h"
 
@@ -137,6 +138,17 @@ Result<CaseRun> RunCase(const CaseSpec& spec, const RunOptions& options) {
   }
   run.searches = dispatcher.selector().searches();
   return run;
+}
+
+nlohmann::json CheckJson(const std::string& name, bool passed, const std::string& detail) {
+  return {{"name", name}, {"outcome", passed ? "passed" : "failed"}, {"detail", detail}};
+}
+
+void RecordFact(const std::string& repro, const std::string& check, bool passed, const std::string& detail) {
+  (void)ProcessEvidence().Write({{"kind", "case"},
+                                 {"test", CurrentTestName()},
+                                 {"repro", repro},
+                                 {"checks", nlohmann::json::array({CheckJson(check, passed, detail)})}});
 }
 
 std::string CurrentTestName() {

@@ -69,6 +69,10 @@ bool IsNotEvaluated(const Status& s);
 nlohmann::json CaseRecord(const CaseRow& row, const CaseRun& run);
 // The record of a case that could not be evaluated, with the reason.
 nlohmann::json SkippedCaseRecord(const CaseRow& row, const std::string& reason);
+// One check of a fact: {"name", "outcome": passed|failed, "detail"}.
+nlohmann::json CheckJson(const std::string& name, bool passed, const std::string& detail);
+// Writes a case record holding one check, for a test that is a single fact.
+void RecordFact(const std::string& repro, const std::string& check, bool passed, const std::string& detail);
 // "Suite.Test" of the running gtest test ("Prefix/Fixture.Test/Param").
 std::string CurrentTestName();
 

@@ -16,10 +16,6 @@
 namespace bc::suite {
 namespace {
 
-nlohmann::json Check(const std::string& name, bool passed, const std::string& detail) {
-  return {{"name", name}, {"outcome", passed ? "passed" : "failed"}, {"detail", detail}};
-}
-
 // The selector's flags as dispatch derives them for cuDNN semantics.
 bool CudnnSemantics(const CaseSpec& c) { return c.engine.rfind("select", 0) == 0 || c.engine == "cudnn"; }
 
@@ -72,7 +68,7 @@ TEST_P(Schedule, Run) {
   for (const Problem& p : spec->steps) distinct.insert(FormatProblem(p));
   const int expected_searches = benchmark ? static_cast<int>(distinct.size()) : 0;
   nlohmann::json checks = nlohmann::json::array();
-  checks.push_back(Check("searches", run->searches == expected_searches,
+  checks.push_back(CheckJson("searches", run->searches == expected_searches,
                          std::to_string(run->searches) + " search(es) over " + std::to_string(spec->steps.size()) +
                              " step(s) of " + std::to_string(distinct.size()) + " distinct problem(s), expected " +
                              std::to_string(expected_searches)));
@@ -109,13 +105,13 @@ TEST_P(Schedule, Run) {
     }
   }
   if (benchmark) {
-    checks.push_back(Check("chosen_fastest", fastest, fastest ? "every search chose its fastest timed candidate"
+    checks.push_back(CheckJson("chosen_fastest", fastest, fastest ? "every search chose its fastest timed candidate"
                                                               : detail_fastest));
-    checks.push_back(Check("benchmark_limit", within_limit,
+    checks.push_back(CheckJson("benchmark_limit", within_limit,
                            within_limit ? "no search timed more than cudnn.benchmark_limit candidates" : detail_limit));
   }
   if (deterministic) {
-    checks.push_back(Check("deterministic_only", det_only,
+    checks.push_back(CheckJson("deterministic_only", det_only,
                            det_only ? "only deterministic candidates were timed or chosen" : detail_det));
   }
   EXPECT_TRUE(fastest) << detail_fastest;
@@ -203,7 +199,7 @@ TEST_P(Compare, SideBySide) {
                        {"b", SamplesJson(b->Format(), sb)},
                        {"versus_flags", options.value("versus_flags", nlohmann::json::object())},
                        {"reps", reps}};
-  record["checks"] = nlohmann::json::array({Check("measured", true, std::to_string(reps) + " interleaved reps")});
+  record["checks"] = nlohmann::json::array({CheckJson("measured", true, std::to_string(reps) + " interleaved reps")});
   (void)ProcessEvidence().Write(record);
 }
 
@@ -249,12 +245,12 @@ TEST_P(CrossProcess, Probe) {
   }
   nlohmann::json checks = nlohmann::json::array();
   if (expect == "same_choice") {
-    checks.push_back(Check("same_choice", choices.size() == 1,
+    checks.push_back(CheckJson("same_choice", choices.size() == 1,
                            std::to_string(choices.size()) + " distinct choice(s) in " +
                                std::to_string(results.size()) + " processes"));
     EXPECT_EQ(choices.size(), 1u) << nlohmann::json(choices).dump();
   } else if (expect == "same_digest") {
-    checks.push_back(Check("same_digest", digests.size() == 1,
+    checks.push_back(CheckJson("same_digest", digests.size() == 1,
                            std::to_string(digests.size()) + " distinct digest(s) in " +
                                std::to_string(results.size()) + " processes"));
     EXPECT_EQ(digests.size(), 1u) << nlohmann::json(digests).dump();
@@ -277,89 +273,3 @@ TEST_P(CrossProcess, Probe) {
 
 }  // namespace bc::suite
 
-namespace bc {
-namespace {
-
-// A one-step CPU case with engine auto, as PyTorch would dispatch it.
-CaseSpec AutoCase(const std::string& problem, const std::string& flags) {
-  Result<CaseSpec> c = ParseCaseSpec(problem + " device=cpu engine=auto threads=2 " + flags);
-  EXPECT_TRUE(c.ok()) << c.status().ToString();
-  return c.value();
-}
-
-void Record(const std::string& repro, const std::string& name, bool passed, const std::string& detail) {
-  (void)ProcessEvidence().Write({{"kind", "case"},
-                                 {"test", CurrentTestName()},
-                                 {"repro", repro},
-                                 {"checks", nlohmann::json::array({{{"name", name},
-                                                                    {"outcome", passed ? "passed" : "failed"},
-                                                                    {"detail", detail}}})}});
-}
-
-constexpr const char* kScatter = "scatter_add:f32:n200000d1000";
-
-// scatter_add has only an atomic implementation on the CPU here.
-TEST(Alert, UseDeterministicAlgorithmsRaisesForAnOpWithoutADeterministicImplementation) {
-  const CaseSpec c = AutoCase(kScatter, "deterministic_algorithms=true");
-  Result<CaseRun> run = RunCase(c, {.repeats = 1, .compare_to_reference = false});
-  ASSERT_FALSE(run.ok());
-  EXPECT_EQ(run.status().code(), StatusCode::kNotDeterministic);
-  const std::string& msg = run.status().message();
-  const std::string expected = std::string(kScatter) +
-                               " does not have a deterministic implementation, but you set "
-                               "'torch.use_deterministic_algorithms(True)'. You can turn off determinism just for "
-                               "this operation, or you can use the 'warn_only=True' option";
-  EXPECT_EQ(msg.rfind(expected, 0), 0u) << msg;
-  Record(c.Format(), "alert_raised", msg.rfind(expected, 0) == 0, msg);
-}
-
-TEST(Alert, WarnOnlyRecordsTheWarningAndRuns) {
-  const CaseSpec c = AutoCase(kScatter, "deterministic_algorithms=true deterministic_algorithms.warn_only=true");
-  Result<CaseRun> run = RunCase(c, {.repeats = 2, .compare_to_reference = true});
-  ASSERT_TRUE(run.ok()) << run.status().ToString();
-  const StepRun& s = run->first();
-  ASSERT_TRUE(s.selection.has_value());
-  const std::string& warning = s.selection->warning;
-  EXPECT_NE(warning.find("does not have a deterministic implementation, but you set "
-                         "'torch.use_deterministic_algorithms(True, warn_only=True)'"),
-            std::string::npos)
-      << warning;
-  EXPECT_EQ(s.algorithm.name, "atomic");
-  EXPECT_TRUE(WithinTolerance(*s.error, AccumulationLength(s.problem)));
-  Record(c.Format(), "warning_recorded", !warning.empty(), warning);
-}
-
-// cudnn.deterministic is cuDNN's flag: CPU operations do not see it.
-TEST(Alert, CudnnDeterministicDoesNotReachCpuOperations) {
-  const CaseSpec scatter = AutoCase(kScatter, "cudnn.deterministic=true");
-  Result<CaseRun> run = RunCase(scatter, {.repeats = 1, .compare_to_reference = false});
-  ASSERT_TRUE(run.ok()) << run.status().ToString();
-  EXPECT_TRUE(run->first().selection->warning.empty());
-  const CaseSpec conv = AutoCase("conv2d:bwd_weights:f32:mb2ic8ih14oc8kh3ph1", "cudnn.deterministic=true");
-  const CaseSpec plain = AutoCase("conv2d:bwd_weights:f32:mb2ic8ih14oc8kh3ph1", "");
-  Result<CaseRun> a = RunCase(conv, {.repeats = 1, .compare_to_reference = false});
-  Result<CaseRun> b = RunCase(plain, {.repeats = 1, .compare_to_reference = false});
-  ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(a->first().implementation, b->first().implementation);
-  EXPECT_EQ(a->first().digests, b->first().digests);
-  Record(scatter.Format(), "cudnn_flag_ignored", true,
-         "scatter_add ran its atomic kernel without alert; conv bwd_weights chose " + a->first().implementation +
-             " with or without cudnn.deterministic");
-}
-
-// use_deterministic_algorithms reaches the CPU engines: the same conv under it
-// keeps a deterministic choice, and matmul too.
-TEST(Alert, DeterministicAlgorithmsFilterEveryCpuOperation) {
-  for (const char* problem : {"conv2d:fwd:f32:mb2ic8ih14oc8kh3ph1", "matmul:f32:m32n32k64"}) {
-    const CaseSpec c = AutoCase(problem, "deterministic_algorithms=true mkldnn.enabled=false");
-    Result<CaseRun> run = RunCase(c, {.repeats = 3, .compare_to_reference = true});
-    ASSERT_TRUE(run.ok()) << run.status().ToString();
-    EXPECT_EQ(run->first().algorithm.determinism, bc::Determinism::kDeterministic);
-    EXPECT_EQ(run->first().DistinctDigests(), 1);
-    Record(c.Format(), "deterministic_choice", run->first().DistinctDigests() == 1,
-           "chose " + run->first().engine + ":" + run->first().algorithm.name);
-  }
-}
-
-}  // namespace
-}  // namespace bc

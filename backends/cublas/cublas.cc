@@ -1,55 +1,15 @@
 #include "backends/cublas/cublas.h"
 
-#include <cublas_v2.h>
-
 #include <cstdlib>
 
 #include "backends/cublas/workspace_config.h"
+#include "backends/cuda/cublas_handle.h"
 #include "backends/cuda/device.h"
 
 namespace bc {
 namespace {
 
-Status FromCublas(cublasStatus_t s, const char* call) {
-  return Status(StatusCode::kInternal, std::string(call) + " returned " + std::to_string(static_cast<int>(s)) +
-                                           " (" + cublasGetStatusString(s) + ")");
-}
-
-#define BC_CUBLAS(call)                                                   \
-  do {                                                                    \
-    const cublasStatus_t bc_s_ = (call);                                  \
-    if (bc_s_ != CUBLAS_STATUS_SUCCESS) return FromCublas(bc_s_, #call);  \
-  } while (0)
-
-struct HandleState {
-  cublasHandle_t handle = nullptr;
-  Availability availability;
-  int cuda_version = 0;
-};
-
-const HandleState& Handle() {
-  static const HandleState state = [] {
-    HandleState s;
-    s.availability = cuda::CudaAvailability();
-    s.availability.engine = "cublas";
-    (void)cudaRuntimeGetVersion(&s.cuda_version);
-    int major = 0, minor = 0, patch = 0;
-    (void)cublasGetProperty(MAJOR_VERSION, &major);
-    (void)cublasGetProperty(MINOR_VERSION, &minor);
-    (void)cublasGetProperty(PATCH_LEVEL, &patch);
-    s.availability.version = "cuBLAS " + std::to_string(major) + "." + std::to_string(minor) + "." +
-                             std::to_string(patch) + ", " + s.availability.version;
-    if (!s.availability.available) return s;
-    const cublasStatus_t cs = cublasCreate(&s.handle);
-    if (cs != CUBLAS_STATUS_SUCCESS) {
-      s.handle = nullptr;
-      s.availability.available = false;
-      s.availability.reason = FromCublas(cs, "cublasCreate").message();
-    }
-    return s;
-  }();
-  return state;
-}
+const cuda::CublasState& Handle() { return cuda::SharedCublas(); }
 
 class CublasPrepared final : public PreparedOp {
  public:
@@ -118,7 +78,7 @@ std::vector<Algorithm> CublasEngine::algorithms(const Problem& p) const {
 
 Result<std::unique_ptr<PreparedOp>> CublasEngine::Prepare(const Problem& p, const std::string& algorithm,
                                                           Buffers& buffers) const {
-  const HandleState& hs = Handle();
+  const cuda::CublasState& hs = Handle();
   if (hs.handle == nullptr) return Status(StatusCode::kUnavailable, hs.availability.reason);
   Result<Algorithm> a = FindAlgorithm(*this, p, algorithm);
   if (!a.ok()) return a.status();

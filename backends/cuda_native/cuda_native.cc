@@ -1,44 +1,17 @@
 #include "backends/cuda_native/cuda_native.h"
 
-#include <cublas_v2.h>
-
+#include "backends/cuda/cublas_handle.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda_native/kernels.h"
 
 namespace bc {
 namespace {
 
-Status FromCublas(cublasStatus_t s, const char* call) {
-  return Status(StatusCode::kInternal, std::string(call) + " returned " + std::to_string(static_cast<int>(s)) +
-                                           " (" + cublasGetStatusString(s) + ")");
-}
-
-#define BC_CUBLAS(call)                                                   \
-  do {                                                                    \
-    const cublasStatus_t bc_s_ = (call);                                  \
-    if (bc_s_ != CUBLAS_STATUS_SUCCESS) return FromCublas(bc_s_, #call);  \
-  } while (0)
-
-struct HandleState {
-  cublasHandle_t handle = nullptr;
-  Availability availability;
-};
-
-const HandleState& Handle() {
-  static const HandleState state = [] {
-    HandleState s;
-    s.availability = cuda::CudaAvailability();
-    s.availability.engine = "cuda_native";
-    if (!s.availability.available) return s;
-    const cublasStatus_t cs = cublasCreate(&s.handle);
-    if (cs != CUBLAS_STATUS_SUCCESS) {
-      s.handle = nullptr;
-      s.availability.available = false;
-      s.availability.reason = FromCublas(cs, "cublasCreate").message();
-    }
-    return s;
-  }();
-  return state;
+// cuda_native is available where cuBLAS is: it is CUDA kernels plus cuBLAS.
+Availability NativeAvailability() {
+  Availability a = cuda::SharedCublas().availability;
+  a.engine = "cuda_native";
+  return a;
 }
 
 bool Supported(const Problem& p) {
@@ -60,7 +33,7 @@ class NativePrepared final : public PreparedOp {
   }
 
   Status Execute() override {
-    cublasHandle_t h = Handle().handle;
+    cublasHandle_t h = cuda::SharedCublas().handle;
     BC_CUBLAS(cublasSetMathMode(h, CurrentFlags().cuda_matmul_allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
                                                                          : CUBLAS_DEFAULT_MATH));
     timer_.Start();
@@ -136,10 +109,10 @@ const CudaNativeEngine& CudaNativeEngine::Instance() {
   return kEngine;
 }
 
-Availability CudaNativeEngine::availability() const { return Handle().availability; }
+Availability CudaNativeEngine::availability() const { return NativeAvailability(); }
 
 std::vector<Algorithm> CudaNativeEngine::algorithms(const Problem& p) const {
-  if (Handle().handle == nullptr || !Supported(p)) return {};
+  if (cuda::SharedCublas().handle == nullptr || !Supported(p)) return {};
   std::vector<Algorithm> out = {{"im2col_gemm", Determinism::kDeterministic, 0}};
   if (std::get<Conv2dProblem>(p).direction == Direction::kBackwardWeights) {
     out.push_back({"atomic", Determinism::kNondeterministic, 0});
@@ -149,7 +122,7 @@ std::vector<Algorithm> CudaNativeEngine::algorithms(const Problem& p) const {
 
 Result<std::unique_ptr<PreparedOp>> CudaNativeEngine::Prepare(const Problem& p, const std::string& algorithm,
                                                               Buffers& buffers) const {
-  if (Handle().handle == nullptr) return Status(StatusCode::kUnavailable, Handle().availability.reason);
+  if (cuda::SharedCublas().handle == nullptr) return Status(StatusCode::kUnavailable, NativeAvailability().reason);
   Result<Algorithm> a = FindAlgorithm(*this, p, algorithm);
   if (!a.ok()) return a.status();
   auto prepared = std::make_unique<NativePrepared>(std::get<Conv2dProblem>(p), buffers, a.value());

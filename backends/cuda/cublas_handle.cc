@@ -1,0 +1,36 @@
+#include "backends/cuda/cublas_handle.h"
+
+#include "backends/cuda/device.h"
+
+namespace bc::cuda {
+
+Status FromCublas(cublasStatus_t s, const char* call) {
+  return Status(StatusCode::kInternal, std::string(call) + " returned " + std::to_string(static_cast<int>(s)) +
+                                           " (" + cublasGetStatusString(s) + ")");
+}
+
+const CublasState& SharedCublas() {
+  static const CublasState state = [] {
+    CublasState s;
+    s.availability = CudaAvailability();
+    s.availability.engine = "cublas";
+    (void)cudaRuntimeGetVersion(&s.cuda_version);
+    int major = 0, minor = 0, patch = 0;
+    (void)cublasGetProperty(MAJOR_VERSION, &major);
+    (void)cublasGetProperty(MINOR_VERSION, &minor);
+    (void)cublasGetProperty(PATCH_LEVEL, &patch);
+    s.availability.version = "cuBLAS " + std::to_string(major) + "." + std::to_string(minor) + "." +
+                             std::to_string(patch) + ", " + s.availability.version;
+    if (!s.availability.available) return s;
+    const cublasStatus_t cs = cublasCreate(&s.handle);
+    if (cs != CUBLAS_STATUS_SUCCESS) {
+      s.handle = nullptr;
+      s.availability.available = false;
+      s.availability.reason = FromCublas(cs, "cublasCreate").message();
+    }
+    return s;
+  }();
+  return state;
+}
+
+}  // namespace bc::cuda
