@@ -58,6 +58,8 @@ class [[nodiscard]] Result {
   T&& value() && { return std::get<T>(std::move(data_)); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
 
  private:
   std::variant<T, Status> data_;

@@ -3,28 +3,24 @@
 #include <cudnn.h>
 
 #include <array>
-#include <atomic>
+#include <cstdlib>
+#include <cstring>
 
 #include "backends/cuda/device.h"
+#include "backends/cudnn/calls.h"
+#include "backends/cudnn/graph.h"
 #include "backends/cudnn/policy.h"
 
 namespace bc {
 namespace {
 
-std::atomic<int64_t> g_calls{0};
+using cudnn::FromCudnn;
 
-Status FromCudnn(cudnnStatus_t s, const char* call) {
-  return Status(StatusCode::kInternal, std::string(call) + " returned " + std::to_string(static_cast<int>(s)) +
-                                           " (" + cudnnGetErrorString(s) + ")");
+// PyTorch's switch between the graph API (default) and the legacy API.
+bool UseGraphApi() {
+  const char* v = std::getenv("TORCH_CUDNN_V8_API_DISABLED");
+  return v == nullptr || *v == '\0' || std::strcmp(v, "0") == 0;
 }
-
-// Every cuDNN call of this engine goes through here, and is counted.
-#define BC_CUDNN(call)                                                  \
-  do {                                                                  \
-    g_calls.fetch_add(1, std::memory_order_relaxed);                    \
-    const cudnnStatus_t bc_s_ = (call);                                 \
-    if (bc_s_ != CUDNN_STATUS_SUCCESS) return FromCudnn(bc_s_, #call);  \
-  } while (0)
 
 struct HandleState {
   cudnnHandle_t handle = nullptr;
@@ -41,7 +37,7 @@ const HandleState& Handle() {
     a.version = "cuDNN " + std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
                 std::to_string(v % 100) + ", " + a.version;
     if (!a.available) return s;
-    g_calls.fetch_add(1, std::memory_order_relaxed);
+    cudnn::CallCounter().fetch_add(1, std::memory_order_relaxed);
     const cudnnStatus_t cs = cudnnCreate(&s.handle);
     if (cs != CUDNN_STATUS_SUCCESS) {
       s.handle = nullptr;
@@ -49,7 +45,8 @@ const HandleState& Handle() {
       a.reason = FromCudnn(cs, "cudnnCreate").message();
       return s;
     }
-    a.reason = "cuDNN handle created; " + a.reason;
+    a.reason = std::string("cuDNN handle created, ") + (UseGraphApi() ? "graph API (v8) path" : "legacy API (v7) path") +
+               "; " + a.reason;
     return s;
   }();
   return state;
@@ -259,6 +256,62 @@ class CudnnPrepared final : public PreparedOp {
   std::optional<double> device_ns_;
 };
 
+// A graph-API execution plan bound to a problem's device tensors.
+class GraphPrepared final : public PreparedOp {
+ public:
+  GraphPrepared(const Conv2dProblem& p, Buffers& b, cudnn::GraphPlans plans, cudnn::Plan plan)
+      : p_(p), b_(b), plans_(std::move(plans)), plan_(std::move(plan)) {
+    algorithm_ = {plan_.name, plan_.deterministic() ? Determinism::kDeterministic : Determinism::kNondeterministic,
+                  plan_.workspace_bytes};
+  }
+  Status Init(cudnnHandle_t h) {
+    h_ = h;
+    BC_RETURN_IF_ERROR(t_.Init(p_, b_));
+    return ws_.Allocate(static_cast<size_t>(plan_.workspace_bytes));
+  }
+  Status Execute() override {
+    timer_.Start();
+    BC_RETURN_IF_ERROR(cudnn::ExecutePlan(h_, plan_, t_.x.get(), t_.w.get(), t_.y.get(), ws_.get()));
+    Result<double> ms = timer_.StopMs();
+    if (!ms.ok()) return ms.status();
+    device_ns_ = ms.value() * 1e6;
+    return Status::Ok();
+  }
+  Status Fetch() override {
+    const Shapes s(p_);
+    switch (p_.direction) {
+      case Direction::kForward: return cuda::Download(t_.y, s.y, b_.dst);
+      case Direction::kBackwardData: return cuda::Download(t_.x, s.x, b_.src);
+      case Direction::kBackwardWeights: return cuda::Download(t_.w, s.w, b_.wei);
+    }
+    return Status::Ok();
+  }
+  std::string implementation() const override {
+    std::string notes;
+    for (cudnn::NumericalNote n : plan_.notes) notes += std::string(notes.empty() ? "" : ",") + cudnn::NoteName(n);
+    return "cuDNN graph API " + plan_.name + (notes.empty() ? "" : " [" + notes + "]");
+  }
+  const Algorithm& algorithm() const override { return algorithm_; }
+  std::optional<double> DeviceTimeNs() const override { return device_ns_; }
+
+ private:
+  Conv2dProblem p_;
+  Buffers& b_;
+  cudnn::GraphPlans plans_;
+  cudnn::Plan plan_;
+  Algorithm algorithm_;
+  cudnnHandle_t h_ = nullptr;
+  DeviceTensors t_;
+  cuda::DeviceBuffer ws_;
+  cuda::EventTimer timer_;
+  std::optional<double> device_ns_;
+};
+
+Result<cudnn::GraphPlans> Plans(cudnnHandle_t h, const Conv2dProblem& p) {
+  const BackendFlags& f = CurrentFlags();
+  return cudnn::BuildPlans(h, p, f.CudnnDeterministicEffective(), f.cudnn_allow_tf32);
+}
+
 const Conv2dProblem* Conv(const Problem& p) { return std::get_if<Conv2dProblem>(&p); }
 
 }  // namespace
@@ -271,7 +324,7 @@ const CudnnEngine& CudnnEngine::Instance() {
 Availability CudnnEngine::availability() const { return Handle().availability; }
 
 std::optional<std::string> CudnnEngine::PinnedDeterministic(const Problem& p) const {
-  if (Conv(p) == nullptr) return std::nullopt;
+  if (Conv(p) == nullptr || UseGraphApi()) return std::nullopt;  // Conv_v8.cpp pins nothing
   return cudnn::PinnedDefault(Conv(p)->direction);
 }
 
@@ -279,6 +332,17 @@ std::vector<Algorithm> CudnnEngine::algorithms(const Problem& problem) const {
   const HandleState& hs = Handle();
   const Conv2dProblem* p = Conv(problem);
   if (hs.handle == nullptr || p == nullptr) return {};
+  if (UseGraphApi()) {
+    Result<cudnn::GraphPlans> plans = Plans(hs.handle, *p);
+    std::vector<Algorithm> out;
+    if (plans.ok()) {
+      for (const cudnn::Plan& plan : plans->plans) {
+        out.push_back({plan.name, plan.deterministic() ? Determinism::kDeterministic : Determinism::kNondeterministic,
+                       plan.workspace_bytes});
+      }
+    }
+    return out;
+  }
   Descriptors d;
   if (!d.Init(*p, CurrentFlags().cudnn_allow_tf32).ok()) return {};
   Result<std::vector<cudnn::PerfRecord>> perf = Heuristics(hs.handle, d, *p);
@@ -294,12 +358,35 @@ Result<EngineSearch> CudnnEngine::Search(const Problem& problem) const {
   if (hs.handle == nullptr) return Status(StatusCode::kUnavailable, hs.availability.reason);
   const Conv2dProblem* p = Conv(problem);
   if (p == nullptr) return Status(StatusCode::kUnimplemented, "cudnn has no implementation of " + FormatProblem(problem));
-  Descriptors d;
-  BC_RETURN_IF_ERROR(d.Init(*p, CurrentFlags().cudnn_allow_tf32));
   Buffers b = Buffers::For(problem);
   FillInputs(problem, b);
   DeviceTensors t;
   BC_RETURN_IF_ERROR(t.Init(*p, b));
+  if (UseGraphApi()) {
+    // Like PyTorch's v8 benchmark: every kept plan, warmed up once, best of three.
+    Result<cudnn::GraphPlans> plans = Plans(hs.handle, *p);
+    if (!plans.ok()) return plans.status();
+    EngineSearch out;
+    out.peak_device_bytes = cuda::DeviceBytesInUse();
+    cuda::EventTimer timer;
+    for (const cudnn::Plan& plan : plans->plans) {
+      cuda::DeviceBuffer ws;
+      if (!ws.Allocate(static_cast<size_t>(plan.workspace_bytes)).ok()) continue;
+      out.peak_device_bytes = std::max(out.peak_device_bytes, cuda::DeviceBytesInUse());
+      if (!cudnn::ExecutePlan(hs.handle, plan, t.x.get(), t.w.get(), t.y.get(), ws.get()).ok()) continue;
+      double best = -1;
+      for (int i = 0; i < 3; ++i) {
+        timer.Start();
+        if (!cudnn::ExecutePlan(hs.handle, plan, t.x.get(), t.w.get(), t.y.get(), ws.get()).ok()) break;
+        Result<double> ms = timer.StopMs();
+        if (ms.ok() && (best < 0 || ms.value() < best)) best = ms.value();
+      }
+      if (best >= 0) out.time_ns[plan.name] = best * 1e6;
+    }
+    return out;
+  }
+  Descriptors d;
+  BC_RETURN_IF_ERROR(d.Init(*p, CurrentFlags().cudnn_allow_tf32));
   // The largest workspace any algorithm asks for, as PyTorch sizes the search.
   size_t ws_bytes = 0;
   Result<std::vector<cudnn::PerfRecord>> heur = Heuristics(hs.handle, d, *p);
@@ -351,6 +438,18 @@ Result<std::unique_ptr<PreparedOp>> CudnnEngine::Prepare(const Problem& problem,
   if (hs.handle == nullptr) return Status(StatusCode::kUnavailable, hs.availability.reason);
   const Conv2dProblem* p = Conv(problem);
   if (p == nullptr) return Status(StatusCode::kUnimplemented, "cudnn has no implementation of " + FormatProblem(problem));
+  if (UseGraphApi()) {
+    Result<cudnn::GraphPlans> plans = Plans(hs.handle, *p);
+    if (!plans.ok()) return plans.status();
+    for (const cudnn::Plan& plan : plans->plans) {
+      if (!algorithm.empty() && plan.name != algorithm) continue;
+      auto prepared = std::make_unique<GraphPrepared>(*p, buffers, plans.value(), plan);
+      BC_RETURN_IF_ERROR(prepared->Init(hs.handle));
+      return std::unique_ptr<PreparedOp>(std::move(prepared));
+    }
+    return Status(StatusCode::kUnimplemented, "no cuDNN graph plan '" + (algorithm.empty() ? "(any)" : algorithm) +
+                                                  "' for " + FormatProblem(problem));
+  }
   Result<Algorithm> a = FindAlgorithm(*this, problem, algorithm);
   // A pinned or forced algorithm need not be in the heuristic list (PyTorch
   // pins without asking); cuDNN itself says whether it supports the problem.
@@ -366,6 +465,6 @@ Result<std::unique_ptr<PreparedOp>> CudnnEngine::Prepare(const Problem& problem,
   return std::unique_ptr<PreparedOp>(std::move(prepared));
 }
 
-int64_t CudnnCallCount() { return g_calls.load(std::memory_order_relaxed); }
+int64_t CudnnCallCount() { return cudnn::CallCounter().load(std::memory_order_relaxed); }
 
 }  // namespace bc

@@ -1,6 +1,8 @@
-// The cuDNN engine (what torch.backends.cudnn switches), through cuDNN's
-// legacy convolution API as PyTorch's Conv_v7.cpp uses it: conv2d forward,
-// backward-data and backward-filter, fp32 and fp16, NCHW and NHWC.
+// The cuDNN engine (what torch.backends.cudnn switches): conv2d forward,
+// backward-data and backward-filter, fp32 and fp16, NCHW and NHWC, through
+// either of PyTorch's two paths. By default the graph (backend) API, as
+// Conv_v8.cpp uses it (graph.h); with TORCH_CUDNN_V8_API_DISABLED set, the
+// legacy API as Conv_v7.cpp uses it, described below.
 //
 // availability(): built when the CUDA toolkit and cuDNN were found at
 // configure time; available when CUDA finds a device and cudnnCreate
@@ -17,9 +19,9 @@
 // Every cuDNN call goes through one macro that counts it: CudnnCallCount()
 // proves that no cuDNN call happens where PyTorch would make none
 // (cudnn.enabled=false).
-//
-// PyTorch's graph-API path (Conv_v8.cpp) is not implemented yet; the
-// numerical-note filter it needs is in policy.h.
+// On the graph path the candidates are the engine configs that heuristics
+// return and the numerical-note filter keeps, named "cfgK_engG"; a search
+// times each plan with CUDA events; there is no pinned default.
 #pragma once
 
 #include <cstdint>
