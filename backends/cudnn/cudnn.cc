@@ -174,6 +174,28 @@ struct DeviceTensors {
   }
 };
 
+// Copies the direction's output tensor back into the host buffers.
+Status FetchOutput(const Conv2dProblem& p, const DeviceTensors& t, Buffers& b) {
+  const Shapes s(p);
+  switch (p.direction) {
+    case Direction::kForward: return cuda::Download(t.y, s.y, b.dst);
+    case Direction::kBackwardData: return cuda::Download(t.x, s.x, b.src);
+    case Direction::kBackwardWeights: return cuda::Download(t.w, s.w, b.wei);
+  }
+  return Status::Ok();
+}
+
+// Runs `work` between CUDA events and stores its device time.
+template <typename Work>
+Status TimedOnDevice(cuda::EventTimer& timer, std::optional<double>& device_ns, Work work) {
+  timer.Start();
+  BC_RETURN_IF_ERROR(work());
+  Result<double> ms = timer.StopMs();
+  if (!ms.ok()) return ms.status();
+  device_ns = ms.value() * 1e6;
+  return Status::Ok();
+}
+
 Status Run(cudnnHandle_t h, const Descriptors& d, const Conv2dProblem& p, int algo, DeviceTensors& t, void* ws,
            size_t ws_bytes) {
   const float alpha = 1, beta = 0;
@@ -212,23 +234,9 @@ class CudnnPrepared final : public PreparedOp {
   }
 
   Status Execute() override {
-    timer_.Start();
-    BC_RETURN_IF_ERROR(Run(h_, d_, p_, algo_, t_, ws_.get(), ws_bytes_));
-    Result<double> ms = timer_.StopMs();
-    if (!ms.ok()) return ms.status();
-    device_ns_ = ms.value() * 1e6;
-    return Status::Ok();
+    return TimedOnDevice(timer_, device_ns_, [&] { return Run(h_, d_, p_, algo_, t_, ws_.get(), ws_bytes_); });
   }
-
-  Status Fetch() override {
-    const Shapes s(p_);
-    switch (p_.direction) {
-      case Direction::kForward: return cuda::Download(t_.y, s.y, b_.dst);
-      case Direction::kBackwardData: return cuda::Download(t_.x, s.x, b_.src);
-      case Direction::kBackwardWeights: return cuda::Download(t_.w, s.w, b_.wei);
-    }
-    return Status::Ok();
-  }
+  Status Fetch() override { return FetchOutput(p_, t_, b_); }
 
   std::string implementation() const override {
     static constexpr const char* kPrefix[] = {"CUDNN_CONVOLUTION_FWD_ALGO_", "CUDNN_CONVOLUTION_BWD_DATA_ALGO_",
@@ -270,22 +278,10 @@ class GraphPrepared final : public PreparedOp {
     return ws_.Allocate(static_cast<size_t>(plan_.workspace_bytes));
   }
   Status Execute() override {
-    timer_.Start();
-    BC_RETURN_IF_ERROR(cudnn::ExecutePlan(h_, plan_, t_.x.get(), t_.w.get(), t_.y.get(), ws_.get()));
-    Result<double> ms = timer_.StopMs();
-    if (!ms.ok()) return ms.status();
-    device_ns_ = ms.value() * 1e6;
-    return Status::Ok();
+    return TimedOnDevice(timer_, device_ns_,
+                         [&] { return cudnn::ExecutePlan(h_, plan_, t_.x.get(), t_.w.get(), t_.y.get(), ws_.get()); });
   }
-  Status Fetch() override {
-    const Shapes s(p_);
-    switch (p_.direction) {
-      case Direction::kForward: return cuda::Download(t_.y, s.y, b_.dst);
-      case Direction::kBackwardData: return cuda::Download(t_.x, s.x, b_.src);
-      case Direction::kBackwardWeights: return cuda::Download(t_.w, s.w, b_.wei);
-    }
-    return Status::Ok();
-  }
+  Status Fetch() override { return FetchOutput(p_, t_, b_); }
   std::string implementation() const override {
     std::string notes;
     for (cudnn::NumericalNote n : plan_.notes) notes += std::string(notes.empty() ? "" : ",") + cudnn::NoteName(n);
