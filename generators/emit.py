@@ -55,4 +55,5 @@ def emit(cases: list[Case], out: Path, specs: list[str]) -> None:
             "axes": c.axes, "labels": list(c.labels), "spec": c.spec, "options": c.options,
         } for c in cases],
     }
-    _write_if_changed(out / "cases.json", json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    # Compact: json's C encoder runs only without indentation (10,000 cases in well under a second).
+    _write_if_changed(out / "cases.json", json.dumps(manifest, sort_keys=True, separators=(",", ":")) + "\n")

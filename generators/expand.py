@@ -3,6 +3,7 @@ a readable gtest parameter name and a stable id."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from typing import Any
 from .errors import SpecError
 from .fixtures import BINARIES, FIXTURES
 from .flags import Flag
-from .problem import format_any, parse_any_shape
+from .problem import format_any, parse_any_shape, tensor_bytes_of
 from .spec import ENGINES, Spec, Suite
 
 
@@ -33,8 +34,13 @@ class Case:
     options: dict[str, Any]
 
 
+@functools.lru_cache(maxsize=None)
+def _parsed(shape: str) -> tuple[str, dict[str, int]]:
+    return parse_any_shape(shape)
+
+
 def _problem(shape: str, axes: dict[str, Any]) -> str:
-    op, values = parse_any_shape(shape)
+    op, values = _parsed(shape)
     direction = axes.get("direction", "fwd")
     if op != "conv2d" and direction != "fwd":
         raise ValueError(f"{op} has no direction {direction} (only fwd)")
@@ -76,11 +82,13 @@ def case_repro(axes: dict[str, Any], spec: Spec, flags: dict[str, Flag]) -> str:
     return " ".join(parts)
 
 
+@functools.lru_cache(maxsize=None)
 def _camel(text: str) -> str:
     words = "".join(c if c.isalnum() else " " for c in text).split()
     return "".join(w[:1].upper() + w[1:] for w in words)
 
 
+@functools.lru_cache(maxsize=None)
 def _name_part(axis: str, value: Any) -> str:
     if isinstance(value, bool):
         return _camel(axis) + ("On" if value else "Off")
@@ -123,6 +131,13 @@ def expand_suite(suite: Suite, spec: Spec, flags: dict[str, Flag]) -> list[Case]
             raise SpecError(suite.path, suite.line, f"suite '{suite.name}': engine {engine_name} does not run on {device}")
         if device not in fixture.devices:
             raise SpecError(suite.path, suite.line, f"suite '{suite.name}': fixture {fixture.name} does not run on {device}")
+        steps = spec.schedules[point["schedule"]] if "schedule" in point else [point["shape"]]
+        for shape_name in dict.fromkeys(steps):
+            need = tensor_bytes_of(*_parsed(spec.shapes[shape_name]))
+            if need > spec.memory_budget:
+                raise SpecError(suite.path, spec.shape_lines.get(shape_name, suite.line),
+                                f"shape '{shape_name}' needs {need} bytes of buffers, over the memory budget of "
+                                f"{spec.memory_budget} bytes (memory_budget_mib = {spec.memory_budget >> 20})")
         try:
             repro = case_repro(point, spec, flags)
         except ValueError as e:

@@ -22,7 +22,8 @@ ENGINES = {"auto": ("cpu", "cuda"), "select": ("cpu", "cuda"), "onednn": ("cpu",
 DEVICES = ("cpu", "cuda")
 SUITE_KEYS = {"name", "fixture", "prefix", "repeats", "positive_control", "axes", "exclude"} | {
     k for keys in FIXTURE_OPTIONS.values() for k in keys}
-TOP_KEYS = {"shapes", "schedules", "suite"}
+TOP_KEYS = {"shapes", "schedules", "suite", "memory_budget_mib"}
+DEFAULT_MEMORY_BUDGET_MIB = 4096
 AXES = ("device", "direction", "dtype", "layout", "engine", "threads", "shape", "schedule")
 EXPECT = ("observe", "same_choice", "same_digest")
 MAX_REPEATS = 1000
@@ -51,6 +52,8 @@ class Spec:
     shapes: dict[str, str] = field(default_factory=dict)
     schedules: dict[str, list[str]] = field(default_factory=dict)  # name -> shape names, one per step
     suites: list[Suite] = field(default_factory=list)
+    shape_lines: dict[str, int] = field(default_factory=dict)
+    memory_budget: int = DEFAULT_MEMORY_BUDGET_MIB << 20  # bytes of one case's host buffers
 
 
 class _Ctx:
@@ -103,6 +106,11 @@ def load_spec(path: Path, flags: dict[str, Flag] | None = None) -> Spec:
         except ValueError as e:
             raise ctx.error(("shapes", name), str(e)) from None
         spec.shapes[name] = shape
+        spec.shape_lines[name] = ctx.index.line(("shapes", name))
+    budget = doc.get("memory_budget_mib", DEFAULT_MEMORY_BUDGET_MIB)
+    if not isinstance(budget, int) or isinstance(budget, bool) or not 1 <= budget <= 1 << 30:
+        raise ctx.error(("memory_budget_mib",), "memory_budget_mib must be a positive integer (MiB)")
+    spec.memory_budget = budget << 20
     schedules = doc.get("schedules", {})
     if not isinstance(schedules, dict):
         raise ctx.error(("schedules",), "'schedules' must be a table of name = { shape, steps } or { shapes }")

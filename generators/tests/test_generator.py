@@ -248,6 +248,15 @@ class ErrorTest(SpecTestCase):
         self.assertEqual(e.line, 2)
         self.assertIn("exceed", e.message)
 
+    def test_memory_budget_names_the_shape_and_the_bytes(self) -> None:
+        big = GOOD.replace('"mb2ic8ih14oc8kh3ph1"', '"mb64ic256ih224oc256kh3ph1"')
+        e = self.error(big)
+        self.assertEqual(e.line, 2)
+        self.assertRegex(e.message, r"shape 'small' needs \d+ bytes of buffers, over the memory budget of 4294967296 bytes")
+        ok = expand([load_spec(self.write("memory_budget_mib = 8192\n" + big, "budget.toml"), self.flags)], self.flags)
+        self.assertTrue(ok)
+        self.assertIn("positive integer", self.error("memory_budget_mib = 0\n" + GOOD).message)
+
     def test_bad_shape_fields(self) -> None:
         for shape, expected in (("mb0ic1ih1oc1kh1", "positive"), ("mb1ic3ih4oc4kh1g2", "groups"),
                                 ("mb1ic1ih2oc1kh5", "does not fit"), ("mb1ic1oc1kh1", "missing 'ih'"),
