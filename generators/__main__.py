@@ -16,7 +16,7 @@ from pathlib import Path
 from .errors import SpecError
 from .expand import expand
 from .flags import load_flags
-from .spec import load_spec
+from .spec import TIERS, load_spec
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,15 +25,18 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p_expand = sub.add_parser("expand", help="write case tables and the manifest")
     p_expand.add_argument("--out", required=True, type=Path)
+    p_expand.add_argument("--tier", default="nightly", choices=TIERS,
+                          help="the largest tier to include (smoke < ci < nightly)")
     p_expand.add_argument("specs", nargs="+", type=Path)
     for name in ("validate", "list"):
         p = sub.add_parser(name)
+        p.add_argument("--tier", default="nightly", choices=TIERS)
         p.add_argument("specs", nargs="+", type=Path)
     args = parser.parse_args(argv)
     try:
         flags = load_flags()
         specs = [load_spec(path, flags) for path in args.specs]
-        cases = expand(specs, flags)
+        cases = expand(specs, flags, args.tier)
     except SpecError as e:
         print(str(e), file=sys.stderr)
         return 1

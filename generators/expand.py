@@ -13,7 +13,7 @@ from .errors import SpecError
 from .fixtures import BINARIES, FIXTURES
 from .flags import Flag
 from .problem import format_any, parse_any_shape, tensor_bytes_of
-from .spec import ENGINES, Spec, Suite
+from .spec import ENGINES, TIERS, Spec, Suite
 
 
 @dataclass
@@ -167,8 +167,8 @@ def expand_suite(suite: Suite, spec: Spec, flags: dict[str, Flag]) -> list[Case]
     return cases
 
 
-def expand(specs: list[Spec], flags: dict[str, Flag]) -> list[Case]:
-    """All cases of all specs; suite names and gtest names must be unique."""
+def expand(specs: list[Spec], flags: dict[str, Flag], tier: str = "nightly") -> list[Case]:
+    """All cases of the specs' suites up to `tier`; suite names and gtest names must be unique."""
     cases: list[Case] = []
     suites: dict[str, str] = {}
     tests: set[str] = set()
@@ -177,6 +177,8 @@ def expand(specs: list[Spec], flags: dict[str, Flag]) -> list[Case]:
             if suite.name in suites:
                 raise SpecError(suite.path, suite.line, f"suite name '{suite.name}' is already used in {suites[suite.name]}")
             suites[suite.name] = suite.path
+            if TIERS.index(suite.tier) > TIERS.index(tier):
+                continue
             for case in expand_suite(suite, spec, flags):
                 key = f"{case.binary}:{case.test}"
                 if key in tests:

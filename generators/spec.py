@@ -20,7 +20,8 @@ from .problem import DIRECTIONS, DTYPES, LAYOUTS, parse_any_shape
 ENGINES = {"auto": ("cpu", "cuda"), "select": ("cpu", "cuda"), "onednn": ("cpu",), "reference": ("cpu",),
            "cudnn": ("cuda",), "cuda_native": ("cuda",), "cublas": ("cuda",)}
 DEVICES = ("cpu", "cuda")
-SUITE_KEYS = {"name", "fixture", "prefix", "repeats", "positive_control", "axes", "exclude"} | {
+TIERS = ("smoke", "ci", "nightly")
+SUITE_KEYS = {"name", "fixture", "prefix", "repeats", "positive_control", "axes", "exclude", "tier"} | {
     k for keys in FIXTURE_OPTIONS.values() for k in keys}
 TOP_KEYS = {"shapes", "schedules", "suite", "memory_budget_mib"}
 DEFAULT_MEMORY_BUDGET_MIB = 4096
@@ -44,6 +45,7 @@ class Suite:
     line: int
     path: str
     options: dict[str, Any] = field(default_factory=dict)  # fixture-specific (FIXTURE_OPTIONS)
+    tier: str = "ci"
 
 
 @dataclass
@@ -173,6 +175,9 @@ def _suite(ctx: _Ctx, i: int, raw: dict[str, Any], spec: Spec, flags: dict[str, 
     repeats = raw.get("repeats", 1)
     if not isinstance(repeats, int) or isinstance(repeats, bool) or not 1 <= repeats <= MAX_REPEATS:
         raise ctx.error(here + ("repeats",), f"repeats must be an integer in 1..{MAX_REPEATS}")
+    tier = raw.get("tier", "ci")
+    if tier not in TIERS:
+        raise ctx.error(here + ("tier",), f"tier must be one of {', '.join(TIERS)}")
     control = raw.get("positive_control", False)
     if not isinstance(control, bool):
         raise ctx.error(here + ("positive_control",), "positive_control must be true or false")
@@ -207,7 +212,8 @@ def _suite(ctx: _Ctx, i: int, raw: dict[str, Any], spec: Spec, flags: dict[str, 
             values = values if isinstance(values, list) else [values]
             parsed[axis] = [_axis_value(ctx, where + (axis,), axis, v, spec, flags) for v in values]
         exclude.append(parsed)
-    return Suite(name, fixture, prefix, repeats, control, axes, exclude, ctx.index.line(here), ctx.path, options)
+    return Suite(name, fixture, prefix, repeats, control, axes, exclude, ctx.index.line(here), ctx.path, options,
+                 tier)
 
 
 def _options(ctx: _Ctx, here: tuple[str | int, ...], raw: dict[str, Any], fixture: str,

@@ -33,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--junit", type=Path, help="ctest --output-junit: catches crashed tests")
     parser.add_argument("--tests", type=Path, help="ctest --show-only=json-v1: every registered test")
     parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--partial", action="store_true",
+                        help="the run built only some cases (a user's matrix): a claim none of them addresses "
+                             "is not evaluated rather than an error")
     parser.add_argument("evidence", nargs="+", type=Path)
     args = parser.parse_args(argv)
     try:
@@ -55,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         read_registered(args.tests, evidence)
     for problem in evidence.problems:
         print(f"warning: {problem}", file=sys.stderr)
-    verdicts = judge_all(claims, manifest, evidence)
+    verdicts = judge_all(claims, manifest, evidence, partial=args.partial)
     page = write_report(args.out, verdicts, manifest, evidence)
     counts = Counter(v.verdict for v in verdicts)
     print(f"report: {page}")

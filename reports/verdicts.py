@@ -214,10 +214,12 @@ def _observations(claim: Claim, manifest: list[dict[str, Any]], evidence: Eviden
     return out
 
 
-def judge(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) -> Verdict:
+def judge(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence, partial: bool = False) -> Verdict:
     if claim.rule == "out-of-scope":
         return Verdict(claim, "not evaluated", f"out of scope: {claim.reason}", [])
     facts = _facts(claim, manifest, evidence)
+    if not facts and partial:
+        return Verdict(claim, "not evaluated", "no case of this run's matrix addresses this claim", [])
     if not facts:
         return Verdict(claim, "error", "the catalog's selectors match no test: fix suites/claims.toml", [])
     if claim.rule == "ratio":
@@ -230,8 +232,9 @@ def judge(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) -> V
     return verdict
 
 
-def judge_all(claims: list[Claim], manifest: list[dict[str, Any]], evidence: Evidence) -> list[Verdict]:
-    return [judge(c, manifest, evidence) for c in claims]
+def judge_all(claims: list[Claim], manifest: list[dict[str, Any]], evidence: Evidence,
+              partial: bool = False) -> list[Verdict]:
+    return [judge(c, manifest, evidence, partial) for c in claims]
 
 
 def refuted_guarantees(verdicts: list[Verdict]) -> list[Verdict]:
