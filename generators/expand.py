@@ -109,8 +109,14 @@ def name_of(point: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in point.items())
 
 
-def _excluded(point: dict[str, Any], rules: list[dict[str, list[Any]]]) -> bool:
-    return any(all(point[a] in values for a, values in rule.items()) for rule in rules)
+def _matches(point: dict[str, Any], rule: dict[str, list[Any]]) -> bool:
+    return all(point[a] in values for a, values in rule.items())
+
+
+def _excluded(point: dict[str, Any], suite: Suite) -> bool:
+    """Dropped by an exclude rule, or by an only_if whose `if` holds and `then` does not."""
+    return any(_matches(point, rule) for rule in suite.exclude) or any(
+        _matches(point, cond) and not _matches(point, then) for cond, then in suite.only_if)
 
 
 def expand_suite(suite: Suite, spec: Spec, flags: dict[str, Flag]) -> list[Case]:
@@ -121,7 +127,7 @@ def expand_suite(suite: Suite, spec: Spec, flags: dict[str, Flag]) -> list[Case]
     seen: dict[str, str] = {}
     for values in itertools.product(*(suite.axes[a] for a in names)):
         point = dict(zip(names, values))
-        if _excluded(point, suite.exclude):
+        if _excluded(point, suite):
             continue
         engine = point.get("engine", "auto")
         head, _, tail = engine.partition(":")
@@ -163,7 +169,7 @@ def expand_suite(suite: Suite, spec: Spec, flags: dict[str, Flag]) -> list[Case]
             positive_control=suite.positive_control, axes={**point, "device": device},
             labels=BINARIES[binary], spec=suite.path, options=options))
     if not cases:
-        raise SpecError(suite.path, suite.line, f"suite '{suite.name}': the exclude rules remove every case")
+        raise SpecError(suite.path, suite.line, f"suite '{suite.name}': the exclude and only_if rules remove every case")
     return cases
 
 

@@ -5,6 +5,7 @@ Every problem is reported as ``FILE:LINE: message`` through SpecError.
 
 from __future__ import annotations
 
+import random
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -15,13 +16,14 @@ from .errors import SpecError
 from .fixtures import FIXTURE_OPTIONS, FIXTURES
 from .flags import Flag, load_flags
 from .locate import LineIndex
-from .problem import DIRECTIONS, DTYPES, LAYOUTS, parse_any_shape
+from .problem import DIRECTIONS, DTYPES, FIELDS, LAYOUTS, parse_any_shape
+from .tables import TABLES, table_shapes
 
 ENGINES = {"auto": ("cpu", "cuda"), "select": ("cpu", "cuda"), "onednn": ("cpu",), "reference": ("cpu",),
            "cudnn": ("cuda",), "cuda_native": ("cuda",), "cublas": ("cuda",)}
 DEVICES = ("cpu", "cuda")
 TIERS = ("smoke", "ci", "nightly")
-SUITE_KEYS = {"name", "fixture", "prefix", "repeats", "positive_control", "axes", "exclude", "tier"} | {
+SUITE_KEYS = {"name", "fixture", "prefix", "repeats", "positive_control", "axes", "exclude", "only_if", "tier"} | {
     k for keys in FIXTURE_OPTIONS.values() for k in keys}
 TOP_KEYS = {"shapes", "schedules", "suite", "memory_budget_mib"}
 DEFAULT_MEMORY_BUDGET_MIB = 4096
@@ -42,6 +44,7 @@ class Suite:
     positive_control: bool
     axes: dict[str, list[Any]]  # in the order the spec gives them
     exclude: list[dict[str, list[Any]]]
+    only_if: list[tuple[dict[str, list[Any]], dict[str, list[Any]]]]  # (if, then) pairs
     line: int
     path: str
     options: dict[str, Any] = field(default_factory=dict)  # fixture-specific (FIXTURE_OPTIONS)
@@ -53,6 +56,7 @@ class Spec:
     path: str
     shapes: dict[str, str] = field(default_factory=dict)
     schedules: dict[str, list[str]] = field(default_factory=dict)  # name -> shape names, one per step
+    groups: dict[str, list[str]] = field(default_factory=dict)     # table name -> its shape names
     suites: list[Suite] = field(default_factory=list)
     shape_lines: dict[str, int] = field(default_factory=dict)
     memory_budget: int = DEFAULT_MEMORY_BUDGET_MIB << 20  # bytes of one case's host buffers
@@ -101,6 +105,9 @@ def load_spec(path: Path, flags: dict[str, Flag] | None = None) -> Spec:
     if not isinstance(shapes, dict):
         raise ctx.error(("shapes",), "'shapes' must be a table of name = \"shape\"")
     for name, shape in shapes.items():
+        if isinstance(shape, dict):
+            _table(ctx, name, shape, spec)
+            continue
         if not isinstance(shape, str):
             raise ctx.error(("shapes", name), f"shape '{name}' must be a string such as \"mb2ic8ih14oc8kh3\"")
         try:
@@ -117,7 +124,7 @@ def load_spec(path: Path, flags: dict[str, Flag] | None = None) -> Spec:
     if not isinstance(schedules, dict):
         raise ctx.error(("schedules",), "'schedules' must be a table of name = { shape, steps } or { shapes }")
     for name, raw in schedules.items():
-        spec.schedules[name] = _schedule(ctx, name, raw, spec.shapes)
+        spec.schedules[name] = _schedule(ctx, name, raw, spec)
     suites = doc.get("suite")
     if not isinstance(suites, list) or not suites:
         raise ctx.error(("suite",), "the spec defines no [[suite]]")
@@ -126,11 +133,72 @@ def load_spec(path: Path, flags: dict[str, Flag] | None = None) -> Spec:
     return spec
 
 
-def _schedule(ctx: _Ctx, name: str, raw: Any, shapes: dict[str, str]) -> list[str]:
-    """``{ shape = "s", steps = N }`` (fixed) or ``{ shapes = ["a", "b"] }`` (varying)."""
+def _table(ctx: _Ctx, name: str, raw: dict[str, Any], spec: Spec) -> None:
+    """``{ table = "resnet50", mb = 8 }``: the table's layers as shapes NAME_LAYER, and NAME as their group."""
+    where = ("shapes", name)
+    table = raw.get("table")
+    if table not in TABLES:
+        raise ctx.error(where, f"shape '{name}': table must be one of {', '.join(TABLES)}")
+    size_key, default = TABLES[table]
+    if set(raw) - {"table", size_key}:
+        raise ctx.error(where, f"shape '{name}': table {table} takes only '{size_key}'")
+    size = raw.get(size_key, default)
+    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+        raise ctx.error(where, f"shape '{name}': {size_key} must be a positive integer")
+    spec.groups[name] = []
+    for layer, shape in table_shapes(table, size).items():
+        try:
+            parse_any_shape(shape)
+        except ValueError as e:
+            raise ctx.error(where, f"shape '{name}' layer {layer}: {e}") from None
+        member = f"{name}_{layer}"
+        spec.shapes[member] = shape
+        spec.shape_lines[member] = ctx.index.line(where)
+        spec.groups[name].append(member)
+
+
+def _random_steps(ctx: _Ctx, name: str, raw: Any, spec: Spec) -> list[str]:
+    """``{ seed = S, steps = N, mb = [lo, hi], ... }``: N conv shapes drawn from the ranges, the same for a seed."""
     where = ("schedules", name)
-    if not isinstance(raw, dict) or set(raw) - {"shape", "steps", "shapes"}:
-        raise ctx.error(where, f"schedule '{name}' must be {{ shape = NAME, steps = N }} or {{ shapes = [NAMES] }}")
+    if not isinstance(raw, dict) or "seed" not in raw or "steps" not in raw:
+        raise ctx.error(where, f"schedule '{name}': random needs seed, steps and [lo, hi] ranges of conv fields")
+    seed, steps = raw["seed"], raw["steps"]
+    if not isinstance(seed, int) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
+        raise ctx.error(where, f"schedule '{name}': seed must be an integer, steps in 1..{MAX_STEPS}")
+    ranges = {k: v for k, v in raw.items() if k not in ("seed", "steps")}
+    for key, r in ranges.items():
+        if key not in FIELDS or not (isinstance(r, list) and len(r) == 2 and all(isinstance(x, int) for x in r)
+                                     and 0 <= r[0] <= r[1]):
+            raise ctx.error(where, f"schedule '{name}': '{key}' must be a conv field with a [lo, hi] integer range")
+    for required in ("mb", "ic", "ih", "oc", "kh"):
+        ranges.setdefault(required, [1, 1])
+    rng = random.Random(seed)
+    names = []
+    for i in range(steps):
+        shape = "".join(f"{k}{rng.randint(*ranges[k])}" for k in FIELDS if k in ranges)
+        try:
+            parse_any_shape(shape)
+        except ValueError as e:
+            raise ctx.error(where, f"schedule '{name}' step {i} ({shape}): {e}; narrow the ranges") from None
+        member = f"{name}_step{i}"
+        spec.shapes[member] = shape
+        spec.shape_lines[member] = ctx.index.line(where)
+        names.append(member)
+    return names
+
+
+def _schedule(ctx: _Ctx, name: str, raw: Any, spec: Spec) -> list[str]:
+    """``{ shape = "s", steps = N }`` (fixed), ``{ shapes = ["a", "b"] }`` (varying), or
+    ``{ random = { seed, steps, ranges } }`` (seeded random)."""
+    where = ("schedules", name)
+    shapes = spec.shapes
+    if not isinstance(raw, dict) or set(raw) - {"shape", "steps", "shapes", "random"}:
+        raise ctx.error(where, f"schedule '{name}' must be {{ shape = NAME, steps = N }}, {{ shapes = [NAMES] }} "
+                               "or { random = {...} }")
+    if "random" in raw:
+        if len(raw) != 1:
+            raise ctx.error(where, f"schedule '{name}': random stands alone")
+        return _random_steps(ctx, name, raw["random"], spec)
     if "shapes" in raw:
         if "shape" in raw or "steps" in raw:
             raise ctx.error(where, f"schedule '{name}' gives both 'shapes' and 'shape'/'steps'")
@@ -191,6 +259,8 @@ def _suite(ctx: _Ctx, i: int, raw: dict[str, Any], spec: Spec, flags: dict[str, 
             values = [values]
         if not values:
             raise ctx.error(where, f"axis '{axis}' is empty: give at least one value")
+        if axis == "shape":  # a table's name stands for all its layers
+            values = [m for v in values for m in (spec.groups[v] if isinstance(v, str) and v in spec.groups else [v])]
         checked = [_axis_value(ctx, where, axis, v, spec, flags) for v in values]
         if len(set(map(str, checked))) != len(checked):
             raise ctx.error(where, f"axis '{axis}' lists a value twice")
@@ -212,8 +282,28 @@ def _suite(ctx: _Ctx, i: int, raw: dict[str, Any], spec: Spec, flags: dict[str, 
             values = values if isinstance(values, list) else [values]
             parsed[axis] = [_axis_value(ctx, where + (axis,), axis, v, spec, flags) for v in values]
         exclude.append(parsed)
-    return Suite(name, fixture, prefix, repeats, control, axes, exclude, ctx.index.line(here), ctx.path, options,
-                 tier)
+    only_if: list[tuple[dict[str, list[Any]], dict[str, list[Any]]]] = []
+    conditions = raw.get("only_if", [])
+    if not isinstance(conditions, list):
+        raise ctx.error(here + ("only_if",), "only_if must be an array of tables ([[suite.only_if]])")
+    for j, rule in enumerate(conditions):
+        where = here + ("only_if", j)
+        if not isinstance(rule, dict) or set(rule) != {"if", "then"}:
+            raise ctx.error(where, "an only_if rule is { if = { axis = value(s) }, then = { axis = value(s) } }")
+        parts = []
+        for part in ("if", "then"):
+            if not isinstance(rule[part], dict) or not rule[part]:
+                raise ctx.error(where, f"only_if '{part}' must be a non-empty table of axis = value(s)")
+            parsed_part: dict[str, list[Any]] = {}
+            for axis, values in rule[part].items():
+                if axis not in axes:
+                    raise ctx.error(where, f"only_if names '{axis}', which is not an axis of this suite")
+                values = values if isinstance(values, list) else [values]
+                parsed_part[axis] = [_axis_value(ctx, where, axis, v, spec, flags) for v in values]
+            parts.append(parsed_part)
+        only_if.append((parts[0], parts[1]))
+    return Suite(name, fixture, prefix, repeats, control, axes, exclude, only_if, ctx.index.line(here), ctx.path,
+                 options, tier)
 
 
 def _options(ctx: _Ctx, here: tuple[str | int, ...], raw: dict[str, Any], fixture: str,

@@ -193,6 +193,78 @@ class ScheduleAndOptionsTest(SpecTestCase):
         self.assertIn("matmul has no direction bwd_data", self.error(text).message)
 
 
+TABLES_SPEC = """\
+[shapes]
+r50 = { table = "resnet50", mb = 2 }
+bert = { table = "bert_base", tokens = 256 }
+[schedules]
+rand = { random = { seed = 7, steps = 5, mb = [1, 4], ic = [3, 16], ih = [7, 32], oc = [4, 16], kh = [1, 3], ph = [0, 1] } }
+
+[[suite]]
+name = "tables"
+fixture = "Determinism"
+[suite.axes]
+engine = ["onednn"]
+shape = ["r50", "bert"]
+
+[[suite]]
+name = "random"
+fixture = "Schedule"
+[suite.axes]
+engine = ["select:onednn"]
+schedule = ["rand"]
+
+[[suite]]
+name = "conditional"
+fixture = "Determinism"
+[suite.axes]
+engine = ["onednn", "reference:atomic"]
+threads = [1, 2]
+shape = ["r50_l1_3x3"]
+[[suite.only_if]]
+if = { engine = "reference:atomic" }
+then = { threads = 2 }
+"""
+
+
+class TablesRandomOnlyIfTest(SpecTestCase):
+    def cases(self, text: str = TABLES_SPEC) -> dict[str, list]:
+        out: dict[str, list] = {}
+        for c in expand([load_spec(self.write(text), self.flags)], self.flags):
+            out.setdefault(c.suite, []).append(c)
+        return out
+
+    def test_model_tables_expand_into_layers(self) -> None:
+        tables = self.cases()["tables"]
+        self.assertEqual(len(tables), 20 + 6)
+        repros = {c.repro.split()[0] for c in tables}
+        self.assertIn("conv2d:fwd:f32:mb2ic3ih224iw224oc64kh7kw7sh2sw2ph3pw3dh1dw1g1", repros)  # conv1
+        self.assertIn("matmul:f32:m256n3072k768", repros)  # ffn_up
+
+    def test_random_schedules_are_seeded(self) -> None:
+        a = self.cases()["random"][0].repro
+        b = self.cases()["random"][0].repro
+        self.assertEqual(a, b)
+        self.assertEqual(len(a.split()[0].split(",")), 5)
+        other = self.cases(TABLES_SPEC.replace("seed = 7", "seed = 8"))["random"][0].repro
+        self.assertNotEqual(a, other)
+
+    def test_only_if_keeps_what_the_condition_allows(self) -> None:
+        names = sorted(c.name for c in self.cases()["conditional"])
+        self.assertEqual(names, ["Onednn_T1", "Onednn_T2", "ReferenceAtomic_T2"])
+
+    def test_errors(self) -> None:
+        for old, new, expected in (
+                ('table = "resnet50"', 'table = "vgg"', "table must be one of"),
+                ('mb = 2', 'batch = 2', "takes only 'mb'"),
+                ('seed = 7, steps = 5', 'steps = 5', "needs seed"),
+                ('kh = [1, 3]', 'kh = [3]', "[lo, hi]"),
+                ('then = { threads = 2 }', 'then = { colour = 2 }', "not an axis"),
+                ('if = { engine = "reference:atomic" }', 'when = { engine = "reference:atomic" }', "an only_if rule")):
+            with self.subTest(new=new):
+                self.assertIn(expected, self.error(TABLES_SPEC.replace(old, new)).message)
+
+
 class ErrorTest(SpecTestCase):
     def test_unknown_flag_names_its_line(self) -> None:
         e = self.error(GOOD.replace('"cudnn.benchmark" = [false, true]', '"cudnn.bencmark" = [false, true]'))
