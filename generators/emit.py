@@ -43,8 +43,8 @@ def emit(cases: list[Case], out: Path, specs: list[str]) -> None:
             groups.setdefault((c.prefix, c.fixture), []).append(c)
         fixtures = sorted({f.name for f in FIXTURES.values() if binary in f.binaries.values()})
         text = template.render(binary=binary, specs=specs, fixtures=fixtures,
-                               groups=[{"prefix": p, "fixture": f, "cases": cs, "var": f"k{p}{f}Cases"}
-                                       for (p, f), cs in groups.items()])
+                               groups=[{"prefix": p, "fixture": f, "cases": cs, "var": f"k{p}{f}Cases",
+                                        "test": FIXTURES[f].test} for (p, f), cs in groups.items()])
         _write_if_changed(out / f"{binary}_cases.cc", text)
     manifest = {
         "schema": MANIFEST_SCHEMA,

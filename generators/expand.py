@@ -79,6 +79,8 @@ def case_repro(axes: dict[str, Any], spec: Spec, flags: dict[str, Flag]) -> str:
     for name, flag in flags.items():
         if name in axes and axes[name] != flag.default:
             parts.append(f"{name}={flag.format(axes[name])}")
+    for name in sorted(a for a in axes if a.startswith("env.") and axes[a]):
+        parts.append(f"{name}={axes[name]}")
     return " ".join(parts)
 
 
@@ -96,6 +98,8 @@ def _name_part(axis: str, value: Any) -> str:
         return f"T{value}"
     if isinstance(value, int):
         return _camel(axis) + str(value)
+    if axis.startswith("env."):
+        return _camel(axis[4:].lower()) + (_camel(value) or "Inherited")
     return _camel(str(value))
 
 

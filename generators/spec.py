@@ -383,6 +383,11 @@ def _axis_value(ctx: _Ctx, where: tuple[str | int, ...], axis: str, value: Any, 
             raise bad(f"unknown schedule {value!r}: define it under [schedules]")
     elif axis in flags:
         _flag_value(ctx, where, flags[axis], value)
+    elif axis.startswith("env."):
+        if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", axis[4:]):
+            raise bad(f"environment axis '{axis}' needs an upper-case variable name after 'env.'")
+        if not isinstance(value, str) or any(c.isspace() for c in value):
+            raise bad(f"'{axis}' takes strings without spaces (\"\" leaves the variable as inherited), not {value!r}")
     else:
-        raise bad(f"unknown axis or flag '{axis}' (axes: {', '.join(AXES)}; flags: {', '.join(flags)})")
+        raise bad(f"unknown axis or flag '{axis}' (axes: {', '.join(AXES)}, env.NAME; flags: {', '.join(flags)})")
     return value

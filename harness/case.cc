@@ -1,6 +1,8 @@
 #include "harness/case.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <vector>
 
 namespace bc {
@@ -44,7 +46,16 @@ std::string CaseSpec::Format() const {
   if (!algorithm.empty()) s += " algo=" + algorithm;
   s += " threads=" + std::to_string(threads);
   for (const std::string& f : flags.NonDefault()) s += " " + f;
+  for (const auto& [name, value] : env) s += " env." + name + "=" + value;
   return s;
+}
+
+std::string CaseSpec::MissingEnv() const {
+  for (const auto& [name, value] : env) {
+    const char* have = std::getenv(name.c_str());
+    if (have == nullptr || value != have) return name + "=" + value;
+  }
+  return "";
 }
 
 Result<CaseSpec> ParseCaseSpec(std::string_view repro) {
@@ -104,6 +115,13 @@ Result<CaseSpec> ParseCaseSpec(std::string_view repro) {
       if (ec != std::errc() || end != value.data() + value.size() || c.threads < 1 || c.threads > 1024) {
         return invalid("threads must be an integer in 1..1024, got '" + std::string(value) + "'");
       }
+    } else if (key.rfind("env.", 0) == 0) {
+      const std::string_view name = key.substr(4);
+      const bool valid = !name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
+        return (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_';
+      });
+      if (!valid || value.empty()) return invalid("env.NAME=VALUE needs an upper-case NAME and a VALUE");
+      c.env[std::string(name)] = value;
     } else if (Status s = c.flags.Set(key, value); !s.ok()) {
       return invalid(s.message());
     }

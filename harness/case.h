@@ -14,6 +14,7 @@
 // and every fixture parses its case from them.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,13 @@ struct CaseSpec {
   std::string algorithm;  // empty: the engine's default choice
   int threads = 1;
   BackendFlags flags;
+  // Environment variables the process must start with (libraries read them
+  // when they initialise: ONEDNN_MAX_CPU_ISA, CUBLAS_WORKSPACE_CONFIG, ...).
+  // Written last, as env.NAME=VALUE, sorted by name.
+  std::map<std::string, std::string> env;
+
+  // The first variable of `env` this process does not have, as "NAME=VALUE"; empty when all match.
+  std::string MissingEnv() const;
 
   const Problem& problem() const { return steps.front(); }
   std::string FormatSchedule() const;

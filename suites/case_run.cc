@@ -82,6 +82,10 @@ TimeCandidate CandidateTimer(const Problem& p, int64_t* max_workspace) {
 }  // namespace
 
 Result<CaseRun> RunCase(const CaseSpec& spec, const RunOptions& options) {
+  if (const std::string missing = spec.MissingEnv(); !missing.empty()) {
+    return Status(StatusCode::kUnavailable, "the case needs a process started with " + missing +
+                                                " (ctest starts each case so; or set it and run the case alone)");
+  }
   FlagsGuard flags(spec.flags);
   ThreadsGuard threads(spec.threads);
   Dispatcher dispatcher;

@@ -21,4 +21,8 @@ struct CaseRow {
 
 inline void PrintTo(const CaseRow& row, std::ostream* os) { *os << row.repro; }
 
+// The case behind a full gtest name ("Prefix/Fixture.Test/name") of this
+// binary's generated tables, or nullptr. Defined by the generated file.
+const CaseRow* FindGeneratedCase(const char* test_name);
+
 }  // namespace bc

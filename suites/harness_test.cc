@@ -1,5 +1,6 @@
 // Unit tests of harness/: flags, descriptors, data, numerics, evidence.
 #include <gtest/gtest.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -194,6 +195,18 @@ TEST(CaseSpec, SchedulesCompressRunsOfEqualSteps) {
   for (const std::string& bad : {a + "*0", a + "*x", a + "*1000001", a + ",", "," + a}) {
     EXPECT_FALSE(ParseCaseSpec(bad + " device=cpu").ok()) << bad;
   }
+}
+
+TEST(CaseSpec, EnvironmentTokensParseBackSorted) {
+  const std::string p = "conv2d:fwd:f32:mb1ic1ih1iw1oc1kh1kw1sh1sw1ph0pw0dh1dw1g1 device=cpu engine=onednn threads=1";
+  Result<CaseSpec> c = ParseCaseSpec(p + " env.ONEDNN_MAX_CPU_ISA=AVX2 env.A_FIRST=1");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->Format(), p + " env.A_FIRST=1 env.ONEDNN_MAX_CPU_ISA=AVX2");
+  EXPECT_FALSE(ParseCaseSpec(p + " env.lower=1").ok());
+  EXPECT_FALSE(ParseCaseSpec(p + " env.X=").ok());
+  ::setenv("BC_TEST_ENV_PRESENT", "yes", 1);
+  EXPECT_EQ(ParseCaseSpec(p + " env.BC_TEST_ENV_PRESENT=yes")->MissingEnv(), "");
+  EXPECT_EQ(ParseCaseSpec(p + " env.BC_TEST_ENV_PRESENT=no")->MissingEnv(), "BC_TEST_ENV_PRESENT=no");
 }
 
 TEST(CaseSpec, RejectsUnknownKeysAndValues) {
