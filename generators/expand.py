@@ -171,7 +171,8 @@ def expand_suite(suite: Suite, spec: Spec, flags: dict[str, Flag]) -> list[Case]
             suite=suite.name, fixture=fixture.name, prefix=suite.prefix, binary=binary, name=name,
             test=f"{suite.prefix}/{fixture.name}.{fixture.test}/{name}", repro=repro, repeats=suite.repeats,
             positive_control=suite.positive_control, axes={**point, "device": device},
-            labels=BINARIES[binary], spec=suite.path, options=options))
+            labels=tuple(dict.fromkeys(BINARIES[binary] + (suite.tier,) + suite.labels)), spec=suite.path,
+            options=options))
     if not cases:
         raise SpecError(suite.path, suite.line, f"suite '{suite.name}': the exclude and only_if rules remove every case")
     return cases

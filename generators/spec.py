@@ -23,7 +23,8 @@ ENGINES = {"auto": ("cpu", "cuda"), "select": ("cpu", "cuda"), "onednn": ("cpu",
            "cudnn": ("cuda",), "cuda_native": ("cuda",), "cublas": ("cuda",)}
 DEVICES = ("cpu", "cuda")
 TIERS = ("smoke", "ci", "nightly")
-SUITE_KEYS = {"name", "fixture", "prefix", "repeats", "positive_control", "axes", "exclude", "only_if", "tier"} | {
+SUITE_KEYS = {"name", "fixture", "prefix", "repeats", "positive_control", "axes", "exclude", "only_if", "tier",
+              "labels"} | {
     k for keys in FIXTURE_OPTIONS.values() for k in keys}
 TOP_KEYS = {"shapes", "schedules", "suite", "memory_budget_mib"}
 DEFAULT_MEMORY_BUDGET_MIB = 4096
@@ -49,6 +50,7 @@ class Suite:
     path: str
     options: dict[str, Any] = field(default_factory=dict)  # fixture-specific (FIXTURE_OPTIONS)
     tier: str = "ci"
+    labels: tuple[str, ...] = ()
 
 
 @dataclass
@@ -246,6 +248,10 @@ def _suite(ctx: _Ctx, i: int, raw: dict[str, Any], spec: Spec, flags: dict[str, 
     tier = raw.get("tier", "ci")
     if tier not in TIERS:
         raise ctx.error(here + ("tier",), f"tier must be one of {', '.join(TIERS)}")
+    labels = raw.get("labels", [])
+    if not isinstance(labels, list) or not all(isinstance(x, str) and re.fullmatch(r"[a-z0-9][a-z0-9_-]*", x)
+                                               for x in labels):
+        raise ctx.error(here + ("labels",), "labels must be a list of lower-case words (letters, digits, '-', '_')")
     control = raw.get("positive_control", False)
     if not isinstance(control, bool):
         raise ctx.error(here + ("positive_control",), "positive_control must be true or false")
@@ -303,7 +309,7 @@ def _suite(ctx: _Ctx, i: int, raw: dict[str, Any], spec: Spec, flags: dict[str, 
             parts.append(parsed_part)
         only_if.append((parts[0], parts[1]))
     return Suite(name, fixture, prefix, repeats, control, axes, exclude, only_if, ctx.index.line(here), ctx.path,
-                 options, tier)
+                 options, tier, tuple(labels))
 
 
 def _options(ctx: _Ctx, here: tuple[str | int, ...], raw: dict[str, Any], fixture: str,

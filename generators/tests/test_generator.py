@@ -104,6 +104,9 @@ class ExpandTest(SpecTestCase):
                       table)
         manifest = json.loads((out / "cases.json").read_text())
         self.assertEqual(len(manifest["cases"]), len(cases))
+        labels = (out / "determinism_tests_labels.cmake").read_text()
+        self.assertIn('set_tests_properties([==[Demo/Determinism.Bitwise/', labels)
+        self.assertIn('PROPERTIES LABELS "determinism;cpu;ci")', labels)
         before = (out / "cases.json").stat().st_mtime_ns
         emit(cases, out, ["spec.toml"])
         self.assertEqual((out / "cases.json").stat().st_mtime_ns, before, "unchanged output is not rewritten")
@@ -160,6 +163,12 @@ class ScheduleAndOptionsTest(SpecTestCase):
         b = "conv2d:fwd:f32:mb2ic3ih32iw32oc8kh3kw3sh1sw1ph1pw1dh1dw1g1"
         self.assertEqual(sched["Fixed"], f"{a}*3 device=cpu engine=select:onednn threads=1")
         self.assertEqual(sched["Varying"], f"{a},{b},{a} device=cpu engine=select:onednn threads=1")
+
+    def test_suite_labels_and_tier_become_ctest_labels(self) -> None:
+        text = SCHEDULES.replace('name = "sched"', 'name = "sched"\ntier = "smoke"\nlabels = ["resnet", "my-team"]')
+        cases = [c for c in expand([load_spec(self.write(text), self.flags)], self.flags) if c.suite == "sched"]
+        self.assertEqual(cases[0].labels, ("selection", "cpu", "smoke", "resnet", "my-team"))
+        self.assertIn("lower-case words", self.error(text.replace('"my-team"', '"My Team"')).message)
 
     def test_fixture_options_travel_with_the_case(self) -> None:
         cases = {c.suite: c for c in expand([load_spec(self.write(SCHEDULES), self.flags)], self.flags)}
