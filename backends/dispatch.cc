@@ -13,8 +13,8 @@ Status Unavailable(const Engine& e) {
 
 bool Implements(const Engine& e, const Problem& p) { return !e.algorithms(p).empty(); }
 
-}  // namespace
-
+// The engines a case may choose from for `p` (one, or the "select" pool),
+// with the reason; an error when none is usable.
 Result<std::vector<const Engine*>> EnginesFor(const CaseSpec& c, const Problem& p, const BackendFlags& flags,
                                               std::string* reason) {
   const std::string& name = c.engine;
@@ -76,6 +76,8 @@ Result<std::vector<const Engine*>> EnginesFor(const CaseSpec& c, const Problem& 
   if (!e->availability().available) return Unavailable(*e);
   return std::vector<const Engine*>{e};
 }
+
+}  // namespace
 
 Result<DispatchDecision> Dispatcher::Decide(const CaseSpec& c, const Problem& p, const BackendFlags& flags,
                                             const TimeCandidate& time) {

@@ -49,9 +49,5 @@ class Dispatcher {
   AlgorithmSelector selector_;
 };
 
-// The engines a case may choose from for `p` (one, or the "select" pool),
-// with the reason; an error when none is usable.
-Result<std::vector<const Engine*>> EnginesFor(const CaseSpec& c, const Problem& p, const BackendFlags& flags,
-                                              std::string* reason);
 
 }  // namespace bc

@@ -147,16 +147,20 @@ def _table(ctx: _Ctx, name: str, raw: dict[str, Any], spec: Spec) -> None:
     size = raw.get(size_key, default)
     if not isinstance(size, int) or isinstance(size, bool) or size < 1:
         raise ctx.error(where, f"shape '{name}': {size_key} must be a positive integer")
-    spec.groups[name] = []
-    for layer, shape in table_shapes(table, size).items():
-        try:
-            parse_any_shape(shape)
-        except ValueError as e:
-            raise ctx.error(where, f"shape '{name}' layer {layer}: {e}") from None
-        member = f"{name}_{layer}"
-        spec.shapes[member] = shape
-        spec.shape_lines[member] = ctx.index.line(where)
-        spec.groups[name].append(member)
+    spec.groups[name] = [_add_derived_shape(ctx, spec, where, f"{name}_{layer}", shape, f"shape '{name}' layer {layer}")
+                         for layer, shape in table_shapes(table, size).items()]
+
+
+def _add_derived_shape(ctx: _Ctx, spec: Spec, where: tuple[str | int, ...], member: str, shape: str,
+                       what: str) -> str:
+    """Validates a shape a table or a random schedule made, and registers it under `member`."""
+    try:
+        parse_any_shape(shape)
+    except ValueError as e:
+        raise ctx.error(where, f"{what} ({shape}): {e}") from None
+    spec.shapes[member] = shape
+    spec.shape_lines[member] = ctx.index.line(where)
+    return member
 
 
 def _random_steps(ctx: _Ctx, name: str, raw: Any, spec: Spec) -> list[str]:
@@ -175,18 +179,10 @@ def _random_steps(ctx: _Ctx, name: str, raw: Any, spec: Spec) -> list[str]:
     for required in ("mb", "ic", "ih", "oc", "kh"):
         ranges.setdefault(required, [1, 1])
     rng = random.Random(seed)
-    names = []
-    for i in range(steps):
-        shape = "".join(f"{k}{rng.randint(*ranges[k])}" for k in FIELDS if k in ranges)
-        try:
-            parse_any_shape(shape)
-        except ValueError as e:
-            raise ctx.error(where, f"schedule '{name}' step {i} ({shape}): {e}; narrow the ranges") from None
-        member = f"{name}_step{i}"
-        spec.shapes[member] = shape
-        spec.shape_lines[member] = ctx.index.line(where)
-        names.append(member)
-    return names
+    return [_add_derived_shape(ctx, spec, where, f"{name}_step{i}",
+                               "".join(f"{k}{rng.randint(*ranges[k])}" for k in FIELDS if k in ranges),
+                               f"schedule '{name}' step {i} (narrow the ranges)")
+            for i in range(steps)]
 
 
 def _schedule(ctx: _Ctx, name: str, raw: Any, spec: Spec) -> list[str]:

@@ -28,15 +28,13 @@ class CublasPrepared final : public PreparedOp {
     const float alpha = 1, beta = 0;
     const cudaDataType_t t = p_.dtype == DataType::kF16 ? CUDA_R_16F : CUDA_R_32F;
     // Column-major cuBLAS computes C^T = B^T A^T, which is row-major C = A B.
-    timer_.Start();
-    BC_CUBLAS(cublasGemmEx(Handle().handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(p_.n), static_cast<int>(p_.m),
-                           static_cast<int>(p_.k), &alpha, bm_.get(), t, static_cast<int>(p_.n), a_.get(), t,
-                           static_cast<int>(p_.k), &beta, c_.get(), t, static_cast<int>(p_.n), ComputeType(),
-                           CUBLAS_GEMM_DEFAULT));
-    Result<double> ms = timer_.StopMs();
-    if (!ms.ok()) return ms.status();
-    device_ns_ = ms.value() * 1e6;
-    return Status::Ok();
+    return cuda::TimedOnDevice(timer_, device_ns_, [&]() -> Status {
+      BC_CUBLAS(cublasGemmEx(Handle().handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(p_.n),
+                             static_cast<int>(p_.m), static_cast<int>(p_.k), &alpha, bm_.get(), t,
+                             static_cast<int>(p_.n), a_.get(), t, static_cast<int>(p_.k), &beta, c_.get(), t,
+                             static_cast<int>(p_.n), ComputeType(), CUBLAS_GEMM_DEFAULT));
+      return Status::Ok();
+    });
   }
 
   Status Fetch() override { return cuda::Download(c_, {1, 1, p_.m, p_.n, Layout::kNchw, p_.dtype}, b_.dst); }

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,18 @@ class EventTimer {
  private:
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
+
+// Runs `work` (returning Status) between CUDA events and stores its device
+// time in nanoseconds.
+template <typename Work>
+Status TimedOnDevice(EventTimer& timer, std::optional<double>& device_ns, Work work) {
+  timer.Start();
+  BC_RETURN_IF_ERROR(work());
+  Result<double> ms = timer.StopMs();
+  if (!ms.ok()) return ms.status();
+  device_ns = ms.value() * 1e6;
+  return Status::Ok();
+}
 
 // Device memory in use (total - free, from cudaMemGetInfo), in bytes.
 int64_t DeviceBytesInUse();

@@ -36,47 +36,45 @@ class NativePrepared final : public PreparedOp {
     cublasHandle_t h = cuda::SharedCublas().handle;
     BC_CUBLAS(cublasSetMathMode(h, CurrentFlags().cuda_matmul_allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
                                                                          : CUBLAS_DEFAULT_MATH));
-    timer_.Start();
-    float* x = static_cast<float*>(x_.get());
-    float* w = static_cast<float*>(w_.get());
-    float* y = static_cast<float*>(y_.get());
-    float* col = static_cast<float*>(col_.get());
-    const int P = static_cast<int>(G_.pixels()), K = static_cast<int>(G_.patch()), O = static_cast<int>(G_.ocg());
-    const float one = 1, zero = 0;
-    if (p_.direction == Direction::kBackwardWeights && algorithm_.name == "atomic") {
-      cuda_native::Zero(w, p_.wei_elems());
-      cuda_native::AtomicBackwardWeights(G_, p_.mb, x, y, w);
-    } else {
-      if (p_.direction == Direction::kBackwardWeights) cuda_native::Zero(w, p_.wei_elems());
-      // Row-major matrices seen column-major: see kernels.h for the shapes.
-      for (int64_t n = 0; n < p_.mb; ++n) {
-        for (int64_t g = 0; g < p_.g; ++g) {
-          float* xs = x + n * p_.ic * p_.ih * p_.iw;
-          float* wg = w + g * G_.ocg() * G_.patch();
-          float* yg = y + (n * p_.oc + g * G_.ocg()) * G_.pixels();
-          const int64_t c0 = g * G_.icg();
-          switch (p_.direction) {
-            case Direction::kForward:  // Y_g = W_g col
-              cuda_native::Im2Col(G_, xs, c0, col);
-              BC_CUBLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, P, O, K, &one, col, P, wg, K, &zero, yg, P));
-              break;
-            case Direction::kBackwardData:  // col = W_g^T dY_g, then gather into dX
-              BC_CUBLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, P, K, O, &one, yg, P, wg, K, &zero, col, P));
-              cuda_native::Col2Im(G_, col, c0, xs);
-              break;
-            case Direction::kBackwardWeights:  // dW_g += dY_g col^T, sample after sample
-              cuda_native::Im2Col(G_, xs, c0, col);
-              BC_CUBLAS(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, K, O, P, &one, col, P, yg, P, &one, wg, K));
-              break;
+    return cuda::TimedOnDevice(timer_, device_ns_, [&]() -> Status {
+      float* x = static_cast<float*>(x_.get());
+      float* w = static_cast<float*>(w_.get());
+      float* y = static_cast<float*>(y_.get());
+      float* col = static_cast<float*>(col_.get());
+      const int P = static_cast<int>(G_.pixels()), K = static_cast<int>(G_.patch()), O = static_cast<int>(G_.ocg());
+      const float one = 1, zero = 0;
+      if (p_.direction == Direction::kBackwardWeights && algorithm_.name == "atomic") {
+        cuda_native::Zero(w, p_.wei_elems());
+        cuda_native::AtomicBackwardWeights(G_, p_.mb, x, y, w);
+      } else {
+        if (p_.direction == Direction::kBackwardWeights) cuda_native::Zero(w, p_.wei_elems());
+        // Row-major matrices seen column-major: see kernels.h for the shapes.
+        for (int64_t n = 0; n < p_.mb; ++n) {
+          for (int64_t g = 0; g < p_.g; ++g) {
+            float* xs = x + n * p_.ic * p_.ih * p_.iw;
+            float* wg = w + g * G_.ocg() * G_.patch();
+            float* yg = y + (n * p_.oc + g * G_.ocg()) * G_.pixels();
+            const int64_t c0 = g * G_.icg();
+            switch (p_.direction) {
+              case Direction::kForward:  // Y_g = W_g col
+                cuda_native::Im2Col(G_, xs, c0, col);
+                BC_CUBLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, P, O, K, &one, col, P, wg, K, &zero, yg, P));
+                break;
+              case Direction::kBackwardData:  // col = W_g^T dY_g, then gather into dX
+                BC_CUBLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, P, K, O, &one, yg, P, wg, K, &zero, col, P));
+                cuda_native::Col2Im(G_, col, c0, xs);
+                break;
+              case Direction::kBackwardWeights:  // dW_g += dY_g col^T, sample after sample
+                cuda_native::Im2Col(G_, xs, c0, col);
+                BC_CUBLAS(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, K, O, P, &one, col, P, yg, P, &one, wg, K));
+                break;
+            }
           }
         }
       }
-    }
-    BC_CUDA(cudaGetLastError());
-    Result<double> ms = timer_.StopMs();
-    if (!ms.ok()) return ms.status();
-    device_ns_ = ms.value() * 1e6;
-    return Status::Ok();
+      BC_CUDA(cudaGetLastError());
+      return Status::Ok();
+    });
   }
 
   Status Fetch() override {

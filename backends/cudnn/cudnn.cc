@@ -185,17 +185,6 @@ Status FetchOutput(const Conv2dProblem& p, const DeviceTensors& t, Buffers& b) {
   return Status::Ok();
 }
 
-// Runs `work` between CUDA events and stores its device time.
-template <typename Work>
-Status TimedOnDevice(cuda::EventTimer& timer, std::optional<double>& device_ns, Work work) {
-  timer.Start();
-  BC_RETURN_IF_ERROR(work());
-  Result<double> ms = timer.StopMs();
-  if (!ms.ok()) return ms.status();
-  device_ns = ms.value() * 1e6;
-  return Status::Ok();
-}
-
 Status Run(cudnnHandle_t h, const Descriptors& d, const Conv2dProblem& p, int algo, DeviceTensors& t, void* ws,
            size_t ws_bytes) {
   const float alpha = 1, beta = 0;
@@ -234,7 +223,7 @@ class CudnnPrepared final : public PreparedOp {
   }
 
   Status Execute() override {
-    return TimedOnDevice(timer_, device_ns_, [&] { return Run(h_, d_, p_, algo_, t_, ws_.get(), ws_bytes_); });
+    return cuda::TimedOnDevice(timer_, device_ns_, [&] { return Run(h_, d_, p_, algo_, t_, ws_.get(), ws_bytes_); });
   }
   Status Fetch() override { return FetchOutput(p_, t_, b_); }
 
@@ -278,7 +267,7 @@ class GraphPrepared final : public PreparedOp {
     return ws_.Allocate(static_cast<size_t>(plan_.workspace_bytes));
   }
   Status Execute() override {
-    return TimedOnDevice(timer_, device_ns_,
+    return cuda::TimedOnDevice(timer_, device_ns_,
                          [&] { return cudnn::ExecutePlan(h_, plan_, t_.x.get(), t_.w.get(), t_.y.get(), ws_.get()); });
   }
   Status Fetch() override { return FetchOutput(p_, t_, b_); }
