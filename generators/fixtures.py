@@ -12,18 +12,29 @@ class Fixture:
     test: str
     binaries: dict[str, str]  # device -> test binary
     devices: tuple[str, ...]
+    checks: tuple[str, ...]   # the checks it can run; a suite's `checks` picks some (default: all)
 
+
+_BOTH = ("cpu", "cuda")
+_SELECTION = {"cpu": "selection_tests", "cuda": "gpu_tests"}
 
 FIXTURES: dict[str, Fixture] = {
-    "Determinism": Fixture("Determinism", "Bitwise",
-                           {"cpu": "determinism_tests", "cuda": "gpu_tests"}, ("cpu", "cuda")),
-    "CpuNoop": Fixture("CpuNoop", "CudnnFlagsLeaveResultUnchanged",
-                       {"cpu": "availability_tests"}, ("cpu",)),
-    "Schedule": Fixture("Schedule", "Run", {"cpu": "selection_tests", "cuda": "gpu_tests"}, ("cpu", "cuda")),
-    "Compare": Fixture("Compare", "SideBySide", {"cpu": "selection_tests", "cuda": "gpu_tests"}, ("cpu", "cuda")),
-    "CrossProcess": Fixture("CrossProcess", "Probe", {"cpu": "selection_tests", "cuda": "gpu_tests"},
-                            ("cpu", "cuda")),
+    "Determinism": Fixture("Determinism", "Bitwise", {"cpu": "determinism_tests", "cuda": "gpu_tests"}, _BOTH,
+                           ("bitwise", "tolerance")),
+    "CpuNoop": Fixture("CpuNoop", "CudnnFlagsLeaveResultUnchanged", {"cpu": "availability_tests"}, ("cpu",),
+                       ("bitwise",)),
+    "Schedule": Fixture("Schedule", "Run", _SELECTION, _BOTH, ("selection", "tolerance")),
+    "Compare": Fixture("Compare", "SideBySide", _SELECTION, _BOTH, ("perf-bound",)),
+    "CrossProcess": Fixture("CrossProcess", "Probe", _SELECTION, _BOTH, ("selection", "bitwise")),
 }
+
+# Every check a suite may ask for. bitwise: digests of repeated runs agree
+# (or a positive control's differ); tolerance: the output is within the
+# accumulation-length bound of the fp64 reference; selection: the selector's
+# facts (searches, fastest chosen, benchmark_limit, deterministic only; across
+# processes, the choices); perf-bound: side-by-side timings that the report
+# compares with a claim's bound (never asserted in the test).
+CHECKS = ("bitwise", "tolerance", "selection", "perf-bound")
 
 # Every binary with a generated table, and the ctest labels CMake gives it.
 BINARIES: dict[str, tuple[str, ...]] = {

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import random
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import SpecError
-from .fixtures import FIXTURE_OPTIONS, FIXTURES
+from .errors import SpecError, load_toml
+from .fixtures import CHECKS, FIXTURE_OPTIONS, FIXTURES
 from .flags import Flag, load_flags
 from .locate import LineIndex
 from .problem import DIRECTIONS, DTYPES, FIELDS, LAYOUTS, parse_any_shape
@@ -24,7 +23,7 @@ ENGINES = {"auto": ("cpu", "cuda"), "select": ("cpu", "cuda"), "onednn": ("cpu",
 DEVICES = ("cpu", "cuda")
 TIERS = ("smoke", "ci", "nightly")
 SUITE_KEYS = {"name", "fixture", "prefix", "repeats", "positive_control", "axes", "exclude", "only_if", "tier",
-              "labels"} | {
+              "labels", "checks"} | {
     k for keys in FIXTURE_OPTIONS.values() for k in keys}
 TOP_KEYS = {"shapes", "schedules", "suite", "memory_budget_mib"}
 DEFAULT_MEMORY_BUDGET_MIB = 4096
@@ -73,29 +72,9 @@ class _Ctx:
         return SpecError(self.path, self.index.line(where), message)
 
 
-def _read_text(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise SpecError(str(path), 1, f"cannot read spec: {e.strerror or e}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        raise SpecError(str(path), line, "not UTF-8 text: is this a TOML spec?") from None
-
-
 def load_spec(path: Path, flags: dict[str, Flag] | None = None) -> Spec:
     flags = flags if flags is not None else load_flags()
-    text = _read_text(path)
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        msg = str(e)
-        m = re.search(r"\(at line (\d+), column \d+\)", msg)
-        line = int(m.group(1)) if m else 1
-        msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", msg)
-        raise SpecError(str(path), line, f"not valid TOML: {msg}") from None
+    text, doc = load_toml(path)
     ctx = _Ctx(str(path), LineIndex(text))
     if not doc:
         raise SpecError(str(path), 1, "empty spec: it defines no [[suite]]")
@@ -235,6 +214,20 @@ def _suite(ctx: _Ctx, i: int, raw: dict[str, Any], spec: Spec, flags: dict[str, 
         if key not in allowed and any(key in keys for keys in FIXTURE_OPTIONS.values()):
             raise ctx.error(here + (key,), f"'{key}' is not an option of fixture {fixture}")
     options = _options(ctx, here, raw, fixture, flags)
+    if "checks" in raw:
+        checks = raw["checks"]
+        if not isinstance(checks, list) or not checks or not all(isinstance(c, str) for c in checks):
+            raise ctx.error(here + ("checks",), f"checks must be a non-empty list of {', '.join(CHECKS)}")
+        for c in checks:
+            if c not in CHECKS:
+                raise ctx.error(here + ("checks",), f"unknown check '{c}' (known: {', '.join(CHECKS)})")
+            if c not in FIXTURES[fixture].checks:
+                raise ctx.error(here + ("checks",), f"fixture {fixture} has no '{c}' check "
+                                                    f"(it has: {', '.join(FIXTURES[fixture].checks)})")
+        if len(set(checks)) != len(checks):
+            raise ctx.error(here + ("checks",), "checks lists a check twice")
+        if set(checks) != set(FIXTURES[fixture].checks):  # the default (all) leaves case ids as they were
+            options["checks"] = [c for c in FIXTURES[fixture].checks if c in checks]
     prefix = raw.get("prefix", "Cases")
     if not isinstance(prefix, str) or not prefix.isidentifier() or "_" in prefix:
         raise ctx.error(here + ("prefix",), "prefix must be a CamelCase identifier without '_'")
@@ -251,6 +244,8 @@ def _suite(ctx: _Ctx, i: int, raw: dict[str, Any], spec: Spec, flags: dict[str, 
     control = raw.get("positive_control", False)
     if not isinstance(control, bool):
         raise ctx.error(here + ("positive_control",), "positive_control must be true or false")
+    if control and "bitwise" not in options.get("checks", ["bitwise"]):
+        raise ctx.error(here + ("checks",), "a positive control is caught by the bitwise check: keep 'bitwise'")
     axes_raw = raw["axes"]
     if not isinstance(axes_raw, dict) or not axes_raw:
         raise ctx.error(here + ("axes",), "axes must be a table with at least one axis")

@@ -252,4 +252,18 @@ Result<CaseSpec> ParseRow(const CaseRow& row) {
   return spec;
 }
 
+nlohmann::json RowOptions(const CaseRow& row) {
+  nlohmann::json o = nlohmann::json::parse(row.options, nullptr, false);
+  return o.is_object() ? o : nlohmann::json::object();
+}
+
+bool CheckRequested(const CaseRow& row, std::string_view check) {
+  const nlohmann::json o = RowOptions(row);
+  if (!o.contains("checks")) return true;
+  for (const auto& c : o["checks"]) {
+    if (c.is_string() && c.get<std::string>() == check) return true;
+  }
+  return false;
+}
+
 }  // namespace bc

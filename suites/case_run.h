@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backends/dispatch.h"
@@ -75,6 +76,12 @@ nlohmann::json CheckJson(const std::string& name, bool passed, const std::string
 void RecordFact(const std::string& repro, const std::string& check, bool passed, const std::string& detail);
 // "Suite.Test" of the running gtest test ("Prefix/Fixture.Test/Param").
 std::string CurrentTestName();
+
+// The row's fixture options (an empty object when none).
+nlohmann::json RowOptions(const CaseRow& row);
+// Whether the suite asked for a check ("bitwise", "tolerance", "selection",
+// "perf-bound"): a suite without `checks` runs every check of its fixture.
+bool CheckRequested(const CaseRow& row, std::string_view check);
 
 // Parses row.repro and checks it is canonical (the generator and the harness
 // agree on the format).

@@ -28,15 +28,11 @@ std::string Join(const std::vector<std::string>& parts) {
   return out;
 }
 
-nlohmann::json Options(const CaseRow& row) {
-  nlohmann::json o = nlohmann::json::parse(row.options, nullptr, false);
-  return o.is_object() ? o : nlohmann::json::object();
-}
-
 // Runs a case; on "not evaluated" records the skip, sets `skip` to the
 // reason and returns nullopt.
-std::optional<CaseRun> RunOrSkip(const CaseRow& row, const CaseSpec& spec, int repeats, std::string* skip) {
-  Result<CaseRun> run = RunCase(spec, {.repeats = repeats, .compare_to_reference = false});
+std::optional<CaseRun> RunOrSkip(const CaseRow& row, const CaseSpec& spec, int repeats, std::string* skip,
+                                 bool compare_to_reference = false) {
+  Result<CaseRun> run = RunCase(spec, {.repeats = repeats, .compare_to_reference = compare_to_reference});
   if (!run.ok() && IsNotEvaluated(run.status())) {
     *skip = run.status().message();
     (void)ProcessEvidence().Write(SkippedCaseRecord(row, *skip));
@@ -54,9 +50,28 @@ TEST_P(Schedule, Run) {
   Result<CaseSpec> spec = ParseRow(row);
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
   std::string skip;
-  std::optional<CaseRun> run = RunOrSkip(row, spec.value(), row.repeats, &skip);
+  const bool tolerance = CheckRequested(row, "tolerance");
+  std::optional<CaseRun> run = RunOrSkip(row, spec.value(), row.repeats, &skip, tolerance);
   if (!run) {
     if (!skip.empty()) GTEST_SKIP() << skip;
+    return;
+  }
+  nlohmann::json checks = nlohmann::json::array();
+  if (tolerance) {
+    for (size_t i = 0; i < run->steps.size(); ++i) {
+      const StepRun& s = run->steps[i];
+      if (!s.error) continue;
+      const bool ok = WithinTolerance(*s.error, AccumulationLength(s.problem));
+      checks.push_back(CheckJson("tolerance", ok, "step " + std::to_string(i) + ": max abs error " +
+                                                      std::to_string(s.error->max_abs) + " vs bound " +
+                                                      std::to_string(s.tolerance)));
+      EXPECT_TRUE(ok) << "step " << i << " outside the tolerance of the reference\nrepro: " << row.repro;
+    }
+  }
+  if (!CheckRequested(row, "selection")) {
+    nlohmann::json record = CaseRecord(row, *run);
+    record["checks"] = checks;
+    (void)ProcessEvidence().Write(record);
     return;
   }
   const BackendFlags& f = spec->flags;
@@ -67,7 +82,6 @@ TEST_P(Schedule, Run) {
   std::set<std::string> distinct;
   for (const Problem& p : spec->steps) distinct.insert(FormatProblem(p));
   const int expected_searches = benchmark ? static_cast<int>(distinct.size()) : 0;
-  nlohmann::json checks = nlohmann::json::array();
   checks.push_back(CheckJson("searches", run->searches == expected_searches,
                          std::to_string(run->searches) + " search(es) over " + std::to_string(spec->steps.size()) +
                              " step(s) of " + std::to_string(distinct.size()) + " distinct problem(s), expected " +
@@ -170,7 +184,7 @@ nlohmann::json SamplesJson(const std::string& repro, const std::vector<Sample>& 
 
 TEST_P(Compare, SideBySide) {
   const CaseRow& row = GetParam();
-  const nlohmann::json options = Options(row);
+  const nlohmann::json options = RowOptions(row);
   Result<CaseSpec> a = ParseRow(row);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   Result<CaseSpec> b = ParseCaseSpec(options.value("versus", std::string()));
@@ -205,7 +219,7 @@ TEST_P(Compare, SideBySide) {
 
 TEST_P(CrossProcess, Probe) {
   const CaseRow& row = GetParam();
-  const nlohmann::json options = Options(row);
+  const nlohmann::json options = RowOptions(row);
   Result<CaseSpec> spec = ParseRow(row);
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
   const int processes = options.value("processes", 10);

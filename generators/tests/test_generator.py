@@ -197,6 +197,31 @@ class ScheduleAndOptionsTest(SpecTestCase):
                 else:
                     expand([load_spec(self.write(text), self.flags)], self.flags)
 
+    def test_checks_pick_what_a_fixture_runs(self) -> None:
+        text = GOOD.replace('repeats = 3', 'repeats = 3\nchecks = ["tolerance"]').replace(
+            'engine = ["onednn", "reference:atomic"]', 'engine = ["onednn"]').replace(
+            '[[suite.exclude]]\nengine = "reference:atomic"\nthreads = 1\n', '')
+        cases = expand([load_spec(self.write(text), self.flags)], self.flags)
+        self.assertTrue(all(c.options == {"checks": ["tolerance"]} for c in cases))
+        # Asking for every check of the fixture is the default: case ids do not change.
+        every = GOOD.replace('repeats = 3', 'repeats = 3\nchecks = ["tolerance", "bitwise"]')
+        self.assertEqual([c.id for c in expand([load_spec(self.write(every), self.flags)], self.flags)],
+                         [c.id for c in expand([load_spec(self.write(GOOD), self.flags)], self.flags)])
+
+    def test_check_errors(self) -> None:
+        for checks, extra, expected in (
+                ('["speed"]', "", "unknown check 'speed' (known: bitwise, tolerance, selection, perf-bound)"),
+                ('["selection"]', "", "fixture Determinism has no 'selection' check (it has: bitwise, tolerance)"),
+                ('[]', "", "checks must be a non-empty list of bitwise, tolerance, selection, perf-bound"),
+                ('["bitwise", "bitwise"]', "", "checks lists a check twice"),
+                ('["tolerance"]', "positive_control = true\n",
+                 "a positive control is caught by the bitwise check: keep 'bitwise'")):
+            with self.subTest(checks=checks):
+                text = GOOD.replace('repeats = 3', f'repeats = 3\n{extra}checks = {checks}')
+                err = self.error(text)
+                self.assertEqual(err.message, expected)
+                self.assertEqual(err.line, text.splitlines().index(f"checks = {checks}") + 1)
+
     def test_matmul_has_no_backward_direction(self) -> None:
         text = SCHEDULES.replace('shape = ["mm"]', 'shape = ["mm"]\ndirection = ["bwd_data"]')
         self.assertIn("matmul has no direction bwd_data", self.error(text).message)
