@@ -1,28 +1,47 @@
 """Command line of the report.
 
     python3 -m reports --claims suites/claims.toml --manifest build/default/generated/cases.json \
-        [--junit ctest-junit.xml] [--tests ctest-tests.json] --out DIR EVIDENCE_DIR...
+        [--junit ctest-junit.xml] [--tests ctest-tests.json] [--baseline OLD/report.json] \
+        [--expectations suites/expectations [--check-expectations | --write-expectations]] \
+        --out DIR EVIDENCE_DIR...
 
-Writes DIR/index.html and DIR/report.json, prints the page's path and the
-verdict counts. Exit status: 0, or 3 when a guarantee is refuted, or 1 on
-bad input (one line, FILE:LINE: message).
+Each EVIDENCE_DIR is one run (of one machine); several are merged, each
+claim judged per platform, and the cross-platform claims on all of them.
+Writes DIR/index.html, DIR/report.json and DIR/claims-junit.xml, prints the
+page's path and the verdict counts. Exit status: 0; 3 when a guarantee is
+refuted; 4 when --check-expectations finds a changed verdict; 1 on bad input
+(one line, FILE:LINE: message).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from generators.errors import SpecError
 
+from . import expectations
 from .catalog import load_catalog
 from .evidence import read_evidence, read_junit, read_manifest, read_registered
-from .render import write_report
+from .render import write_junit, write_report
 from .verdicts import judge_all, refuted_guarantees
 
 EXIT_REFUTED_GUARANTEE = 3
+EXIT_EXPECTATION_CHANGED = 4
+
+
+def _baseline(path: Path) -> dict[str, Any]:
+    """claim id -> {"verdict", "platforms": {platform: verdict}} of an earlier report.json."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or not isinstance(data.get("claims"), list):
+        raise ValueError("not a backendcheck report.json (no 'claims' list)")
+    return {c["id"]: {"verdict": c.get("verdict", ""), "platforms": c.get("platforms", {}),
+                      "generated": data.get("generated", "")}
+            for c in data["claims"] if isinstance(c, dict) and "id" in c}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,12 +49,18 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--claims", required=True, type=Path)
     parser.add_argument("--manifest", required=True, type=Path)
-    parser.add_argument("--junit", type=Path, help="ctest --output-junit: catches crashed tests")
+    parser.add_argument("--junit", type=Path, help="ctest --output-junit of the first run: catches crashed tests")
     parser.add_argument("--tests", type=Path, help="ctest --show-only=json-v1: every registered test")
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--partial", action="store_true",
                         help="the run built only some cases (a user's matrix): a claim none of them addresses "
                              "is not evaluated rather than an error")
+    parser.add_argument("--baseline", type=Path, help="report.json of an earlier run: show the verdicts that changed")
+    parser.add_argument("--expectations", type=Path, help="directory of per-platform expectation files")
+    parser.add_argument("--check-expectations", action="store_true",
+                        help="exit 4 when a verdict differs from its platform's expectation file")
+    parser.add_argument("--write-expectations", action="store_true",
+                        help="record this run's folklore and advice verdicts as the expectations")
     parser.add_argument("evidence", nargs="+", type=Path)
     args = parser.parse_args(argv)
     try:
@@ -51,22 +76,53 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as e:
         print(f"{args.manifest}:1: cannot read the manifest: {e}", file=sys.stderr)
         return 1
+    baseline = None
+    if args.baseline:
+        try:
+            baseline = _baseline(args.baseline)
+        except (OSError, ValueError, TypeError) as e:
+            print(f"{args.baseline}:1: cannot read the baseline: {e}", file=sys.stderr)
+            return 1
+    missing = [d for d in args.evidence if not d.exists()]
+    if missing:
+        print(f"{missing[0]}:1: no such evidence directory or file", file=sys.stderr)
+        return 1
     evidence = read_evidence(args.evidence)
-    if args.junit:
-        read_junit(args.junit, evidence)
-    if args.tests:
-        read_registered(args.tests, evidence)
-    for problem in evidence.problems:
+    local = next(iter(evidence.platforms.values()), evidence)  # the run this ctest output belongs to
+    for target in {id(evidence): evidence, id(local): local}.values():
+        if args.junit:
+            read_junit(args.junit, target)
+        if args.tests:
+            read_registered(args.tests, target)
+    for problem in dict.fromkeys(evidence.problems):
         print(f"warning: {problem}", file=sys.stderr)
     verdicts = judge_all(claims, manifest, evidence, partial=args.partial)
-    page = write_report(args.out, verdicts, manifest, evidence)
+
+    changes: list[expectations.Change] = []
+    no_expectations: list[str] = []
+    if args.expectations and args.write_expectations:
+        for path in expectations.write(args.expectations, verdicts, evidence):
+            print(f"expectations: wrote {path}")
+    elif args.expectations:
+        try:
+            changes, no_expectations = expectations.compare(args.expectations, verdicts, evidence, args.partial)
+        except SpecError as e:
+            print(str(e), file=sys.stderr)
+            return 1
+    page = write_report(args.out, verdicts, manifest, evidence, baseline=baseline, changes=changes,
+                        no_expectations=no_expectations)
+    write_junit(args.out / "claims-junit.xml", verdicts, changes)
     counts = Counter(v.verdict for v in verdicts)
     print(f"report: {page}")
     print("claims: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
+    for c in changes:
+        print(f"EXPECTATION CHANGED {c.claim} on {c.platform}: expected {c.expected}, got {c.got}", file=sys.stderr)
     bad = refuted_guarantees(verdicts)
     for v in bad:
         print(f"REFUTED GUARANTEE {v.claim.id}: {v.reason}", file=sys.stderr)
-    return EXIT_REFUTED_GUARANTEE if bad else 0
+    if bad:
+        return EXIT_REFUTED_GUARANTEE
+    return EXIT_EXPECTATION_CHANGED if changes and args.check_expectations else 0
 
 
 if __name__ == "__main__":

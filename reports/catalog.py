@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generators.errors import SpecError
+from generators.errors import SpecError, load_toml
 from generators.locate import LineIndex
 
 KINDS = ("guarantee", "folklore", "advice", "out-of-scope")
-RULES = ("fact", "ratio", "distribution", "out-of-scope")
+RULES = ("fact", "ratio", "distribution", "across", "out-of-scope")
+ACROSS = ("device", "platform")
 METRICS = ("total_ns", "steady_ns", "search_ns", "workspace_bytes", "rss_peak_bytes")
 FIELDS = ("distinct_choices", "distinct_digests")
 MIN_REPS = 9
@@ -39,15 +39,11 @@ class Claim:
     supports_when: str = ""    # ratio: "below" or "above"; distribution: "varies" or "constant"
     count: str = ""            # distribution: which count of a CrossProcess record
     observe: list[dict[str, Any]] = field(default_factory=list)  # context shown, never judged
+    across: str = ""           # across: compare digests of one computation across devices or platforms
 
 
 def load_catalog(path: Path) -> list[Claim]:
-    text = path.read_text(encoding="utf-8")
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        m = re.search(r"\(at line (\d+), column \d+\)", str(e))
-        raise SpecError(str(path), int(m.group(1)) if m else 1, f"not valid TOML: {e}") from None
+    text, doc = load_toml(path, "catalog")
     index = LineIndex(text)
 
     def error(where: tuple[str | int, ...], message: str) -> SpecError:
@@ -101,6 +97,14 @@ def load_catalog(path: Path) -> list[Claim]:
                     raise error(here + ("evidence", "metric"), f"metric must be one of {', '.join(METRICS)}")
                 if claim.supports_when not in ("below", "above"):
                     raise error(here + ("evidence", "supports_when"), "supports_when must be below or above")
+            if rule == "across":
+                claim.across = ev.get("across", "")
+                claim.supports_when = ev.get("supports_when", "")
+                if claim.across not in ACROSS:
+                    raise error(here + ("evidence", "across"), f"across must be one of {', '.join(ACROSS)}")
+                if claim.supports_when != "differs":
+                    raise error(here + ("evidence", "supports_when"),
+                                "an across rule supports a claim when digests differ: supports_when = \"differs\"")
             if rule == "distribution":
                 claim.count = ev.get("count", "")
                 claim.supports_when = ev.get("supports_when", "")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import shlex
+import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import asdict
 from datetime import datetime, timezone
@@ -13,8 +15,8 @@ from typing import Any
 
 import jinja2
 
-from .evidence import Evidence
-from .verdicts import VERDICTS, Verdict
+from .evidence import Evidence, ctest_outcome, platform_of
+from .verdicts import VERDICTS, Fact, Verdict
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 REPORT_SCHEMA = 1
@@ -52,13 +54,14 @@ def _case_rows(manifest: list[dict[str, Any]], evidence: Evidence) -> list[dict[
         checks = {c.get("name"): c.get("outcome") for c in last.get("checks", [])}
         rows.append({
             "id": case["id"], "test": case["test"], "repro": case["repro"], "suite": case["suite"],
+            "command": repro_command(case["repro"]),
             "device": case["axes"].get("device", ""),
             "engine": last.get("engine", case["axes"].get("engine", "")),
             "implementation": last.get("implementation", ""), "algorithm": last.get("algorithm", ""),
             "digest": last.get("digest", ""), "distinct": last.get("distinct_digests", ""),
             "median_ms": _median_ms(last.get("times_ns", [])),
             "checks": ", ".join(f"{k}: {v}" for k, v in checks.items()),
-            "outcome": result.get("outcome", "not run"),
+            "outcome": result.get("outcome") or ctest_outcome(evidence, case["test"]) or "not run",
             "steps": _steps(last),
             "choices": last.get("choice_distribution", {}),
             "processes": last.get("processes", []),
@@ -76,36 +79,130 @@ def _median_ms(times: list[int]) -> str:
     return f"{med / 1e6:.3f}"
 
 
-def to_json(verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: Evidence) -> dict[str, Any]:
+def repro_command(repro: str) -> str:
+    return "./backendcheck run --case " + shlex.quote(repro) if repro else ""
+
+
+def _fact_json(f: Fact) -> dict[str, Any]:
+    last = f.records[-1] if f.records else {}
+    repro = (f.case or {}).get("repro", "") or str(last.get("repro", ""))
+    return {"test": f.test, "outcome": f.outcome, "message": f.message, "mistrusted": f.mistrusted,
+            "repro": repro, "command": repro_command(repro), "figures": _finite(f.figures),
+            "device": (f.case or {}).get("axes", {}).get("device", last.get("device", "")),
+            "engine": last.get("engine", ""), "algorithm": last.get("algorithm", ""),
+            "implementation": last.get("implementation", ""), "digest": last.get("digest", ""),
+            "distinct": last.get("distinct_digests", ""), "median_ms": _median_ms(last.get("times_ns", [])),
+            "platform": last.get("platform", "")}
+
+
+def _devices(v: Verdict) -> list[str]:
+    scope = str(v.claim.scope.get("device", "any"))
+    return sorted({d.strip() for d in scope.split(",") if d.strip()} or {"any"})
+
+
+def to_json(verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: Evidence,
+            baseline: dict[str, Any] | None = None, changes: list[Any] | None = None,
+            no_expectations: list[str] | None = None) -> dict[str, Any]:
+    platforms = {name: {"signature": platform_of(env)[1], "machine": env.get("machine", "")}
+                 for name, env in evidence.platform_env.items()}
+    since = []
+    if baseline is not None:
+        for v in verdicts:
+            old = baseline.get(v.claim.id)
+            if old is None:
+                since.append({"claim": v.claim.id, "old": "(new claim)", "new": v.verdict})
+            elif old["verdict"] != v.verdict:
+                since.append({"claim": v.claim.id, "old": old["verdict"], "new": v.verdict})
     return {
         "schema": REPORT_SCHEMA,
         "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machines": evidence.environments,
+        "platforms": platforms,
+        "platform_env": evidence.platform_env,
         "summary": dict(Counter(v.verdict for v in verdicts)),
         "claims": [{
             "id": v.claim.id, "statement": v.claim.statement, "source": v.claim.source, "kind": v.claim.kind,
-            "scope": v.claim.scope, "verdict": v.verdict, "reason": v.reason,
-            "facts": [{"test": f.test, "outcome": f.outcome, "message": f.message, "mistrusted": f.mistrusted,
-                       "repro": (f.case or {}).get("repro", ""), "figures": _finite(f.figures)} for f in v.facts],
+            "scope": v.claim.scope, "devices": _devices(v), "rule": v.claim.rule, "verdict": v.verdict,
+            "reason": v.reason,
+            "platforms": {p: pv.verdict for p, pv in v.platforms.items()},
+            "platform_reasons": {p: pv.reason for p, pv in v.platforms.items()},
+            "facts": [_fact_json(f) for f in v.facts],
             "observations": v.observations,
         } for v in verdicts],
         "cases": _case_rows(manifest, evidence),
-        "problems": evidence.problems,
+        "problems": list(dict.fromkeys(evidence.problems)),
+        "baseline": None if baseline is None else {
+            "generated": next((b.get("generated", "") for b in baseline.values()), ""), "changed": since},
+        "expectations": {"changed": [vars(c) for c in (changes or [])], "missing": no_expectations or []},
     }
 
 
-def write_report(out: Path, verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: Evidence) -> Path:
+def write_report(out: Path, verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: Evidence,
+                 baseline: dict[str, Any] | None = None, changes: list[Any] | None = None,
+                 no_expectations: list[str] | None = None) -> Path:
     out.mkdir(parents=True, exist_ok=True)
-    data = to_json(verdicts, manifest, evidence)
+    data = to_json(verdicts, manifest, evidence, baseline, changes, no_expectations)
     _atomic_write(out / "report.json", json.dumps(data, indent=1, sort_keys=True) + "\n")
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     html = env.get_template("report.html.j2").render(
-        data=data, verdict_order=VERDICTS, verdicts=verdicts,
-        slug=lambda s: "".join(c if c.isalnum() else "-" for c in s))
+        data=data, verdict_order=VERDICTS, slug=lambda s: "".join(c if c.isalnum() else "-" for c in s),
+        strip=strip_plot)
     page = out / "index.html"
     _atomic_write(page, html)
     return page
+
+
+def strip_plot(figures: dict[str, Any], a: list[float], b: list[float]) -> dict[str, Any]:
+    """Coordinates of a two-row strip plot of A and B samples (ms) with their
+    medians, on one linear axis: the template draws them as SVG."""
+    values = [x for x in a + b if isinstance(x, (int, float))]
+    if not values:
+        return {}
+    lo, hi = min(values), max(values)
+    span = (hi - lo) or (abs(hi) or 1.0)
+    lo, hi = lo - 0.05 * span, hi + 0.05 * span
+
+    def x(v: float) -> float:
+        return round(60 + 400 * (v - lo) / (hi - lo), 1)
+
+    def med(xs: list[float]) -> float:
+        s = sorted(xs)
+        return s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
+
+    return {"a": [x(v) for v in a], "b": [x(v) for v in b], "ma": x(med(a)), "mb": x(med(b)),
+            "lo": lo, "hi": hi, "unit": figures.get("unit", "")}
+
+
+def write_junit(path: Path, verdicts: list[Verdict], changes: list[Any]) -> None:
+    """One testcase per claim and platform: a refuted guarantee or a changed
+    expectation fails, an error errs, not evaluated is skipped."""
+    changed = {(c.platform, c.claim): c for c in changes}
+    suite = ET.Element("testsuite", name="backendcheck.claims")
+    counts = Counter()
+    for v in verdicts:
+        for platform, pv in (v.platforms or {"": v}).items():
+            case = ET.SubElement(suite, "testcase", classname=f"claims.{v.claim.kind}",
+                                 name=f"{v.claim.id}" + (f" [{platform}]" if platform else ""))
+            counts["tests"] += 1
+            c = changed.get((platform, v.claim.id))
+            if v.claim.kind == "guarantee" and pv.verdict == "refuted":
+                ET.SubElement(case, "failure", message=f"refuted guarantee: {pv.reason}")
+                counts["failures"] += 1
+            elif c is not None:
+                ET.SubElement(case, "failure", message=f"expected {c.expected}, got {c.got}: {pv.reason}")
+                counts["failures"] += 1
+            elif pv.verdict == "error":
+                ET.SubElement(case, "error", message=pv.reason)
+                counts["errors"] += 1
+            elif pv.verdict == "not evaluated":
+                ET.SubElement(case, "skipped", message=pv.reason)
+                counts["skipped"] += 1
+            ET.SubElement(case, "system-out").text = f"{pv.verdict}: {pv.reason}"
+    for key in ("tests", "failures", "errors", "skipped"):
+        suite.set(key, str(counts[key]))
+    ET.indent(suite)
+    _atomic_write(path, ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n")
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -14,6 +14,16 @@ Rules:
 - distribution: CrossProcess records; whether choices (or digests) vary
   across fresh processes. Not seeing variation is inconclusive, not a
   refutation, for a claim that something *may* vary.
+- across: the digests of one computation on several devices (the same
+  problem on the CPU and the GPU) or platforms (the same repro in the merged
+  evidence of several machines or runs). A claim that results *may* differ
+  is supported by one difference; equal bits everywhere are inconclusive.
+
+Every claim but an `across` one is judged on each platform's evidence alone
+(a platform is a machine with its ISA, thread count and GPU); its overall
+verdict is the gravest of them: error, then refuted, supported, inconclusive,
+not evaluated. A claim stated without a caveat that fails on one platform is
+refuted as stated.
 
 Verdicts: supported, refuted, inconclusive, not evaluated (with the skip
 reasons), error (crashed facts, or selectors that match nothing).
@@ -27,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .catalog import MIN_REPS, Claim
-from .evidence import Evidence
+from .evidence import Evidence, ctest_outcome
 from .statistics import bootstrap_ratio_ci, mann_whitney_p, ratio_of_medians
 
 VERDICTS = ("supported", "refuted", "inconclusive", "not evaluated", "error")
@@ -52,12 +62,13 @@ class Verdict:
     reason: str
     facts: list[Fact]
     observations: list[dict[str, Any]] = field(default_factory=list)
+    platforms: dict[str, Verdict] = field(default_factory=dict)  # per platform, when judged per platform
 
 
 def _case_matches(case: dict[str, Any], selector: dict[str, Any]) -> bool:
     axes = case.get("axes", {})
     for key, want in selector.items():
-        have = case[key] if key in ("fixture", "suite", "binary", "positive_control") else axes.get(key)
+        have = case.get(key) if key in ("fixture", "suite", "binary", "positive_control") else axes.get(key)
         if key == "engine" and isinstance(have, str) and not str(want).startswith("select"):
             have = have.split(":", 1)[0]
         if have != want:
@@ -82,8 +93,10 @@ def fact_for(test: str, manifest_by_test: dict[str, dict[str, Any]], evidence: E
     if result is not None:
         outcome = str(result.get("outcome", "failed"))
         message = str(result.get("message", ""))
-    elif evidence.ctest.get(test) == "fail":
-        outcome, message = "crashed", "the test process ended without a result record (crash, abort or timeout)"
+    elif (seen := ctest_outcome(evidence, test)) is not None:
+        outcome = seen
+        message = (f"killed at its ctest TIMEOUT of {evidence.timeouts.get(test, 0):g} s" if seen == "timed out" else
+                   "the test process ended without a result record (a signal, an abort or an early exit)")
     else:
         outcome, message = "not run", "no evidence: this test did not run"
     mistrusted = any(c.get("outcome") == "mistrusted" for r in records for c in r.get("checks", []))
@@ -105,7 +118,7 @@ def _facts(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) -> 
 
 
 def _judge_facts(claim: Claim, facts: list[Fact]) -> Verdict:
-    crashed = [f for f in facts if f.outcome == "crashed"]
+    crashed = [f for f in facts if f.outcome in ("crashed", "timed out")]
     failed = [f for f in facts if f.outcome == "failed"]
     clean = [f for f in facts if f.outcome == "passed" and not f.mistrusted]
     mistrusted = [f for f in facts if f.outcome == "passed" and f.mistrusted]
@@ -156,7 +169,8 @@ def _ratio(claim: Claim, facts: list[Fact]) -> Verdict:
         f.figures = {"metric": claim.metric, "ratio": ratio, "ci": [lo, hi], "p": p, "reps": min(len(a), len(b)),
                      "median_a": sorted(a)[len(a) // 2], "median_b": sorted(b)[len(b) // 2], "outcome": outcome,
                      "a": compare["a"]["repro"], "b": compare["b"]["repro"],
-                     "versus": compare.get("versus_flags", {})}
+                     "versus": compare.get("versus_flags", {}), "samples_a": a, "samples_b": b,
+                     "unit": "bytes" if claim.metric.endswith("_bytes") else "ns"}
         f.figures["text"] = _ratio_text(claim, f)
         outcomes.append(outcome)
     if not outcomes:
@@ -214,9 +228,58 @@ def _observations(claim: Claim, manifest: list[dict[str, Any]], evidence: Eviden
     return out
 
 
+def _across(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) -> Verdict:
+    """Groups trusted, single-digest records of the selected cases by the
+    computation (problem for devices, repro for platforms) and compares the
+    digests of the group's devices or platforms."""
+    tests = select_tests(claim.tests, claim.cases, manifest, evidence)
+    groups: dict[str, dict[str, set[str]]] = {}
+    where: dict[str, dict[str, str]] = {}
+    for test in tests:
+        for r in evidence.cases.get(test, []):
+            digest = r.get("digest")
+            if not digest or r.get("distinct_digests", 1) != 1 or r.get("skip_reason") or \
+                    any(c.get("outcome") == "mistrusted" for c in r.get("checks", [])):
+                continue
+            repro = str(r.get("repro", ""))
+            if claim.across == "device":
+                key, side = repro.split(" ", 1)[0], str(r.get("device", ""))
+            else:
+                key, side = repro, str(r.get("platform", ""))
+            groups.setdefault(key, {}).setdefault(side, set()).add(str(digest))
+            where.setdefault(key, {})[side] = test
+    spanning = {k: g for k, g in groups.items() if len(g) > 1}
+    facts = [Fact(t, "passed", "", False, None, evidence.cases.get(t, [])) for t in tests if t in evidence.cases]
+    if not spanning:
+        sides = sorted({s for g in groups.values() for s in g})
+        need = ("the same problem on the CPU and a GPU (this run has: " + (", ".join(sides) or "none") + ")"
+                if claim.across == "device" else
+                "the same case on two platforms: merge runs with ./backendcheck report DIR1 DIR2 "
+                f"(this evidence has {len(sides) or 'no'} platform{'s' if len(sides) != 1 else ''})")
+        return Verdict(claim, "not evaluated", f"needs {need}", facts)
+    # Different bits: no digest common to every side (a side may hold several,
+    # say the CPU on one and two threads).
+    differ = {k: g for k, g in spanning.items() if not set.intersection(*g.values())}
+    for f in facts:
+        f.figures = {"groups": {k: {side: sorted(ds) for side, ds in g.items()}
+                                for k, g in spanning.items() if f.test in where[k].values()}}
+    if differ:
+        key, g = next(iter(sorted(differ.items())))
+        shown = "; ".join(f"{side}: {', '.join(sorted(ds))}" for side, ds in sorted(g.items()))
+        return Verdict(claim, "supported", f"{len(differ)} of {len(spanning)} computation(s) seen on several "
+                                           f"{claim.across}s give different bits, e.g. {key}: {shown}", facts)
+    return Verdict(claim, "inconclusive", f"all {len(spanning)} computation(s) seen on several {claim.across}s give "
+                                          "equal bits here, which does not show they cannot differ", facts)
+
+
+_GRAVITY = ("error", "refuted", "supported", "inconclusive", "not evaluated")
+
+
 def judge(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence, partial: bool = False) -> Verdict:
     if claim.rule == "out-of-scope":
         return Verdict(claim, "not evaluated", f"out of scope: {claim.reason}", [])
+    if claim.rule == "across":
+        return _across(claim, manifest, evidence)
     facts = _facts(claim, manifest, evidence)
     if not facts and partial:
         return Verdict(claim, "not evaluated", "no case of this run's matrix addresses this claim", [])
@@ -232,9 +295,25 @@ def judge(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence, part
     return verdict
 
 
+def judge_platforms(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence,
+                    partial: bool = False) -> Verdict:
+    """The claim on each platform's evidence, and overall the gravest."""
+    if claim.rule in ("across", "out-of-scope") or len(evidence.platforms) < 1:
+        v = judge(claim, manifest, evidence, partial)
+        v.platforms = {p: v for p in evidence.platforms}
+        return v
+    per = {p: judge(claim, manifest, ev, partial) for p, ev in evidence.platforms.items()}
+    worst = min(per.values(), key=lambda v: _GRAVITY.index(v.verdict))
+    if len(per) == 1:
+        worst.platforms = per
+        return worst
+    reason = "; ".join(f"{p}: {v.verdict}" for p, v in per.items()) + f". {worst.reason}"
+    return Verdict(claim, worst.verdict, reason, worst.facts, worst.observations, per)
+
+
 def judge_all(claims: list[Claim], manifest: list[dict[str, Any]], evidence: Evidence,
               partial: bool = False) -> list[Verdict]:
-    return [judge(c, manifest, evidence, partial) for c in claims]
+    return [judge_platforms(c, manifest, evidence, partial) for c in claims]
 
 
 def refuted_guarantees(verdicts: list[Verdict]) -> list[Verdict]:

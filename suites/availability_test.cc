@@ -29,6 +29,16 @@ TEST(Availability, OnednnIsBuiltAndAvailable) {
   EXPECT_FALSE(a.version.empty());
 }
 
+// torch.backends.mkldnn.is_available() is torch._C._has_mkldnn, fixed when
+// the library is built; its mirror is the `built` field, which no probe of
+// the CPU can turn off. `available` is the separate, run-time answer (a CPU
+// engine could be created), and this build needs both.
+TEST(Availability, MkldnnIsAvailableReportsTheBuild) {
+  const Availability a = Find("onednn");
+  EXPECT_TRUE(a.built) << "backendcheck requires oneDNN at build time";
+  EXPECT_NE(a.reason.find("built with oneDNN"), std::string::npos) << a.reason;
+}
+
 TEST(Availability, OpenmpIsBuiltAndAvailable) {
   const Availability a = Find("openmp");
   EXPECT_TRUE(a.built);

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 
+#include "harness/buffers.h"
 #include "harness/case.h"
 #include "harness/evidence.h"
 #include "harness/flags.h"
@@ -243,6 +244,28 @@ TEST(TensorData, DigestSeesOneBitFlip) {
   EXPECT_NE(Digest(a), d);
   EXPECT_EQ(DigestHex(0x1234).size(), 16u);
   EXPECT_EQ(DigestHex(0x1234), "0000000000001234");
+}
+
+// torch.manual_seed, not use_deterministic_algorithms, decides the random
+// stream: the harness's inputs under the flag are the inputs without it, and
+// a different seed still gives different data with the flag on.
+TEST(Flags, DeterministicAlgorithmsDoNotSeed) {
+  Result<Problem> p = ParseProblem("conv2d:fwd:f32:mb2ic8ih14oc8kh3ph1");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  Buffers plain = Buffers::For(p.value());
+  FillInputs(p.value(), plain);
+  BackendFlags f;
+  f.deterministic_algorithms = true;
+  f.cudnn_deterministic = true;
+  FlagsGuard guard(f);
+  Buffers flagged = Buffers::For(p.value());
+  FillInputs(p.value(), flagged);
+  EXPECT_EQ(Digest(plain.src), Digest(flagged.src));
+  EXPECT_EQ(Digest(plain.wei), Digest(flagged.wei));
+  std::vector<float> a(4096), b(4096);
+  FillUniform(1, a);
+  FillUniform(2, b);
+  EXPECT_NE(Digest(a), Digest(b)) << "the flag must not pin the data of different seeds";
 }
 
 TEST(TensorData, TensorSeedsDiffer) {

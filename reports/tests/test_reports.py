@@ -169,10 +169,6 @@ class RenderTest(unittest.TestCase):
             self.assertTrue((t / "out" / "index.html").exists())
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class RuleTest(unittest.TestCase):
     def compare_evidence(self, a: list[float], b: list[float]) -> Evidence:
         ev = evidence(**{"P/Compare.SideBySide/X": "passed"})
@@ -261,3 +257,226 @@ class CatalogSelectorsTest(unittest.TestCase):
             for pattern in claim.tests:
                 self.assertTrue(any(fnmatch.fnmatchcase(t, pattern) for t in names),
                                 f"claim {claim.id}: pattern {pattern} matches no test")
+
+
+# Every row of the project's claim table (CLAIMS.md), out-of-scope rows included.
+CLAIM_TABLE = (
+    "defaults flags-scope no-gpu-switch cpu-noop bench-fastest bench-cache bench-fixed-faster bench-varying-slower "
+    "bench-memory bench-unstable heuristic-stable bench-limit det-bitwise det-slower det-overrides-bench "
+    "det-bench-leaks det-bench-cross-run atomics fixed-algo-nondet det-only-conv det-alg-raises det-alg-implies-cudnn "
+    "cublas-config seed-not-backends disabled-no-cudnn disabled-2x disable-excludes disable-debug tf32-speed "
+    "tf32-precision cpu-gpu-differ no-cross-arch mkldnn-accel mkldnn-available mkldnn-det openmp-available "
+    "mps-available autograd-profiler set-deterministic onnx-export").split()
+
+
+def environment(machine: str, isa: str = "avx512_core", threads: int = 2, gpu: str = "") -> dict:
+    backends = {"cudnn": {"available": bool(gpu), "built": True, "version": "cuDNN 9.19.0, CUDA runtime 13.0",
+                          "reason": f"1 device(s); device 0: {gpu} (sm_90), driver API 13.0" if gpu else "no GPU"}}
+    return {"kind": "environment", "machine": machine, "onednn_isa": isa, "omp_max_threads": threads,
+            "backends": backends}
+
+
+def write_run(directory: Path, env: dict, records: dict[str, list[dict]]) -> Path:
+    """One run's evidence directory: a file per test, environment first."""
+    directory.mkdir(parents=True)
+    for i, (test, recs) in enumerate(records.items()):
+        lines = [env] + [{"kind": "case", "test": test, **r} for r in recs] + \
+                [{"kind": "result", "test": test, "outcome": "passed"}]
+        (directory / f"t-{i}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return directory
+
+
+class CatalogCoverageTest(unittest.TestCase):
+    def test_catalog_covers_every_row_of_the_claim_table(self) -> None:
+        ids = {c.id for c in load_catalog(ROOT / "suites" / "claims.toml")}
+        self.assertEqual(sorted(set(CLAIM_TABLE) - ids), [], "claims without a catalog entry")
+        self.assertGreaterEqual(len(ids), 35)
+
+    def test_every_catalog_entry_has_an_evidence_mapping(self) -> None:
+        for c in load_catalog(ROOT / "suites" / "claims.toml"):
+            with self.subTest(claim=c.id):
+                if c.rule == "out-of-scope":
+                    self.assertTrue(c.reason)
+                else:
+                    self.assertTrue(c.tests or c.cases, "no evidence mapping")
+
+
+class MergeTest(unittest.TestCase):
+    """Two runs of different platforms: per-platform verdicts and the
+    cross-environment claims."""
+
+    REPRO = "conv2d:bwd_weights:f32:mb2ic8ih14iw14oc8kh3kw3sh1sw1ph1pw1dh1dw1g1 device=cpu engine=onednn threads=2"
+
+    def setUp(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.t = Path(self.tmp.name)
+        self.manifest = [{"id": "1", "test": "Cpu/Determinism.Bitwise/X", "repro": self.REPRO, "suite": "s",
+                          "fixture": "Determinism", "positive_control": False, "binary": "determinism_tests",
+                          "axes": {"device": "cpu", "engine": "onednn"}}]
+        self.across = claim(id="no-cross-arch", rule="across", across="platform", supports_when="differs", tests=[],
+                            cases={"fixture": "Determinism", "positive_control": False})
+
+    def runs(self, digest_b: str, outcome_b: str = "passed") -> Evidence:
+        rec = lambda d: [{"repro": self.REPRO, "device": "cpu", "digest": d, "distinct_digests": 1}]
+        a = write_run(self.t / "a", environment("m1", "avx512_core_vnni", 2), {"Cpu/Determinism.Bitwise/X": rec("aaaa")})
+        b = write_run(self.t / "b", environment("m1", "avx2", 1), {"Cpu/Determinism.Bitwise/X": rec(digest_b)})
+        if outcome_b != "passed":
+            f = b / "t-0.jsonl"
+            f.write_text(f.read_text().replace('"outcome": "passed"', f'"outcome": "{outcome_b}"'))
+        return read_evidence([a, b])
+
+    def test_runs_of_two_platforms_stay_apart(self) -> None:
+        ev = self.runs("bbbb", outcome_b="failed")
+        self.assertEqual(sorted(ev.platforms), ["m1 (avx2-1t)", "m1 (avx512_core_vnni-2t)"])
+        v = judge_all([claim(tests=["Cpu/*"])], self.manifest, ev)[0]
+        self.assertEqual(v.platforms["m1 (avx512_core_vnni-2t)"].verdict, "supported")
+        self.assertEqual(v.platforms["m1 (avx2-1t)"].verdict, "refuted")
+        self.assertEqual(v.verdict, "refuted", "the gravest platform verdict")
+
+    def test_different_bits_across_platforms_support_no_cross_arch(self) -> None:
+        v = judge_all([self.across], self.manifest, self.runs("bbbb"))[0]
+        self.assertEqual(v.verdict, "supported", v.reason)
+        self.assertIn("aaaa", v.reason)
+
+    def test_equal_bits_are_inconclusive(self) -> None:
+        v = judge_all([self.across], self.manifest, self.runs("aaaa"))[0]
+        self.assertEqual(v.verdict, "inconclusive")
+
+    def test_one_platform_is_not_evaluated(self) -> None:
+        a = write_run(self.t / "a", environment("m1"), {"Cpu/Determinism.Bitwise/X": [
+            {"repro": self.REPRO, "device": "cpu", "digest": "aaaa", "distinct_digests": 1}]})
+        v = judge_all([self.across], self.manifest, read_evidence([a]))[0]
+        self.assertEqual(v.verdict, "not evaluated")
+        self.assertIn("./backendcheck report DIR1 DIR2", v.reason)
+
+    def test_cpu_and_gpu_digests_of_one_problem(self) -> None:
+        problem = self.REPRO.split(" ")[0]
+        gpu = f"{problem} device=cuda engine=cudnn"
+        manifest = self.manifest + [{"id": "2", "test": "Gpu/Determinism.Bitwise/X", "repro": gpu, "suite": "g",
+                                     "fixture": "Determinism", "positive_control": False, "binary": "gpu_tests",
+                                     "axes": {"device": "cuda", "engine": "cudnn"}}]
+        a = write_run(self.t / "a", environment("h", gpu="NVIDIA H100"), {
+            "Cpu/Determinism.Bitwise/X": [{"repro": self.REPRO, "device": "cpu", "digest": "aaaa", "distinct_digests": 1}],
+            "Gpu/Determinism.Bitwise/X": [{"repro": gpu, "device": "cuda", "digest": "cccc", "distinct_digests": 1}]})
+        c = claim(id="cpu-gpu-differ", rule="across", across="device", supports_when="differs", tests=[],
+                  cases={"fixture": "Determinism"})
+        ev = read_evidence([a])
+        self.assertEqual(list(ev.platforms), ["h (avx512_core-2t-nvidia_h100-sm_90-cudnn9.19.0)"])
+        self.assertEqual(judge_all([c], manifest, ev)[0].verdict, "supported")
+
+    def cli(self, *args: str) -> subprocess.CompletedProcess:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        return subprocess.run([sys.executable, "-m", "reports", "--claims", str(self.t / "claims.toml"),
+                               "--manifest", str(self.t / "cases.json"), "--out", str(self.t / "out"), *args],
+                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+
+    def test_expectations_flag_a_changed_folklore_verdict(self) -> None:
+        (self.t / "claims.toml").write_text('[[claim]]\nid = "f"\nstatement = "s"\nsource = "s"\nkind = "folklore"\n'
+                                            '[claim.evidence]\nrule = "fact"\ntests = ["Cpu/*"]\n')
+        (self.t / "cases.json").write_text(json.dumps({"cases": self.manifest}))
+        rec = [{"repro": self.REPRO, "device": "cpu", "digest": "aaaa", "distinct_digests": 1}]
+        run = write_run(self.t / "a", environment("m1", "avx2", 1), {"Cpu/Determinism.Bitwise/X": rec})
+        exp = self.t / "expectations"
+        r = self.cli("--expectations", str(exp), "--write-expectations", str(run))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn('f = "supported"', (exp / "avx2-1t.toml").read_text())
+        self.assertEqual(self.cli("--expectations", str(exp), "--check-expectations", str(run)).returncode, 0)
+        (exp / "avx2-1t.toml").write_text((exp / "avx2-1t.toml").read_text().replace('"supported"', '"refuted"'))
+        r = self.cli("--expectations", str(exp), "--check-expectations", str(run))
+        self.assertEqual(r.returncode, 4, r.stderr)
+        self.assertIn("EXPECTATION CHANGED f on m1 (avx2-1t): expected refuted, got supported", r.stderr)
+        junit = (self.t / "out" / "claims-junit.xml").read_text()
+        self.assertIn("expected refuted, got supported", junit)
+        self.assertIn("changed against the platform", (self.t / "out" / "index.html").read_text())
+        # Without --check-expectations the change is flagged but does not fail.
+        self.assertEqual(self.cli("--expectations", str(exp), str(run)).returncode, 0)
+        (exp / "avx2-1t.toml").write_text('platform = "x"\n[verdicts]\nnope = "supported"\n')
+        r = self.cli("--expectations", str(exp), str(run))
+        self.assertEqual((r.returncode, r.stderr.strip()), (1, f"{exp / 'avx2-1t.toml'}:3: unknown claim 'nope'"))
+
+    def test_baseline_shows_changed_verdicts(self) -> None:
+        (self.t / "claims.toml").write_text('[[claim]]\nid = "f"\nstatement = "s"\nsource = "s"\nkind = "folklore"\n'
+                                            '[claim.evidence]\nrule = "fact"\ntests = ["Cpu/*"]\n')
+        (self.t / "cases.json").write_text(json.dumps({"cases": self.manifest}))
+        old = self.t / "old.json"
+        old.write_text(json.dumps({"generated": "2026-01-01", "claims": [{"id": "f", "verdict": "refuted"}]}))
+        run = write_run(self.t / "a", environment("m1"), {"Cpu/Determinism.Bitwise/X": [
+            {"repro": self.REPRO, "device": "cpu", "digest": "aaaa", "distinct_digests": 1}]})
+        r = self.cli("--baseline", str(old), str(run))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        data = json.loads((self.t / "out" / "report.json").read_text())
+        self.assertEqual(data["baseline"]["changed"], [{"claim": "f", "old": "refuted", "new": "supported"}])
+        old.write_text("[1, 2]")
+        r = self.cli("--baseline", str(old), str(run))
+        self.assertEqual(r.returncode, 1)
+        self.assertTrue(r.stderr.startswith(f"{old}:1: cannot read the baseline"), r.stderr)
+
+
+class RecordedEvidenceTest(unittest.TestCase):
+    """The verdict engine on evidence recorded by the test binaries of a real
+    run (reports/tests/data/recorded: oneDNN determinism, a positive control,
+    a GPU case skipped without a GPU, a side-by-side Compare, fresh-process
+    choices), and on copies altered the way a failure would alter them."""
+
+    DATA = ROOT / "reports" / "tests" / "data" / "recorded"
+
+    def setUp(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.det = claim(id="det", tests=["Cpu/Determinism.*"])
+
+    def altered(self, old: str, new: str, name: str = "determinism_tests-16484.jsonl") -> Path:
+        d = Path(self.tmp.name) / "run"
+        if not d.exists():
+            d.mkdir()
+            for f in self.DATA.iterdir():
+                (d / f.name).write_text(f.read_text())
+        f = d / name
+        self.assertIn(old, f.read_text())
+        f.write_text(f.read_text().replace(old, new))
+        return d
+
+    def test_each_verdict_kind(self) -> None:
+        ev = read_evidence([self.DATA])
+        self.assertEqual(len(ev.platforms), 1)
+        self.assertEqual(judge_all([self.det], [], ev)[0].verdict, "supported")
+        control = judge_all([claim(tests=["CpuControl/*"], check="bitwise")], [], ev)[0]
+        self.assertEqual(control.verdict, "refuted", "a caught control is a failing 'bitwise' fact")
+        gpu = judge_all([claim(tests=["Gpu/*"])], [], ev)[0]
+        self.assertEqual(gpu.verdict, "not evaluated")
+        self.assertIn("cudaGetDeviceCount", gpu.reason)
+        # A bound inside the measured interval cannot be decided.
+        ratio = claim(rule="ratio", metric="steady_ns", supports_when="below", tests=["CpuBenchmark/Compare.*"])
+        first = judge_all([ratio], [], ev)[0]
+        ratio.bound = first.facts[0].figures["ratio"]
+        v = judge_all([ratio], [], ev)[0]
+        self.assertEqual(v.verdict, "inconclusive", v.reason)
+        self.assertIn("B/A", v.reason)
+        # Degenerate output is mistrusted and never supports.
+        mistrusted = read_evidence([self.altered('"name":"bitwise","outcome":"passed"', '"name":"bitwise","outcome":"mistrusted"')])
+        self.assertEqual(judge_all([self.det], [], mistrusted)[0].verdict, "inconclusive")
+
+    def test_a_refuted_guarantee_fails_the_run(self) -> None:
+        run = self.altered('"outcome":"passed","schema":1,"test":"Cpu/', '"outcome":"failed","schema":1,"test":"Cpu/')
+        self.assertEqual(judge_all([self.det], [], read_evidence([run]))[0].verdict, "refuted")
+        t = Path(self.tmp.name)
+        (t / "claims.toml").write_text('[[claim]]\nid = "det"\nstatement = "s"\nsource = "s"\nkind = "guarantee"\n'
+                                       '[claim.evidence]\nrule = "fact"\ntests = ["Cpu/Determinism.*"]\n')
+        (t / "cases.json").write_text('{"cases": []}')
+        r = subprocess.run([sys.executable, "-m", "reports", "--claims", str(t / "claims.toml"), "--manifest",
+                            str(t / "cases.json"), "--out", str(t / "out"), str(run)],
+                           cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn("REFUTED GUARANTEE det", r.stderr)
+
+    def test_a_crash_is_an_error(self) -> None:
+        ev = read_evidence([self.DATA])
+        junit = Path(self.tmp.name) / "junit.xml"
+        junit.write_text('<testsuite><testcase name="Cpu/Determinism.Bitwise/Crashed" status="fail">'
+                         '<failure message="SEGFAULT"/></testcase></testsuite>')
+        read_junit(junit, next(iter(ev.platforms.values())))
+        v = judge_all([self.det], [], ev)[0]
+        self.assertEqual(v.verdict, "error")
+        self.assertIn("Crashed", v.reason)

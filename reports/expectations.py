@@ -1,0 +1,90 @@
+"""Per-platform expectation files: the folklore and advice verdicts recorded
+on one kind of platform (suites/expectations/SIGNATURE.toml), so that a
+verdict that changes is flagged, and fails the tier that checks them.
+
+    platform = "avx512_core_vnni-2t"
+    [verdicts]
+    bench-fixed-faster = "supported"
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from generators.errors import SpecError, load_toml
+
+from .evidence import Evidence, platform_of
+from .verdicts import VERDICTS, Verdict
+
+RECORDED_KINDS = ("folklore", "advice")
+
+
+@dataclass
+class Change:
+    platform: str
+    claim: str
+    expected: str
+    got: str
+
+
+def _read(path: Path, known: set[str]) -> dict[str, str]:
+    text, doc = load_toml(path, "expectation file")
+    lines = text.splitlines()
+
+    def line_of(key: str) -> int:
+        return next((i for i, ln in enumerate(lines, 1) if re.match(rf'\s*"?{re.escape(key)}"?\s*=', ln)), 1)
+
+    for key in doc:
+        if key not in ("platform", "verdicts"):
+            raise SpecError(str(path), line_of(key), f"unknown key '{key}' (expected: platform, verdicts)")
+    verdicts = doc.get("verdicts", {})
+    if not isinstance(verdicts, dict):
+        raise SpecError(str(path), line_of("verdicts"), "verdicts must be a table of claim = \"verdict\"")
+    for claim, verdict in verdicts.items():
+        if claim not in known:
+            raise SpecError(str(path), line_of(claim), f"unknown claim '{claim}'")
+        if verdict not in VERDICTS:
+            raise SpecError(str(path), line_of(claim), f"unknown verdict {verdict!r} (known: {', '.join(VERDICTS)})")
+    return dict(verdicts)
+
+
+def compare(directory: Path, verdicts: list[Verdict], evidence: Evidence, partial: bool) -> tuple[list[Change], list[str]]:
+    """The changes against the expectation file of each platform, and the
+    platforms that have none. Raises SpecError for a malformed file."""
+    known = {v.claim.id for v in verdicts}
+    changes: list[Change] = []
+    missing: list[str] = []
+    for platform, env in evidence.platform_env.items():
+        path = directory / f"{platform_of(env)[1]}.toml"
+        if not path.is_file():
+            missing.append(f"{platform}: no {path}")
+            continue
+        expected = _read(path, known)
+        for v in verdicts:
+            if v.claim.id not in expected:
+                continue
+            got = v.platforms.get(platform, v).verdict
+            if got == "not evaluated" and partial:
+                continue  # this run did not build the claim's cases
+            if got != expected[v.claim.id]:
+                changes.append(Change(platform, v.claim.id, expected[v.claim.id], got))
+    return changes, missing
+
+
+def write(directory: Path, verdicts: list[Verdict], evidence: Evidence) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for platform, env in evidence.platform_env.items():
+        signature = platform_of(env)[1]
+        lines = [f"# Folklore and advice verdicts recorded on {platform}.",
+                 "# Rewrite with: ./backendcheck run --tier nightly --write-expectations", "",
+                 f'platform = "{signature}"', "", "[verdicts]"]
+        for v in verdicts:
+            if v.claim.kind in RECORDED_KINDS and v.platforms.get(platform, v).verdict != "not evaluated":
+                lines.append(f'{v.claim.id} = "{v.platforms.get(platform, v).verdict}"')
+        path = directory / f"{signature}.toml"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        written.append(path)
+    return written

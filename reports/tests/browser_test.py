@@ -1,0 +1,55 @@
+"""The report in headless Chromium: a hostile report (every string a
+<script>) runs no script and shows the strings as text; the full catalog's
+report renders every claim and its filters work. Run by ctest as
+report.browser; needs chromium, chromium-driver and python3-selenium, which
+./backendcheck test installs."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import unittest
+from pathlib import Path
+
+from reports.browser import check
+from reports.catalog import load_catalog
+from reports.evidence import read_evidence
+from reports.render import write_report
+from reports.tests.test_reports import claim, environment, write_run
+from reports.verdicts import judge_all
+
+ROOT = Path(__file__).resolve().parents[2]
+HOSTILE = "<script>alert(1)</script>"
+ARTIFACTS = Path(os.environ.get("BACKENDCHECK_ARTIFACTS", tempfile.gettempdir()))
+
+
+class BrowserTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.t = Path(self.tmp.name)
+
+    def test_hostile_strings_render_as_text(self) -> None:
+        test = f"Cpu/Determinism.Bitwise/{HOSTILE}"
+        manifest = [{"id": HOSTILE, "test": test, "repro": HOSTILE, "suite": HOSTILE, "fixture": "Determinism",
+                     "positive_control": False, "binary": "b", "axes": {"device": HOSTILE, "engine": HOSTILE}}]
+        run = write_run(self.t / "ev", {**environment(HOSTILE), "cpu_model": HOSTILE},
+                        {test: [{"repro": HOSTILE, "device": "cpu", "digest": HOSTILE, "engine": HOSTILE,
+                                 "implementation": "<img src=x onerror=alert(2)>", "distinct_digests": 1}]})
+        claims = [claim(id="hostile", statement=HOSTILE, source=HOSTILE, kind="folklore",
+                        scope={"device": HOSTILE}, tests=["Cpu/*"])]
+        ev = read_evidence([run])
+        write_report(self.t / "out", judge_all(claims, manifest, ev), manifest, ev)
+        self.assertEqual(check(self.t / "out", ARTIFACTS / "report-hostile.png"), [])
+
+    def test_catalog_report_renders_and_filters(self) -> None:
+        claims = load_catalog(ROOT / "suites" / "claims.toml")
+        manifest = [{"id": "1", "test": "Flags.DefaultsMirrorPyTorch", "repro": "", "suite": "", "axes": {}}]
+        run = write_run(self.t / "ev", environment("ci"), {"Flags.DefaultsMirrorPyTorch": []})
+        ev = read_evidence([run])
+        write_report(self.t / "out", judge_all(claims, manifest, ev, partial=True), manifest, ev)
+        self.assertEqual(check(self.t / "out", ARTIFACTS / "report-catalog.png"), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
