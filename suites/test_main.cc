@@ -3,9 +3,14 @@
 // the first failure) as a "result" record, and closes the file on exit.
 #include <gtest/gtest.h>
 
+#include <fnmatch.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
+#include <sstream>
+#include <thread>
 #include <filesystem>
 #include <vector>
 
@@ -52,6 +57,35 @@ nlohmann::json Environment() {
   return env;
 }
 
+// Test-only fault injection: BACKENDCHECK_INJECT_FAULT="MODE=GLOB,..." with
+// MODE crash (SIGSEGV), abort (SIGABRT) or hang (sleeps until killed) makes
+// the tests whose full name matches GLOB fail that way as they start, so the
+// fault isolation of ctest and the report can be tested with real processes.
+class FaultInjector : public testing::EmptyTestEventListener {
+ public:
+  explicit FaultInjector(std::string spec) : spec_(std::move(spec)) {}
+  void OnTestStart(const testing::TestInfo& info) override {
+    const std::string name = std::string(info.test_suite_name()) + "." + info.name();
+    std::stringstream rules(spec_);
+    std::string rule;
+    while (std::getline(rules, rule, ',')) {
+      const size_t eq = rule.find('=');
+      if (eq == std::string::npos || fnmatch(rule.substr(eq + 1).c_str(), name.c_str(), 0) != 0) continue;
+      const std::string mode = rule.substr(0, eq);
+      std::fprintf(stderr, "backendcheck: injecting fault '%s' into %s\n", mode.c_str(), name.c_str());
+      std::fflush(stderr);
+      if (mode == "crash") std::raise(SIGSEGV);
+      if (mode == "abort") std::abort();
+      if (mode == "hang") {
+        for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+      }
+    }
+  }
+
+ private:
+  std::string spec_;
+};
+
 // A generated case whose repro names environment variables must run in a
 // process that starts with them (libraries read them when they initialise).
 // ctest runs one case per process: set them and start this process again.
@@ -68,6 +102,19 @@ void StartAgainWithCaseEnvironment(const std::vector<char*>& original_argv) {
   std::perror("backendcheck: execv");  // only reached on failure; the case then skips with the reason
 }
 
+// Under `ctest --resource-spec-file` (ci/gpu-resource-spec.py), a GPU test
+// is given one GPU as CTEST_RESOURCE_GROUP_0_GPUS="id:N,slots:1": make it
+// the only device this process sees, before anything initialises CUDA.
+void UseAllocatedGpu() {
+  const char* group = std::getenv("CTEST_RESOURCE_GROUP_0_GPUS");
+  if (group == nullptr) return;
+  const std::string g(group);
+  const size_t id = g.find("id:");
+  if (id == std::string::npos) return;
+  const std::string device = g.substr(id + 3, g.find(',', id) - id - 3);
+  ::setenv("CUDA_VISIBLE_DEVICES", device.c_str(), 1);
+}
+
 }  // namespace
 
 namespace bc {
@@ -76,6 +123,7 @@ __attribute__((weak)) const CaseRow* FindGeneratedCase(const char*) { return nul
 }  // namespace bc
 
 int main(int argc, char** argv) {
+  UseAllocatedGpu();
   if (std::optional<int> probe = bc::MaybeRunProbe(argc, argv)) return *probe;
   std::vector<char*> original_argv(argv, argv + argc);
   original_argv.push_back(nullptr);
@@ -90,6 +138,9 @@ int main(int argc, char** argv) {
       return 2;
     }
     testing::UnitTest::GetInstance()->listeners().Append(new ResultRecorder);
+  }
+  if (const char* faults = std::getenv("BACKENDCHECK_INJECT_FAULT"); faults != nullptr && *faults != '\0') {
+    testing::UnitTest::GetInstance()->listeners().Append(new FaultInjector(faults));
   }
   const int rc = RUN_ALL_TESTS();
   if (bc::Status s = bc::ProcessEvidence().Close(); !s.ok()) {

@@ -1,0 +1,119 @@
+"""The nightly pipelines: the workflow files parse, have the shape their CI
+systems need, reference scripts that exist, and those scripts run here with
+--dry-run; the GPU resource spec comes out right from nvidia-smi's output."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+GITHUB = ROOT / ".github" / "workflows" / "nightly-gpu.yml"
+GITLAB = ROOT / ".gitlab-ci.yml"
+
+
+def scripts_in(commands: list[str]) -> list[str]:
+    return [m for c in commands for m in re.findall(r"(?:^|\s)((?:ci/|\./)[\w./-]+)", c)]
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(list(args), cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+
+
+class GithubWorkflowTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.doc = yaml.safe_load(GITHUB.read_text())
+
+    def test_shape(self) -> None:
+        on = self.doc.get("on", self.doc.get(True))  # YAML 1.1 reads a bare `on` as true
+        self.assertIn("schedule", on)
+        self.assertTrue(all("cron" in s for s in on["schedule"]))
+        jobs = self.doc["jobs"]
+        gpu, merge = jobs["gpu"], jobs["merge"]
+        self.assertGreaterEqual(len(gpu["strategy"]["matrix"]["gpu"]), 2, "a matrix over GPU types")
+        self.assertIn("self-hosted", gpu["runs-on"])
+        self.assertIn("${{ matrix.gpu }}", gpu["runs-on"])
+        self.assertEqual(merge["needs"], "gpu")
+        self.assertEqual(merge["if"], "always()")
+        for name, job in jobs.items():
+            for step in job["steps"]:
+                self.assertTrue(("uses" in step) != ("run" in step), f"{name}: a step uses an action or runs")
+        uploads = [s for s in gpu["steps"] if s.get("uses", "").startswith("actions/upload-artifact")]
+        self.assertEqual(len(uploads), 1)
+        self.assertIn("${{ matrix.gpu }}", uploads[0]["with"]["name"])
+        downloads = [s for s in merge["steps"] if s.get("uses", "").startswith("actions/download-artifact")]
+        self.assertEqual(downloads[0]["with"]["pattern"], "evidence-*")
+        self.assertTrue(any(s.get("uses", "").startswith("actions/upload-artifact") for s in merge["steps"]))
+
+    def test_scripts_exist(self) -> None:
+        commands = [s["run"] for job in self.doc["jobs"].values() for s in job["steps"] if "run" in s]
+        found = scripts_in(commands)
+        self.assertIn("ci/nightly-gpu.sh", found)
+        self.assertIn("ci/merge-reports.sh", found)
+        for script in found:
+            self.assertTrue((ROOT / script).is_file(), f"{script} does not exist")
+
+
+class GitlabPipelineTest(unittest.TestCase):
+    def test_shape_and_scripts(self) -> None:
+        doc = yaml.safe_load(GITLAB.read_text())
+        self.assertEqual(doc["stages"], ["nightly", "merge"])
+        gpu, merge = doc["gpu"], doc["merge"]
+        self.assertEqual(gpu["stage"], "nightly")
+        self.assertGreaterEqual(len(gpu["parallel"]["matrix"][0]["GPU"]), 2)
+        self.assertIn("$GPU", gpu["tags"])
+        self.assertIn("ci-out/$GPU", gpu["artifacts"]["paths"])
+        self.assertEqual(merge["needs"][0]["job"], "gpu")
+        for job in (gpu, merge):
+            self.assertTrue(any("schedule" in r["if"] for r in job["rules"]))
+            for script in scripts_in(job["script"]):
+                self.assertTrue((ROOT / script).is_file(), f"{script} does not exist")
+
+
+class ScriptsTest(unittest.TestCase):
+    def test_nightly_dry_run(self) -> None:
+        r = run("ci/nightly-gpu.sh", "--name", "h100", "--out", "/tmp/ci-out", "--dry-run")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("+ ./backendcheck run --tier nightly", r.stdout)
+        self.assertIn("build/default/evidence", r.stdout)
+        self.assertNotEqual(run("ci/nightly-gpu.sh", "--name", "a b", "--out", "x", "--dry-run").returncode, 0)
+
+    def test_merge_dry_run(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            for m in ("h100", "a100"):
+                (Path(tmp) / m / "evidence").mkdir(parents=True)
+                (Path(tmp) / m / "cases.json").write_text('{"cases": []}')
+            r = run("ci/merge-reports.sh", "--in", tmp, "--out", f"{tmp}/report", "--dry-run")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn(f"{tmp}/a100/evidence {tmp}/h100/evidence", r.stdout)
+            self.assertIn("--manifest", r.stdout)
+            self.assertNotEqual(run("ci/merge-reports.sh", "--in", f"{tmp}/none", "--out", "x").returncode, 0)
+
+    def test_resource_spec(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            csv = Path(tmp) / "smi.csv"
+            csv.write_text("0, NVIDIA H100 80GB HBM3\n1, NVIDIA H100 80GB HBM3\n")
+            out = Path(tmp) / "spec.json"
+            r = run(sys.executable, "ci/gpu-resource-spec.py", "--from", str(csv), "--out", str(out))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            spec = json.loads(out.read_text())
+            self.assertEqual(spec["version"], {"major": 1, "minor": 0})
+            self.assertEqual(spec["local"][0]["gpus"], [{"id": "0", "slots": 1}, {"id": "1", "slots": 1}])
+            csv.write_text("garbage\n")
+            r = run(sys.executable, "ci/gpu-resource-spec.py", "--from", str(csv), "--out", str(out))
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("line 1", r.stderr)
+            r = run(sys.executable, "ci/gpu-resource-spec.py", "--out", str(out), "--dry-run")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("nvidia-smi --query-gpu=index,name", r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

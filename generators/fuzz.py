@@ -1,0 +1,148 @@
+"""Seeded mutation fuzzing of the two readers of untrusted files: the spec
+loader (with the expansion) and the evidence reader (with the verdicts and
+the report data). Every input must end in a result or in one
+`FILE:LINE: message` error line; anything else (an exception that is not the
+loader's error, a multi-line message, a crash) is a finding.
+
+    python3 -m generators.fuzz [--seed S] [--count N]
+
+The same seed gives the same inputs; a finding prints the seed and index that
+reproduce it, and the mutated input is written under /tmp/backendcheck-fuzz.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+from generators.errors import SpecError
+from generators.expand import expand
+from generators.flags import load_flags
+from generators.spec import load_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC_SEED = ROOT / "suites" / "matrices" / "cpu.toml"
+EVIDENCE_SEEDS = sorted((ROOT / "reports" / "tests" / "data" / "recorded").glob("*.jsonl"))
+TOKENS = [b"[[suite]]", b"[suite.axes]", b"[[suite.exclude]]", b"=", b'"', b"[", b"]", b"{", b"}", b",", b"\n",
+          b"-1", b"0", b"99999999999999999999", b"1e308", b"nan", b"true", b'"cudnn.benchmark"', b"shape",
+          b"schedule", b"mb0", b"ih4294967296", b"matmul:m1n1k1", b"\xff\xfe", b"\x00", b"\\u0000", b"{}",
+          b'"kind":"case"', b'"kind":"result"', b'"kind":"environment"', b'"outcome":"passed"', b"null",
+          b'"digest":', b'"times_ns":[', b'"checks":[{"name":"bitwise"}]', b"<script>alert(1)</script>"]
+_ONE_LINE = re.compile(r"^[^\n]+:\d+: [^\n]+$")
+
+
+def mutate(data: bytes, rng: random.Random) -> bytes:
+    out = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        op = rng.randrange(7)
+        at = rng.randrange(len(out) + 1)
+        if op == 0 and out:  # flip a byte
+            out[min(at, len(out) - 1)] ^= 1 << rng.randrange(8)
+        elif op == 1:  # delete a range
+            del out[at:at + rng.randint(1, 64)]
+        elif op == 2:  # duplicate a range
+            out[at:at] = out[at:at + rng.randint(1, 200)]
+        elif op == 3:  # insert a token
+            out[at:at] = rng.choice(TOKENS)
+        elif op == 4:  # random bytes
+            out[at:at] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 8)))
+        else:  # swap, drop or repeat a line
+            lines = bytes(out).split(b"\n")
+            i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
+            if op == 5:
+                lines[i], lines[j] = lines[j], lines[i]
+            elif rng.random() < 0.5:
+                del lines[i]
+            else:
+                lines.insert(i, lines[j])
+            out = bytearray(b"\n".join(lines))
+    return bytes(out)
+
+
+def fuzz_specs(seed: int, count: int, work: Path) -> list[str]:
+    flags = load_flags()
+    base = SPEC_SEED.read_bytes()
+    findings, errors = [], 0
+    for i in range(count):
+        rng = random.Random(f"spec-{seed}-{i}")
+        path = work / f"spec-{i}.toml"
+        path.write_bytes(mutate(base, rng))
+        try:
+            expand([load_spec(path, flags)], flags, "nightly")
+        except SpecError as e:
+            errors += 1
+            if not _ONE_LINE.match(str(e)) or not str(e).startswith(f"{path}:"):
+                findings.append(f"spec seed {seed} index {i}: malformed error {str(e)!r}")
+                continue
+        except Exception:  # noqa: BLE001 - any other exception is the finding
+            findings.append(f"spec seed {seed} index {i}: {traceback.format_exc(limit=3)}")
+            continue
+        path.unlink()
+    print(f"fuzz: {count} mutated specs, {errors} refused with one line, {count - errors} accepted, "
+          f"{len(findings)} finding(s)")
+    return findings
+
+
+def fuzz_evidence(seed: int, count: int, work: Path) -> list[str]:
+    from reports.catalog import load_catalog
+    from reports.evidence import read_evidence
+    from reports.render import to_json
+    from reports.verdicts import judge_all
+
+    claims = load_catalog(ROOT / "suites" / "claims.toml")
+    findings, problems = [], 0
+    for i in range(count):
+        rng = random.Random(f"evidence-{seed}-{i}")
+        d = work / f"evidence-{i}"
+        d.mkdir()
+        for source in EVIDENCE_SEEDS:
+            data = source.read_bytes()
+            (d / source.name).write_bytes(mutate(data, rng) if rng.random() < 0.7 else data)
+        try:
+            ev = read_evidence([d])
+            verdicts = judge_all(claims, [], ev, partial=True)
+            to_json(verdicts, [], ev)
+            bad = [p for p in ev.problems if not _ONE_LINE.match(p) or not p.startswith(str(d))]
+            problems += len(ev.problems)
+            if bad:
+                findings.append(f"evidence seed {seed} index {i}: malformed problem {bad[0]!r}")
+                continue
+        except Exception:  # noqa: BLE001
+            findings.append(f"evidence seed {seed} index {i}: {traceback.format_exc(limit=3)}")
+            continue
+        for f in d.iterdir():
+            f.unlink()
+        d.rmdir()
+    print(f"fuzz: {count} mutated evidence directories, {problems} unreadable records reported with "
+          f"FILE:LINE, {len(findings)} finding(s)")
+    return findings
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="generators.fuzz", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seed", type=int, default=20261121)
+    parser.add_argument("--count", type=int, default=1000, help="inputs per reader")
+    args = parser.parse_args(argv)
+    keep = Path(tempfile.gettempdir()) / "backendcheck-fuzz"
+    keep.mkdir(exist_ok=True)
+    work = Path(tempfile.mkdtemp(dir=keep))
+    findings = fuzz_specs(args.seed, args.count, work) + fuzz_evidence(args.seed, args.count, work)
+    for f in findings[:20]:
+        print(f"FINDING {f}")
+    if not findings:
+        for p in work.iterdir():
+            p.unlink() if p.is_file() else None
+        work.rmdir()
+    else:
+        print(f"fuzz: the inputs of the findings are in {work}")
+    return 1 if findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
