@@ -147,7 +147,7 @@ def write_report(out: Path, verdicts: list[Verdict], manifest: list[dict[str, An
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     html = env.get_template("report.html.j2").render(
         data=data, verdict_order=VERDICTS, slug=lambda s: "".join(c if c.isalnum() else "-" for c in s),
-        strip=strip_plot)
+        strip=strip_plot, interval=interval_plot)
     page = out / "index.html"
     _atomic_write(page, html)
     return page
@@ -172,6 +172,21 @@ def strip_plot(figures: dict[str, Any], a: list[float], b: list[float]) -> dict[
 
     return {"a": [x(v) for v in a], "b": [x(v) for v in b], "ma": x(med(a)), "mb": x(med(b)),
             "lo": lo, "hi": hi, "unit": figures.get("unit", "")}
+
+
+def interval_plot(figures: dict[str, Any]) -> dict[str, Any]:
+    """Coordinates of the median ratio B/A, its 95% interval and the claim's
+    bound on one log axis, or {} when a value is not finite."""
+    values = [figures.get("ratio"), *figures.get("ci", []), figures.get("bound")]
+    if len(values) != 4 or not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in values):
+        return {}
+    lo, hi = math.log(min(values)) - 0.1, math.log(max(values)) + 0.1
+
+    def x(v: float) -> float:
+        return round(60 + 400 * (math.log(v) - lo) / (hi - lo), 1)
+
+    return {"ratio": x(values[0]), "lo": x(values[1]), "hi": x(values[2]), "bound": x(values[3]),
+            "labels": {"min": math.exp(lo), "max": math.exp(hi), "bound": values[3]}}
 
 
 def write_junit(path: Path, verdicts: list[Verdict], changes: list[Any]) -> None:

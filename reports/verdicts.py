@@ -170,7 +170,7 @@ def _ratio(claim: Claim, facts: list[Fact]) -> Verdict:
                      "median_a": sorted(a)[len(a) // 2], "median_b": sorted(b)[len(b) // 2], "outcome": outcome,
                      "a": compare["a"]["repro"], "b": compare["b"]["repro"],
                      "versus": compare.get("versus_flags", {}), "samples_a": a, "samples_b": b,
-                     "unit": "bytes" if claim.metric.endswith("_bytes") else "ns"}
+                     "unit": "bytes" if claim.metric.endswith("_bytes") else "ns", "bound": claim.bound}
         f.figures["text"] = _ratio_text(claim, f)
         outcomes.append(outcome)
     if not outcomes:
