@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import random
 import re
+import shutil
 import sys
 import tempfile
 import traceback
@@ -136,9 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     for f in findings[:20]:
         print(f"FINDING {f}")
     if not findings:
-        for p in work.iterdir():
-            p.unlink() if p.is_file() else None
-        work.rmdir()
+        shutil.rmtree(work)
     else:
         print(f"fuzz: the inputs of the findings are in {work}")
     return 1 if findings else 0

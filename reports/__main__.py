@@ -26,7 +26,7 @@ from generators.errors import SpecError
 
 from . import expectations
 from .catalog import load_catalog
-from .evidence import read_evidence, read_junit, read_manifest, read_registered
+from .evidence import Evidence, read_evidence, read_junit, read_manifest, read_registered
 from .render import write_junit, write_report
 from .verdicts import judge_all, refuted_guarantees
 
@@ -88,12 +88,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{missing[0]}:1: no such evidence directory or file", file=sys.stderr)
         return 1
     evidence = read_evidence(args.evidence)
-    local = next(iter(evidence.platforms.values()), evidence)  # the run this ctest output belongs to
-    for target in {id(evidence): evidence, id(local): local}.values():
-        if args.junit:
-            read_junit(args.junit, target)
-        if args.tests:
-            read_registered(args.tests, target)
+    # ctest's view belongs to the first run: read once, merged into its platform and the whole.
+    ctest = Evidence(problems=evidence.problems)
+    if args.junit:
+        read_junit(args.junit, ctest)
+    if args.tests:
+        read_registered(args.tests, ctest)
+    first = next(iter(evidence.platforms), "")
+    if first:
+        evidence.platforms[first].merge(ctest, first)
+    evidence.merge(ctest, first)
     for problem in dict.fromkeys(evidence.problems):
         print(f"warning: {problem}", file=sys.stderr)
     verdicts = judge_all(claims, manifest, evidence, partial=args.partial)

@@ -6,6 +6,7 @@ import json
 import math
 import os
 import shlex
+import statistics
 import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import asdict
@@ -71,12 +72,7 @@ def _case_rows(manifest: list[dict[str, Any]], evidence: Evidence) -> list[dict[
 
 
 def _median_ms(times: list[int]) -> str:
-    if not times:
-        return ""
-    s = sorted(times)
-    mid = len(s) // 2
-    med = s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
-    return f"{med / 1e6:.3f}"
+    return f"{statistics.median(times) / 1e6:.3f}" if times else ""
 
 
 def repro_command(repro: str) -> str:
@@ -166,11 +162,8 @@ def strip_plot(figures: dict[str, Any], a: list[float], b: list[float]) -> dict[
     def x(v: float) -> float:
         return round(60 + 400 * (v - lo) / (hi - lo), 1)
 
-    def med(xs: list[float]) -> float:
-        s = sorted(xs)
-        return s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
-
-    return {"a": [x(v) for v in a], "b": [x(v) for v in b], "ma": x(med(a)), "mb": x(med(b)),
+    return {"a": [x(v) for v in a], "b": [x(v) for v in b], "ma": x(statistics.median(a)),
+            "mb": x(statistics.median(b)),
             "lo": lo, "hi": hi, "unit": figures.get("unit", "")}
 
 

@@ -249,7 +249,8 @@ def _across(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) ->
             groups.setdefault(key, {}).setdefault(side, set()).add(str(digest))
             where.setdefault(key, {})[side] = test
     spanning = {k: g for k, g in groups.items() if len(g) > 1}
-    facts = [Fact(t, "passed", "", False, None, evidence.cases.get(t, [])) for t in tests if t in evidence.cases]
+    by_test = {c["test"]: c for c in manifest}
+    facts = [fact_for(t, by_test, evidence) for t in tests if t in evidence.cases]
     if not spanning:
         sides = sorted({s for g in groups.values() for s in g})
         need = ("the same problem on the CPU and a GPU (this run has: " + (", ".join(sides) or "none") + ")"

@@ -2,6 +2,14 @@
 
 namespace bc {
 
+ToleranceJudgement JudgeTolerance(const StepRun& run) {
+  if (!run.error) return {};
+  return {WithinTolerance(*run.error, AccumulationLength(run.problem)),
+          "max abs error " + std::to_string(run.error->max_abs) + " vs bound " + std::to_string(run.tolerance) +
+              " (max ulp " + std::to_string(run.error->max_ulp) + ", non-finite " +
+              std::to_string(run.error->nonfinite) + ")"};
+}
+
 DeterminismVerdict JudgeDeterminism(const StepRun& run, const CaseSpec& spec, bool positive_control) {
   DeterminismVerdict v;
   const int distinct = run.DistinctDigests();
@@ -39,10 +47,9 @@ DeterminismVerdict JudgeDeterminism(const StepRun& run, const CaseSpec& spec, bo
                       {"positive_control", positive_control},
                       {"detail", v.message}});
   if (run.error) {
-    v.within_tolerance = WithinTolerance(*run.error, AccumulationLength(run.problem));
-    v.tolerance_message = "max abs error " + std::to_string(run.error->max_abs) + " vs bound " +
-                          std::to_string(run.tolerance) + " (max ulp " + std::to_string(run.error->max_ulp) +
-                          ", non-finite " + std::to_string(run.error->nonfinite) + ")";
+    const ToleranceJudgement t = JudgeTolerance(run);
+    v.within_tolerance = t.within;
+    v.tolerance_message = t.detail;
     v.checks.push_back({{"name", "tolerance"},
                         {"outcome", v.within_tolerance ? "passed" : "failed"},
                         {"detail", v.tolerance_message}});

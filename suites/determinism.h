@@ -30,6 +30,14 @@ struct DeterminismVerdict {
   nlohmann::json checks = nlohmann::json::array();
 };
 
+// The tolerance check of one step that was compared with the reference:
+// whether its error is within the accumulation-length bound, and the detail.
+struct ToleranceJudgement {
+  bool within = true;
+  std::string detail;
+};
+ToleranceJudgement JudgeTolerance(const StepRun& run);
+
 DeterminismVerdict JudgeDeterminism(const StepRun& run, const CaseSpec& spec, bool positive_control);
 
 }  // namespace bc

@@ -10,6 +10,7 @@
 #include "harness/evidence.h"
 #include "harness/timer.h"
 #include "suites/case_run.h"
+#include "suites/determinism.h"
 #include "suites/fixtures.h"
 #include "suites/probe.h"
 
@@ -61,11 +62,9 @@ TEST_P(Schedule, Run) {
     for (size_t i = 0; i < run->steps.size(); ++i) {
       const StepRun& s = run->steps[i];
       if (!s.error) continue;
-      const bool ok = WithinTolerance(*s.error, AccumulationLength(s.problem));
-      checks.push_back(CheckJson("tolerance", ok, "step " + std::to_string(i) + ": max abs error " +
-                                                      std::to_string(s.error->max_abs) + " vs bound " +
-                                                      std::to_string(s.tolerance)));
-      EXPECT_TRUE(ok) << "step " << i << " outside the tolerance of the reference\nrepro: " << row.repro;
+      const ToleranceJudgement t = JudgeTolerance(s);
+      checks.push_back(CheckJson("tolerance", t.within, "step " + std::to_string(i) + ": " + t.detail));
+      EXPECT_TRUE(t.within) << "step " << i << ": " << t.detail << "\nrepro: " << row.repro;
     }
   }
   if (!CheckRequested(row, "selection")) {
