@@ -96,16 +96,7 @@ Result<DispatchDecision> Dispatcher::Decide(const CaseSpec& c, const Problem& p,
     return d;
   }
 
-  std::vector<Candidate> candidates;
   SelectorOptions options;
-  for (const Engine* e : pool) {
-    for (const Algorithm& a : e->algorithms(p)) candidates.push_back({std::string(e->name()), a});
-    if (options.pinned_deterministic.empty()) {
-      if (std::optional<std::string> pinned = e->PinnedDeterministic(p)) {
-        options.pinned_deterministic = std::string(e->name()) + ":" + *pinned;
-      }
-    }
-  }
   const bool cudnn_semantics = c.engine.rfind("select", 0) == 0 || pool.front()->name() == "cudnn";
   options.deterministic_algorithms = flags.deterministic_algorithms;
   options.warn_only = flags.deterministic_algorithms_warn_only;
@@ -121,6 +112,21 @@ Result<DispatchDecision> Dispatcher::Decide(const CaseSpec& c, const Problem& p,
   // not already hold: the device, the pool and allow_tf32.
   const std::string key = FormatProblem(p) + "|" + DeviceName(c.device) + "|" + c.engine +
                           "|allow_tf32=" + (flags.cudnn_allow_tf32 ? "1" : "0");
+  if (std::optional<Selection> hit = selector_.Cached(key, options)) {
+    d.selection = *hit;
+    d.chosen = hit->chosen;
+    d.engine = FindEngine(d.chosen.engine);
+    return d;
+  }
+  std::vector<Candidate> candidates;
+  for (const Engine* e : pool) {
+    for (const Algorithm& a : e->algorithms(p)) candidates.push_back({std::string(e->name()), a});
+    if (options.pinned_deterministic.empty()) {
+      if (std::optional<std::string> pinned = e->PinnedDeterministic(p)) {
+        options.pinned_deterministic = std::string(e->name()) + ":" + *pinned;
+      }
+    }
+  }
   // A single engine with its own search (cudnnFind*AlgorithmEx) times the
   // candidates itself; it runs once, and only when the selector searches.
   auto search = std::make_shared<std::optional<Result<EngineSearch>>>();

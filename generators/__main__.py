@@ -3,6 +3,7 @@
     python3 -m generators expand --out DIR SPEC...   write case tables + cases.json
     python3 -m generators validate SPEC...           check specs, print a summary
     python3 -m generators list SPEC...               print every case: id, test, repro
+    python3 -m generators tables --out FILE.h        the model layer tables as C++
 
 Errors are one line, ``FILE:LINE: message``, with exit status 1.
 """
@@ -32,7 +33,18 @@ def main(argv: list[str] | None = None) -> int:
         p = sub.add_parser(name)
         p.add_argument("--tier", default="nightly", choices=TIERS)
         p.add_argument("specs", nargs="+", type=Path)
+    p_tables = sub.add_parser("tables", help="write the model layer tables as a C++ header")
+    p_tables.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
+    if args.command == "tables":
+        from .tables import cxx_header
+
+        text = cxx_header()
+        # Rewritten only on change, so the benchmarks do not rebuild for nothing.
+        if not args.out.exists() or args.out.read_text() != text:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(text)
+        return 0
     try:
         flags = load_flags()
         specs = [load_spec(path, flags) for path in args.specs]

@@ -42,13 +42,13 @@ Status EvidenceWriter::Write(nlohmann::json record) {
     }
     done += static_cast<size_t>(n);
   }
-  if (::fsync(fd_) != 0) return Status(StatusCode::kInternal, "fsync " + path_.string() + ": " + std::strerror(errno));
   return Status::Ok();
 }
 
 Status EvidenceWriter::Close() {
   std::lock_guard lock(mu_);
   if (fd_ < 0) return Status::Ok();
+  const bool synced = ::fsync(fd_) == 0;
   ::close(fd_);
   fd_ = -1;
   std::filesystem::path final_path = path_;
@@ -57,6 +57,7 @@ Status EvidenceWriter::Close() {
   std::filesystem::rename(path_, final_path, ec);
   if (ec) return Status(StatusCode::kInternal, "rename " + path_.string() + ": " + ec.message());
   path_ = final_path;
+  if (!synced) return Status(StatusCode::kInternal, "fsync " + path_.string() + ": " + std::strerror(errno));
   return Status::Ok();
 }
 

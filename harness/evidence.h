@@ -2,9 +2,13 @@
 //
 // One file per process, "<dir>/<tag>-<pid>.jsonl.part" while it is written,
 // renamed to ".jsonl" by Close(). Each record is one line written with a
-// single write(2) and fsync(2), so a crash or kill leaves every record written
-// so far readable and at most one incomplete last line. Every record carries
-// "schema" (kEvidenceSchema) and "kind"; the first record of a file is the
+// single write(2): once write returns, the line is the kernel's, so a crash
+// or kill of the process leaves every record written so far readable and at
+// most one incomplete last line. The file is fsynced once, at Close(), not
+// per record: an fsync per record cost 0.13-0.3 ms (more than a small case's
+// whole run, see BENCHMARKS.md) and guards only against the machine itself
+// going down, which voids the run anyway. Every record carries "schema"
+// (kEvidenceSchema) and "kind"; the first record of a file is the
 // "environment" record. Records are nlohmann::json objects; this class only
 // frames and persists them.
 #pragma once
@@ -31,9 +35,9 @@ class EvidenceWriter {
   // Opens a new file in `dir` (created if missing) and writes `environment`
   // as its first record.
   Status Open(const std::filesystem::path& dir, const std::string& tag, nlohmann::json environment);
-  // Adds "schema" and writes the record as one fsynced line.
+  // Adds "schema" and writes the record as one line, with one write(2).
   Status Write(nlohmann::json record);
-  // Renames the file into place. Idempotent.
+  // fsyncs the file and renames it into place. Idempotent.
   Status Close();
 
   bool is_open() const { return fd_ >= 0; }

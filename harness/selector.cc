@@ -53,6 +53,14 @@ nlohmann::json Selection::ToJson() const {
   return j;
 }
 
+namespace {
+
+std::string CacheKey(const std::string& key, const SelectorOptions& options) {
+  return key + "|deterministic=" + (options.deterministic ? "1" : "0");
+}
+
+}  // namespace
+
 Result<Selection> AlgorithmSelector::Select(const std::string& key, const std::string& what,
                                             const std::vector<Candidate>& candidates,
                                             const SelectorOptions& options, const TimeCandidate& time) {
@@ -93,12 +101,10 @@ Result<Selection> AlgorithmSelector::Select(const std::string& key, const std::s
     return s;
   }
 
-  const std::string cache_key = key + "|deterministic=" + (options.deterministic ? "1" : "0");
-  if (auto hit = cache_.find(cache_key); hit != cache_.end()) {
-    s.chosen = hit->second;
-    s.cache = "hit";
-    s.reason = "benchmark on: cached choice for this key";
-    return s;
+  if (std::optional<Selection> hit = Cached(key, options)) {
+    hit->candidates = s.candidates;
+    hit->eligible = s.eligible;
+    return *hit;
   }
   s.cache = "miss";
   ++searches_;
@@ -126,7 +132,19 @@ Result<Selection> AlgorithmSelector::Select(const std::string& key, const std::s
   s.chosen = *best;
   s.reason = "benchmark on: fastest of " + std::to_string(s.time_ns.size()) + " timed candidate(s)" +
              (limit < s.eligible.size() ? " (benchmark_limit " + std::to_string(options.benchmark_limit) + ")" : "");
-  cache_[cache_key] = s.chosen;
+  cache_[CacheKey(key, options)] = {s.chosen, s.warning};
+  return s;
+}
+
+std::optional<Selection> AlgorithmSelector::Cached(const std::string& key, const SelectorOptions& options) const {
+  if (!options.benchmark) return std::nullopt;
+  auto hit = cache_.find(CacheKey(key, options));
+  if (hit == cache_.end()) return std::nullopt;
+  Selection s;
+  s.chosen = hit->second.chosen;
+  s.warning = hit->second.warning;
+  s.cache = "hit";
+  s.reason = "benchmark on: cached choice for this key";
   return s;
 }
 

@@ -65,12 +65,22 @@ class AlgorithmSelector {
   Result<Selection> Select(const std::string& key, const std::string& what, const std::vector<Candidate>& candidates,
                            const SelectorOptions& options, const TimeCandidate& time);
 
+  // Benchmark mode's cache lookup, done as PyTorch does it: before any
+  // candidate is enumerated (a hit costs a map lookup, not a heuristic
+  // query). nullopt when benchmark is off or the key has no choice yet. A
+  // hit's Selection lists no candidates: none were asked for.
+  std::optional<Selection> Cached(const std::string& key, const SelectorOptions& options) const;
+
   int searches() const { return searches_; }
   size_t cache_size() const { return cache_.size(); }
   void ClearCache() { cache_.clear(); }
 
  private:
-  std::map<std::string, Candidate> cache_;
+  struct Cached_ {
+    Candidate chosen;
+    std::string warning;  // warn_only's text, repeated on every hit as PyTorch warns on every call
+  };
+  std::map<std::string, Cached_> cache_;
   int searches_ = 0;
 };
 

@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .benchmarks import BenchmarkError
+from .benchmarks import load as load_benchmarks
+
 
 @dataclass
 class Evidence:
@@ -28,6 +31,8 @@ class Evidence:
     # record that names it.
     platforms: dict[str, Evidence] = field(default_factory=dict)
     platform_env: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # platform -> the summary of its run's benchmarks.json (reports.benchmarks)
+    benchmarks: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def merge(self, other: Evidence, platform: str) -> None:
         for test, records in other.cases.items():
@@ -44,6 +49,9 @@ class Evidence:
         self.registered |= other.registered
         self.files += other.files
 
+
+# What `./backendcheck bench` (and the benchmarks.smoke test) leaves in a run's evidence directory.
+BENCHMARKS_FILE = "benchmarks.json"
 
 _GPU = re.compile(r"device 0: (.+?) \((sm_\d+)\)")
 
@@ -90,6 +98,12 @@ def read_evidence(dirs: list[Path]) -> Evidence:
         else:
             name = votes.most_common(1)[0][0]
         merged.platform_env.setdefault(name, envs[name])
+        bench = d / BENCHMARKS_FILE if d.is_dir() else None
+        if bench is not None and bench.exists():
+            try:
+                merged.benchmarks[name] = load_benchmarks(bench)
+            except BenchmarkError as e:
+                merged.problems.append(str(e))
         merged.platforms.setdefault(name, Evidence(problems=merged.problems)).merge(run, name)
         merged.merge(run, name)
     return merged

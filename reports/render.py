@@ -16,6 +16,7 @@ from typing import Any
 
 import jinja2
 
+from .benchmarks import roofline_plot
 from .evidence import Evidence, ctest_outcome, platform_of
 from .verdicts import VERDICTS, Fact, Verdict
 
@@ -126,6 +127,7 @@ def to_json(verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: E
             "observations": v.observations,
         } for v in verdicts],
         "cases": _case_rows(manifest, evidence),
+        "benchmarks": evidence.benchmarks,
         "problems": list(dict.fromkeys(evidence.problems)),
         "baseline": None if baseline is None else {
             "generated": next((b.get("generated", "") for b in baseline.values()), ""), "changed": since},
@@ -143,7 +145,7 @@ def write_report(out: Path, verdicts: list[Verdict], manifest: list[dict[str, An
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     html = env.get_template("report.html.j2").render(
         data=data, verdict_order=VERDICTS, slug=lambda s: "".join(c if c.isalnum() else "-" for c in s),
-        strip=strip_plot, interval=interval_plot)
+        strip=strip_plot, interval=interval_plot, roofline=roofline_plot)
     page = out / "index.html"
     _atomic_write(page, html)
     return page
@@ -168,7 +170,7 @@ def strip_plot(figures: dict[str, Any], a: list[float], b: list[float]) -> dict[
 
 
 def interval_plot(figures: dict[str, Any]) -> dict[str, Any]:
-    """Coordinates of the median ratio B/A, its 95% interval and the claim's
+    """Coordinates of the median ratio B/A, its 90% interval and the claim's
     bound on one log axis, or {} when a value is not finite."""
     values = [figures.get("ratio"), *figures.get("ci", []), figures.get("bound")]
     if len(values) != 4 or not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in values):

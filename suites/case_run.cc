@@ -81,6 +81,31 @@ TimeCandidate CandidateTimer(const Problem& p, int64_t* max_workspace) {
 
 }  // namespace
 
+void PoisonOutput(int r, std::vector<float>& out) {
+  // On the case's threads: a large output is a memory pass worth sharing.
+  // A small one is not: a parallel region costs about a microsecond.
+  const float poison = static_cast<float>(r + 1) * 1e30f;
+  const int64_t n = static_cast<int64_t>(out.size());
+  if (n < (int64_t{1} << 18)) {
+    std::fill(out.begin(), out.end(), poison);
+    return;
+  }
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i) out[i] = poison;
+}
+
+Status RunRepeat(PreparedOp& op, int r, std::vector<float>& out, StepRun& step) {
+  PoisonOutput(r, out);  Stopwatch watch;
+  BC_RETURN_IF_ERROR(op.Execute());
+  const int64_t host_ns = watch.ElapsedNs();
+  const std::optional<double> device_ns = op.DeviceTimeNs();
+  step.device_timed = device_ns.has_value();
+  step.times_ns.push_back(device_ns ? static_cast<int64_t>(*device_ns) : host_ns);
+  BC_RETURN_IF_ERROR(op.Fetch());
+  step.digests.push_back(Digest(out));
+  return Status::Ok();
+}
+
 Result<CaseRun> RunCase(const CaseSpec& spec, const RunOptions& options) {
   if (const std::string missing = spec.MissingEnv(); !missing.empty()) {
     return Status(StatusCode::kUnavailable, "the case needs a process started with " + missing +
@@ -115,18 +140,7 @@ Result<CaseRun> RunCase(const CaseSpec& spec, const RunOptions& options) {
     step.workspace_bytes = std::max(step.workspace_bytes, step.algorithm.workspace_bytes);
 
     std::vector<float>& out = buffers.Output(p);
-    for (int r = 0; r < options.repeats; ++r) {
-      // Poison the output so a run that writes nothing cannot pass as repeatable.
-      std::fill(out.begin(), out.end(), static_cast<float>(r + 1) * 1e30f);
-      Stopwatch watch;
-      BC_RETURN_IF_ERROR(op.Execute());
-      const int64_t host_ns = watch.ElapsedNs();
-      const std::optional<double> device_ns = op.DeviceTimeNs();
-      step.device_timed = device_ns.has_value();
-      step.times_ns.push_back(device_ns ? static_cast<int64_t>(*device_ns) : host_ns);
-      BC_RETURN_IF_ERROR(op.Fetch());
-      step.digests.push_back(Digest(out));
-    }
+    for (int r = 0; r < options.repeats; ++r) BC_RETURN_IF_ERROR(RunRepeat(op, r, out, step));
     step.step_ns = step_watch.ElapsedNs();
     step.rss_peak_bytes = PeakRssBytes();
     step.degenerate = IsDegenerate(out);

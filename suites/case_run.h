@@ -62,6 +62,15 @@ struct RunOptions {
 
 Result<CaseRun> RunCase(const CaseSpec& spec, const RunOptions& options);
 
+// Repeat `r` of a prepared op, as every case runs it: poison `out` (the host
+// output buffer), Execute (timed: CUDA events when the engine has them, host
+// otherwise), Fetch, and digest the output; appends the time and digest to
+// `step`. The benchmarks measure the harness's cost per run through this.
+Status RunRepeat(PreparedOp& op, int r, std::vector<float>& out, StepRun& step);
+// Fills `out` with repeat r's poison value, so that a run that writes nothing
+// cannot pass as repeatable.
+void PoisonOutput(int r, std::vector<float>& out);
+
 // True for the statuses that mean "not evaluated here".
 bool IsNotEvaluated(const Status& s);
 

@@ -10,6 +10,7 @@
 #include "harness/evidence.h"
 #include "harness/timer.h"
 #include "suites/case_run.h"
+#include "suites/compare.h"
 #include "suites/determinism.h"
 #include "suites/fixtures.h"
 #include "suites/probe.h"
@@ -135,52 +136,6 @@ TEST_P(Schedule, Run) {
   (void)ProcessEvidence().Write(record);
 }
 
-namespace {
-
-// Per-configuration measurements of one rep of a Compare.
-struct Sample {
-  int64_t total_ns = 0;   // the schedule, searches included
-  double steady_ns = 0;   // median run time after the first step (or first run)
-  int64_t search_ns = 0;  // time spent timing candidates
-  int64_t workspace_bytes = 0;
-  int64_t rss_peak_bytes = 0;
-  std::string chosen;
-};
-
-Sample Measure(const CaseRun& run) {
-  Sample s;
-  std::vector<int64_t> later;
-  for (size_t i = 0; i < run.steps.size(); ++i) {
-    const StepRun& step = run.steps[i];
-    s.total_ns += step.step_ns;
-    if (step.selection) s.search_ns += static_cast<int64_t>(step.selection->search_ns);
-    s.workspace_bytes = std::max(s.workspace_bytes, step.workspace_bytes);
-    s.rss_peak_bytes = std::max(s.rss_peak_bytes, step.rss_peak_bytes);
-    for (size_t r = 0; r < step.times_ns.size(); ++r) {
-      if (run.steps.size() > 1 ? i > 0 : r > 0) later.push_back(step.times_ns[r]);
-    }
-    if (!s.chosen.empty()) s.chosen += ",";
-    s.chosen += step.engine + ":" + step.algorithm.name;
-  }
-  s.steady_ns = later.empty() ? static_cast<double>(run.steps.back().times_ns.back()) : Median(later);
-  return s;
-}
-
-nlohmann::json SamplesJson(const std::string& repro, const std::vector<Sample>& samples) {
-  nlohmann::json j{{"repro", repro}};
-  for (const Sample& s : samples) {
-    j["total_ns"].push_back(s.total_ns);
-    j["steady_ns"].push_back(s.steady_ns);
-    j["search_ns"].push_back(s.search_ns);
-    j["workspace_bytes"].push_back(s.workspace_bytes);
-    j["rss_peak_bytes"].push_back(s.rss_peak_bytes);
-    j["chosen"].push_back(s.chosen);
-  }
-  return j;
-}
-
-}  // namespace
-
 TEST_P(Compare, SideBySide) {
   const CaseRow& row = GetParam();
   const nlohmann::json options = RowOptions(row);
@@ -192,10 +147,8 @@ TEST_P(Compare, SideBySide) {
   std::vector<Sample> sa, sb;
   std::optional<CaseRun> last_a;
   for (int rep = 0; rep < reps; ++rep) {
-    // Alternate the order so drift on a shared machine hits both alike.
     for (int k = 0; k < 2; ++k) {
-      const bool first_a = rep % 2 == 0;
-      const bool is_a = (k == 0) == first_a;
+      const bool is_a = CompareRunsA(rep, k);
       std::string skip;
       std::optional<CaseRun> run = RunOrSkip(row, is_a ? a.value() : b.value(), row.repeats, &skip);
       if (!run) {

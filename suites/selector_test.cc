@@ -92,6 +92,38 @@ TEST(Selector, CacheHitsForTheSameKeyAndSearchesForANewOne) {
   EXPECT_EQ(t.calls, 4 * 4);
 }
 
+TEST(Selector, CachedIsTheHitPathWithoutCandidatesAndOnlyInBenchmarkMode) {
+  AlgorithmSelector sel;
+  FakeTimer t;
+  EXPECT_FALSE(sel.Cached("k", {.benchmark = true})) << "nothing cached before the first search";
+  ASSERT_TRUE(sel.Select("k", "p", kPool, {.benchmark = true}, t.fn()).ok());
+  std::optional<Selection> hit = sel.Cached("k", {.benchmark = true});
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->cache, "hit");
+  EXPECT_EQ(hit->chosen.algorithm.name, "fast_atomic");
+  EXPECT_TRUE(hit->candidates.empty()) << "a hit enumerates nothing";
+  EXPECT_FALSE(sel.Cached("k", {.benchmark = false})) << "benchmark off never reads the cache";
+  EXPECT_FALSE(sel.Cached("k", {.benchmark = true, .deterministic = true})) << "another key";
+  EXPECT_EQ(t.calls, 4);
+}
+
+TEST(Selector, WarnOnlyWarnsOnEveryCacheHitToo) {
+  AlgorithmSelector sel;
+  FakeTimer t;
+  const std::vector<Candidate> pool = {C("fast_atomic", Determinism::kNondeterministic)};
+  const SelectorOptions o{.benchmark = true, .deterministic = true, .deterministic_algorithms = true,
+                          .warn_only = true};
+  for (int step = 0; step < 3; ++step) {
+    Result<Selection> s = sel.Select("k", "scatter_add", pool, o, t.fn());
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ(s->cache, step == 0 ? "miss" : "hit");
+    EXPECT_NE(s->warning.find("warn_only=True"), std::string::npos) << "step " << step;
+  }
+  std::optional<Selection> hit = sel.Cached("k", o);
+  ASSERT_TRUE(hit);
+  EXPECT_NE(hit->warning.find("warn_only=True"), std::string::npos);
+}
+
 TEST(Selector, CacheKeyIncludesTheDeterministicFlag) {
   AlgorithmSelector sel;
   FakeTimer t;

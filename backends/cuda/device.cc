@@ -35,6 +35,28 @@ Availability CudaAvailability() {
   return a;
 }
 
+Result<SpecPeak> DeviceSpecPeak() {
+  int count = 0;
+  BC_CUDA(cudaGetDeviceCount(&count));
+  if (count == 0) return Status(StatusCode::kUnavailable, "cudaGetDeviceCount found no CUDA device");
+  cudaDeviceProp prop{};
+  BC_CUDA(cudaGetDeviceProperties(&prop, 0));
+  int sms = 0, clock_khz = 0, memory_khz = 0, bus_bits = 0;
+  BC_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  BC_CUDA(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  BC_CUDA(cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, 0));
+  BC_CUDA(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0));
+  // fp32 lanes per SM: 64 on sm_60/70/75/80 (P100, V100, T4, A100); 128 on
+  // sm_50/52/61 and on sm_86 and later (A10, L4, H100, B200).
+  const int cc = prop.major * 10 + prop.minor;
+  const int lanes = cc >= 86 || cc == 61 || cc == 52 || cc == 50 ? 128 : 64;
+  SpecPeak peak;
+  peak.device = prop.name;
+  peak.gflops = 2.0 * sms * lanes * (clock_khz * 1e3) * 1e-9;
+  peak.memory_bytes_per_second = 2.0 * (memory_khz * 1e3) * (bus_bits / 8.0);
+  return peak;
+}
+
 DeviceBuffer::~DeviceBuffer() {
   if (ptr_ != nullptr) cudaFree(ptr_);
 }

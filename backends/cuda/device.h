@@ -82,6 +82,16 @@ Status TimedOnDevice(EventTimer& timer, std::optional<double>& device_ns, Work w
   return Status::Ok();
 }
 
+// Device 0's fp32 (non-tensor-core) peak from its specification: SMs x fp32
+// lanes per SM (by compute capability) x 2 flops x peak clock; with its
+// name. UNAVAILABLE without a device.
+struct SpecPeak {
+  std::string device;
+  double gflops = 0;
+  double memory_bytes_per_second = 0;  // bus width x memory clock x 2 (DDR)
+};
+Result<SpecPeak> DeviceSpecPeak();
+
 // Device memory in use (total - free, from cudaMemGetInfo), in bytes.
 int64_t DeviceBytesInUse();
 

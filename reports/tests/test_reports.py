@@ -4,6 +4,7 @@ the rendered page."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -213,18 +214,34 @@ class RuleTest(unittest.TestCase):
 
 
 class StatisticsTest(unittest.TestCase):
-    def test_mann_whitney(self) -> None:
-        from reports.statistics import mann_whitney_p
-        self.assertLess(mann_whitney_p(list(range(10)), list(range(100, 110))), 0.001)
-        self.assertGreater(mann_whitney_p(list(range(10)), list(range(10))), 0.9)
+    def test_ratios_are_paired_by_rep(self) -> None:
+        from reports.statistics import paired_ratios
+        self.assertEqual(paired_ratios([1.0, 2.0, 0.0, 0.0], [2.0, 2.0, 0.0, 3.0]), [2.0, 1.0, 1.0, math.inf])
 
-    def test_bootstrap_interval_contains_the_ratio(self) -> None:
-        from reports.statistics import bootstrap_ratio_ci, ratio_of_medians
-        a, b = [10.0, 11, 12, 10, 11, 13, 12, 10, 11], [20.0, 22, 21, 23, 20, 22, 21, 24, 20]
-        lo, hi = bootstrap_ratio_ci(a, b)
-        self.assertLessEqual(lo, ratio_of_medians(a, b))
-        self.assertGreaterEqual(hi, ratio_of_medians(a, b))
-        self.assertEqual(bootstrap_ratio_ci(a, b), (lo, hi), "seeded: reproducible")
+    def test_bootstrap_interval_contains_the_median_and_is_seeded(self) -> None:
+        from reports.statistics import bootstrap_median_ci
+        r = [1.9, 2.0, 2.1, 2.0, 1.95, 2.05, 2.2, 1.8, 2.0]
+        lo, hi = bootstrap_median_ci(r)
+        self.assertLessEqual(lo, 2.0)
+        self.assertGreaterEqual(hi, 2.0)
+        self.assertEqual(bootstrap_median_ci(r), (lo, hi), "seeded: reproducible")
+
+    def test_a_drifting_machine_is_cancelled_by_pairing(self) -> None:
+        """The two speed states of a shared host: each side's samples are
+        bimodal, B is 15% slower in every rep. Pooled medians cannot see it;
+        the paired rule does."""
+        from reports.statistics import decide_ratio
+        state = [1.0, 1.0, 1.3, 1.3, 1.0, 1.3, 1.0, 1.3, 1.3]
+        a = [s * (1 + 0.005 * i) for i, s in enumerate(state)]
+        b = [x * 1.15 for x in a]
+        self.assertEqual(decide_ratio(a, b, 1.0, "above")[0], "supported")
+
+    def test_a_shift_within_the_margin_is_not_decisive(self) -> None:
+        from reports.statistics import decide_ratio
+        a = [1.0 + 0.001 * i for i in range(9)]
+        self.assertEqual(decide_ratio(a, [x * 1.02 for x in a], 1.0, "above")[0], "inconclusive")
+        self.assertEqual(decide_ratio(a, [x * 1.05 for x in a], 1.0, "above")[0], "supported")
+        self.assertEqual(decide_ratio(a, [x / 1.05 for x in a], 1.0, "above")[0], "refuted")
 
 
 class CatalogSelectorsTest(unittest.TestCase):

@@ -1,0 +1,308 @@
+"""Reading the performance suite's Google Benchmark JSON (backend_benchmarks
+--benchmark_out_format=json) into what the report shows: the roofs, each
+engine's achieved rate and fraction of peak on the roofline, the harness's
+overhead against a direct engine call, and the digest's throughput.
+
+    python3 -m reports.benchmarks summary FILE.json        the figures, as text
+    python3 -m reports.benchmarks --smoke-check BINARY OUT.json
+                                 run every benchmark once and check the output
+
+A benchmark that could not run here (an engine without a device) carries
+Google Benchmark's error with the prefix "not evaluated: " and is shown as
+not evaluated; any other error is a failure. With repetitions, the median
+aggregate of each benchmark is used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+NOT_EVALUATED = "not evaluated: "
+OVERHEAD_PARTS = ("direct", "harness", "decide_cache_hit", "poison", "fetch", "digest", "evidence_record",
+                  "evidence_write")
+
+
+SUMMED_PARTS = ("decide_cache_hit", "poison", "fetch", "digest", "evidence_write")
+
+
+class BenchmarkError(ValueError):
+    """Bad benchmark JSON; the message is FILE:1: what."""
+
+
+def _number(x: Any) -> float | None:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
+
+
+def _seconds(row: dict[str, Any]) -> float | None:
+    """real_time of a row, in seconds."""
+    t = _number(row.get("real_time"))
+    scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}.get(str(row.get("time_unit", "ns")))
+    return None if t is None or scale is None else t * scale
+
+
+def load(path: Path) -> dict[str, Any]:
+    """The summary of one benchmark file (see summarize)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise BenchmarkError(f"{path}:1: cannot read: {e}") from e
+    except json.JSONDecodeError as e:
+        raise BenchmarkError(f"{path}:{e.lineno}: not JSON: {e.msg}") from e
+    try:
+        return summarize(data)
+    except BenchmarkError as e:
+        raise BenchmarkError(f"{path}:1: {e}") from e
+
+
+def _rows(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """run_name -> the row to use: the median aggregate when there are
+    repetitions, else the (single) iteration row; errors kept."""
+    rows: dict[str, dict[str, Any]] = {}
+    for b in data.get("benchmarks", []):
+        if not isinstance(b, dict) or not isinstance(b.get("name"), str):
+            raise BenchmarkError("a benchmark entry without a name")
+        name = _base_name(str(b.get("run_name", b["name"])))
+        if b.get("run_type") == "aggregate":
+            if b.get("aggregate_name") == "median":
+                rows[name] = b
+        elif name not in rows or rows[name].get("run_type") != "aggregate":
+            rows.setdefault(name, b)
+    return rows
+
+
+def _base_name(run_name: str) -> str:
+    """The benchmark's own name without Google Benchmark's suffixes
+    ("/iterations:1", "/real_time", "/manual_time", "/repeats:3")."""
+    return "/".join(p for p in run_name.split("/") if ":" not in p and p not in ("real_time", "manual_time"))
+
+
+def summarize(data: Any) -> dict[str, Any]:
+    if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list) or not isinstance(
+            data.get("context"), dict):
+        raise BenchmarkError("not Google Benchmark JSON (no 'context' object and 'benchmarks' list)")
+    ctx = data["context"]
+    cpu_peak = _number(_float_or_none(ctx.get("cpu_peak_gflops")))
+    gpu_peak = _number(_float_or_none(ctx.get("gpu_peak_gflops")))
+    roofs = {
+        "cpu": {"peak_gflops": cpu_peak, "bandwidth_gbs": _float_or_none(ctx.get("cpu_triad_gbs")),
+                "isa": ctx.get("cpu_peak_isa", ""), "threads": ctx.get("omp_threads", "")},
+        "cuda": {"peak_gflops": gpu_peak, "bandwidth_gbs": _float_or_none(ctx.get("gpu_memory_gbs")),
+                 "name": ctx.get("gpu_name", "")},
+    }
+    engines, overhead, digest, failures = [], {}, [], []
+    for name, row in _rows(data).items():
+        parts = name.split("/")
+        error = str(row.get("error_message", "")) if row.get("error_occurred") else ""
+        if error and not error.startswith(NOT_EVALUATED):
+            failures.append(f"{name}: {error}")
+        if parts[0] == "Engine" and len(parts) == 5:
+            _, engine, op, direction, layer = parts
+            gflops = _number(row.get("GFLOP/s"))
+            flop, nbytes = _number(row.get("flop")), _number(row.get("bytes"))
+            device = "cuda" if engine in ("cudnn", "cuda_native", "cublas") else "cpu"
+            engines.append({
+                "name": name, "engine": engine, "op": op, "direction": direction, "layer": layer, "device": device,
+                "gflops": None if error else gflops,
+                "peak_fraction": None if error else _number(row.get("peak_fraction")),
+                "intensity": flop / nbytes if flop and nbytes else None,
+                "ms": None if error else (_seconds(row) or 0) * 1e3,
+                "implementation": str(row.get("label", "")),
+                "skipped": error[len(NOT_EVALUATED):] if error.startswith(NOT_EVALUATED) else "",
+                "error": error if error and not error.startswith(NOT_EVALUATED) else ""})
+        elif parts[0] == "Overhead" and len(parts) == 3 and parts[1] in OVERHEAD_PARTS:
+            overhead.setdefault(parts[2], {})[parts[1]] = None if error else _seconds(row)
+        elif parts[0] == "Digest" and len(parts) == 3:
+            digest.append({"bytes": int(parts[2]), "gbs": (_number(row.get("bytes_per_second")) or 0) * 1e-9,
+                           "error": error})
+    # The probe timed beside the engines: a fraction of peak from two medians of one run.
+    roof_row = _rows(data).get("Roof/cpu_fma", {})
+    side_peak = None if roof_row.get("error_occurred") else _number(roof_row.get("GFLOP/s"))
+    roofs["cpu"]["side_by_side_gflops"] = side_peak
+    for e in engines:
+        e["side_by_side_fraction"] = e["gflops"] / side_peak if e["device"] == "cpu" and e["gflops"] and \
+            side_peak else None
+    for problem, p in overhead.items():
+        direct, harness = p.get("direct"), p.get("harness")
+        p["overhead_us"] = (harness - direct) * 1e6 if direct and harness else None
+        p["overhead_fraction"] = (harness - direct) / direct if direct and harness else None
+        # The sum of the parts, each timed alone: steadier than a difference of
+        # two medians of a long, noisy Execute (evidence_write includes building the record).
+        parts = [p.get(k) for k in SUMMED_PARTS]
+        p["parts_us"] = sum(parts) * 1e6 if all(x is not None for x in parts) else None
+        p["parts_fraction"] = sum(parts) / direct if p["parts_us"] is not None and direct else None
+    return {"context": {k: v for k, v in ctx.items() if isinstance(v, (str, int, float))},
+            "mode": ctx.get("mode", ""), "roofs": roofs, "engines": engines, "overhead": overhead,
+            "digest": sorted(digest, key=lambda d: d["bytes"]), "failures": failures,
+            "by_engine": _by_engine(engines)}
+
+
+def _float_or_none(x: Any) -> float | None:
+    try:
+        return float(x) if x not in (None, "") else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _by_engine(engines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per engine, op and direction: how many layers ran, the median GFLOP/s
+    and the median and best fraction of peak."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for e in engines:
+        groups.setdefault((e["engine"], e["op"], e["direction"]), []).append(e)
+    out = []
+    for (engine, op, direction), rows in groups.items():
+        ran = [r for r in rows if r["gflops"] is not None]
+        fractions = [r["peak_fraction"] for r in ran if r["peak_fraction"] is not None]
+        out.append({"engine": engine, "op": op, "direction": direction, "layers": len(rows), "ran": len(ran),
+                    "median_gflops": statistics.median([r["gflops"] for r in ran]) if ran else None,
+                    "median_fraction": statistics.median(fractions) if fractions else None,
+                    "best_fraction": max(fractions) if fractions else None,
+                    "skipped": next((r["skipped"] for r in rows if r["skipped"]), "")})
+    return out
+
+
+def roofline_plot(summary: dict[str, Any], device: str) -> dict[str, Any]:
+    """Coordinates of a log-log roofline (arithmetic intensity in flop/byte
+    against GFLOP/s) for one device: the roofs and one point per benchmark
+    that ran; {} without a peak or points."""
+    roof = summary["roofs"][device]
+    peak, bw = roof.get("peak_gflops"), roof.get("bandwidth_gbs")
+    points = [e for e in summary["engines"] if e["device"] == device and e["gflops"] and e["intensity"]]
+    if not peak or not points:
+        return {}
+    xs = [p["intensity"] for p in points]
+    ys = [p["gflops"] for p in points]
+    x_lo, x_hi = math.log10(min(xs) / 2), math.log10(max(xs) * 2)
+    y_lo, y_hi = math.log10(min(ys) / 2), math.log10(peak * 2)
+    w, h, left, top = 480, 240, 60, 10
+
+    def px(x: float) -> float:
+        return round(left + w * (math.log10(x) - x_lo) / (x_hi - x_lo), 1)
+
+    def py(y: float) -> float:
+        return round(top + h * (1 - (math.log10(y) - y_lo) / (y_hi - y_lo)), 1)
+
+    roof_line = []
+    if bw:
+        ridge = peak / bw
+        start = 10 ** x_lo
+        roof_line = [(px(start), py(max(start * bw, 10 ** y_lo))), (px(max(min(ridge, 10 ** x_hi), start)), py(
+            min(peak, max(ridge, start) * bw)))]
+    engines = sorted({p["engine"] for p in points})
+    return {
+        "width": left + w + 10, "height": top + h + 40, "left": left, "top": top, "w": w, "h": h,
+        "peak_y": py(peak), "peak": peak, "bandwidth": bw, "roof": roof_line,
+        "points": [{"x": px(p["intensity"]), "y": py(p["gflops"]), "engine": p["engine"],
+                    "color": engines.index(p["engine"]),
+                    "title": f"{p['engine']} {p['op']} {p['direction']} {p['layer']}: {p['gflops']:.3g} GFLOP/s, "
+                             f"{p['intensity']:.3g} flop/byte" +
+                             (f", {100 * p['peak_fraction']:.0f}% of peak" if p["peak_fraction"] else "")}
+                   for p in points],
+        "engines": engines,
+        "x_ticks": [{"x": px(10 ** k), "label": f"{10 ** k:g}"} for k in range(math.ceil(x_lo), math.floor(x_hi) + 1)],
+        "y_ticks": [{"y": py(10 ** k), "label": f"{10 ** k:g}"} for k in range(math.ceil(y_lo), math.floor(y_hi) + 1)],
+    }
+
+
+def format_summary(s: dict[str, Any]) -> str:
+    lines = [f"mode: {s['mode']}"]
+    cpu = s["roofs"]["cpu"]
+    if cpu["peak_gflops"]:
+        lines.append(f"cpu roofs: {cpu['peak_gflops']:.1f} GFLOP/s fp32 FMA peak ({cpu['isa']}, {cpu['threads']} "
+                     f"threads), triad {cpu['bandwidth_gbs'] or 0:.1f} GB/s")
+    for g in s["by_engine"]:
+        if g["ran"]:
+            lines.append(f"{g['engine']:12} {g['op']:7} {g['direction']:11} {g['ran']:2}/{g['layers']:2} layers  "
+                         f"median {g['median_gflops']:8.2f} GFLOP/s  "
+                         f"peak fraction median {100 * (g['median_fraction'] or 0):5.1f}% "
+                         f"best {100 * (g['best_fraction'] or 0):5.1f}%")
+        else:
+            lines.append(f"{g['engine']:12} {g['op']:7} {g['direction']:11} not evaluated: {g['skipped']}")
+    if cpu.get("side_by_side_gflops"):
+        lines.append(f"cpu FMA probe timed beside the engines (Roof/cpu_fma): {cpu['side_by_side_gflops']:.1f} GFLOP/s")
+    for e in s["engines"]:
+        if e["engine"] == "onednn" and e["op"] == "conv2d" and e["direction"] == "fwd" and e["layer"] == "l1_3x3" \
+                and e["gflops"]:
+            side = e.get("side_by_side_fraction")
+            lines.append(f"onednn conv2d fwd l1_3x3: {e['gflops']:.1f} GFLOP/s = "
+                         f"{100 * (e['peak_fraction'] or 0):.1f}% of the best-of peak" +
+                         (f", {100 * side:.1f}% of the probe beside it" if side else "") + f" ({e['implementation']})")
+    for problem, p in s["overhead"].items():
+        parts = ", ".join(f"{k} {p[k] * 1e6:.2f} us" for k in OVERHEAD_PARTS if p.get(k) is not None)
+        if p.get("overhead_us") is not None:
+            lines.append(f"overhead {problem}: harness - direct = {p['overhead_us']:.2f} us "
+                         f"({100 * p['overhead_fraction']:.2f}%)" +
+                         (f"; sum of the parts = {p['parts_us']:.2f} us ({100 * p['parts_fraction']:.2f}% of direct)"
+                          if p.get("parts_us") is not None else "") + f"; {parts}")
+    for d in s["digest"]:
+        lines.append(f"digest xxh3 {d['bytes']:>10} B: {d['gbs']:.2f} GB/s")
+    lines += [f"FAILED {f}" for f in s["failures"]]
+    return "\n".join(lines)
+
+
+def smoke_check(binary: Path, out: Path) -> int:
+    """Runs every benchmark once (--smoke) and checks the JSON: each compute
+    benchmark ran or was not evaluated with its reason, the overhead pairs
+    and the digest ran, nothing failed."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [str(binary), "--smoke", f"--benchmark_out={out}", "--benchmark_out_format=json",
+           f"--scratch={out.parent}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=280)
+    if proc.returncode != 0:
+        print(f"{binary}: exit {proc.returncode}\n{proc.stderr[-4000:]}", file=sys.stderr)
+        return 1
+    try:
+        s = load(out)
+    except BenchmarkError as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    print(format_summary(s))
+    problems = [f"failed: {f}" for f in s["failures"]]
+    ran = [e for e in s["engines"] if e["gflops"]]
+    if not any(e["engine"] == "onednn" for e in ran):
+        problems.append("no oneDNN benchmark ran")
+    if not any(e["engine"] == "reference" for e in ran):
+        problems.append("no reference benchmark ran")
+    problems += [f"{e['name']}: neither a rate nor a reason" for e in s["engines"]
+                 if not e["gflops"] and not e["skipped"] and not e["error"]]
+    if not s["roofs"]["cpu"]["peak_gflops"] or not s["roofs"]["cpu"]["bandwidth_gbs"]:
+        problems.append("the CPU roofs were not measured")
+    for problem in ("l1_3x3", "tiny"):
+        if s["overhead"].get(problem, {}).get("overhead_us") is None:
+            problems.append(f"no harness overhead figure for {problem}")
+    if not s["digest"] or any(d["gbs"] <= 0 for d in s["digest"]):
+        problems.append("no digest throughput")
+    for p in problems:
+        print(f"{out}:1: {p}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="backendcheck-benchmarks", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--smoke-check", nargs=2, metavar=("BINARY", "OUT"), type=Path)
+    parser.add_argument("command", nargs="?", choices=["summary"])
+    parser.add_argument("file", nargs="?", type=Path)
+    args = parser.parse_args(argv)
+    if args.smoke_check:
+        return smoke_check(*args.smoke_check)
+    if args.command == "summary" and args.file:
+        try:
+            print(format_summary(load(args.file)))
+        except BenchmarkError as e:
+            print(str(e), file=sys.stderr)
+            return 1
+        return 0
+    parser.error("give --smoke-check BINARY OUT or summary FILE")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
