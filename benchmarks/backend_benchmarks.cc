@@ -61,6 +61,9 @@ struct Options {
   int64_t reference_mb = 1;  // the reference engine's batch (and at most 128 BERT rows)
   bool smoke = false;
   std::filesystem::path scratch;
+  // Peak fp32 flop/s of each device, measured (CPU) or from the spec (GPU)
+  // at start; 0 when unknown.
+  double cpu_peak_flops = 0, gpu_peak_flops = 0;
 };
 
 Options& Opts() {
@@ -68,23 +71,9 @@ Options& Opts() {
   return o;
 }
 
-// Peak fp32 flop/s per device, 0 when unknown.
-double& CpuPeakFlops() {
-  static double v = 0;
-  return v;
-}
-double& GpuPeakFlops() {
-  static double v = 0;
-  return v;
-}
-
-int64_t ProblemBytes(const Problem& p) {
-  Buffers b = Buffers::For(p);
-  return static_cast<int64_t>((b.src.size() + b.wei.size() + b.dst.size()) * sizeof(float));
-}
-
-// The flop, byte and rate counters every compute benchmark reports.
-void SetComputeCounters(benchmark::State& state, const Problem& p, double peak_flops) {
+// The flop, byte and rate counters every compute benchmark reports; bytes are
+// those of the problem's tensors (`b`), which place it on the roofline.
+void SetComputeCounters(benchmark::State& state, const Problem& p, const Buffers& b, double peak_flops) {
   const double flop = ProblemGflop(p) * 1e9;
   state.counters["GFLOP/s"] = benchmark::Counter(flop * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   if (peak_flops > 0) {
@@ -92,7 +81,7 @@ void SetComputeCounters(benchmark::State& state, const Problem& p, double peak_f
         benchmark::Counter(flop / peak_flops, benchmark::Counter::kIsIterationInvariantRate);
   }
   state.counters["flop"] = flop;
-  state.counters["bytes"] = static_cast<double>(ProblemBytes(p));
+  state.counters["bytes"] = static_cast<double>((b.src.size() + b.wei.size() + b.dst.size()) * sizeof(float));
 }
 
 void BM_Engine(benchmark::State& state, const Engine* engine, const std::string& repro) {
@@ -118,7 +107,7 @@ void BM_Engine(benchmark::State& state, const Engine* engine, const std::string&
     }
     if (gpu) state.SetIterationTime(op.DeviceTimeNs().value_or(0) * 1e-9);
   }
-  SetComputeCounters(state, p, gpu ? GpuPeakFlops() : CpuPeakFlops());
+  SetComputeCounters(state, p, b, gpu ? Opts().gpu_peak_flops : Opts().cpu_peak_flops);
   if (const auto* conv = std::get_if<Conv2dProblem>(&p)) state.counters["batch"] = static_cast<double>(conv->mb);
   if (const auto* mm = std::get_if<MatmulProblem>(&p)) state.counters["batch"] = static_cast<double>(mm->m);
   state.SetLabel(op.implementation());
@@ -172,11 +161,11 @@ struct HarnessCase {
   }
 
   // The record a case writes, from this step.
-  Status WriteRecord() {
+  nlohmann::json Record() const {
     CaseRun run;
     run.spec = spec;
     run.steps.push_back(step);
-    return writer.Write(CaseRecord(row, run));
+    return CaseRecord(row, run);
   }
 
   ~HarnessCase() {
@@ -213,7 +202,7 @@ void BM_Overhead(benchmark::State& state, Part part, const std::string& problem)
         c.step.times_ns.clear();
         c.step.digests.clear();
         if (failed.ok()) failed = RunRepeat(*c.op, 0, out, c.step);
-        if (failed.ok()) failed = c.WriteRecord();
+        if (failed.ok()) failed = c.writer.Write(c.Record());
         break;
       }
       case Part::kDecide: {
@@ -231,15 +220,11 @@ void BM_Overhead(benchmark::State& state, Part part, const std::string& problem)
       case Part::kDigest:
         benchmark::DoNotOptimize(Digest(out));
         break;
-      case Part::kRecord: {  // the record built and serialised, not written
-        CaseRun run;
-        run.spec = c.spec;
-        run.steps.push_back(c.step);
-        benchmark::DoNotOptimize(CaseRecord(c.row, run).dump());
+      case Part::kRecord:  // the record built and serialised, not written
+        benchmark::DoNotOptimize(c.Record().dump());
         break;
-      }
       case Part::kEvidence:
-        failed = c.WriteRecord();
+        failed = c.writer.Write(c.Record());
         break;
     }
     if (!failed.ok()) {
@@ -252,12 +237,7 @@ void BM_Overhead(benchmark::State& state, Part part, const std::string& problem)
                          std::to_string(c.dispatcher.selector().searches()) + " searches").c_str());
     return;
   }
-  {
-    CaseRun run;
-    run.spec = c.spec;
-    run.steps.push_back(c.step);
-    state.counters["record_bytes"] = static_cast<double>(CaseRecord(c.row, run).dump().size());
-  }
+  state.counters["record_bytes"] = static_cast<double>(c.Record().dump().size());
   state.SetLabel(c.step.implementation);
 }
 
@@ -311,13 +291,12 @@ void RegisterAll() {
   for (const Engine* e : Engines()) {
     const bool gpu = e->device() == Device::kCuda;
     const bool slow = e->name() == "reference";
+    // cuBLAS runs matmul only; cuDNN and the native CUDA path, convolution only.
     const bool conv = e->name() != "cublas", matmul = e->name() != "cudnn" && e->name() != "cuda_native";
     for (const char* dir : {"fwd", "bwd_data", "bwd_weights"}) {
       for (const ResnetLayer& l : kResnet50) {
         if (!conv) break;
         const std::string repro = ResnetRepro(dir, l, slow ? o.reference_mb : o.mb, o.smoke ? 4 : 1);
-        // An engine without an implementation of the op has no benchmark of it.
-        if (e->algorithms(ParseProblem(repro).value()).empty() && e->availability().available) continue;
         Configure(benchmark::RegisterBenchmark(
                       ("Engine/" + std::string(e->name()) + "/conv2d/" + dir + "/" + l.name).c_str(), BM_Engine, e,
                       repro),
@@ -329,7 +308,6 @@ void RegisterAll() {
       const int64_t tokens = slow ? std::min<int64_t>(o.tokens, 128) : o.tokens;
       const std::string repro = "matmul:f32:m" + std::to_string(m.m == 0 ? tokens : m.m) + "n" +
                                 std::to_string(m.n) + "k" + std::to_string(m.k);
-      if (e->algorithms(ParseProblem(repro).value()).empty() && e->availability().available) continue;
       Configure(benchmark::RegisterBenchmark(
                     ("Engine/" + std::string(e->name()) + "/matmul/fwd/" + m.name).c_str(), BM_Engine, e, repro),
                 gpu, slow);
@@ -407,14 +385,14 @@ void AddContext() {
   benchmark::AddCustomContext("reference_mb", std::to_string(Opts().reference_mb));
   benchmark::AddCustomContext("mode", Opts().smoke ? "smoke" : "full");
   const CpuPeak peak = MeasureCpuFmaPeak(threads, Opts().smoke ? 2 : 5);
-  CpuPeakFlops() = peak.gflops * 1e9;
+  Opts().cpu_peak_flops = peak.gflops * 1e9;
   benchmark::AddCustomContext("cpu_peak_gflops", std::to_string(peak.gflops));
   benchmark::AddCustomContext("cpu_peak_isa", peak.isa);
   const MemoryBandwidth bw = MeasureTriadBandwidth(threads, Opts().smoke ? 1 : 5);
   benchmark::AddCustomContext("cpu_triad_gbs", std::to_string(bw.bytes_per_second * 1e-9));
 #if BC_WITH_CUDA
   if (Result<cuda::SpecPeak> gpu = cuda::DeviceSpecPeak(); gpu.ok()) {
-    GpuPeakFlops() = gpu->gflops * 1e9;
+    Opts().gpu_peak_flops = gpu->gflops * 1e9;
     benchmark::AddCustomContext("gpu_name", gpu->device);
     benchmark::AddCustomContext("gpu_peak_gflops", std::to_string(gpu->gflops));
     benchmark::AddCustomContext("gpu_memory_gbs", std::to_string(gpu->memory_bytes_per_second * 1e-9));

@@ -88,16 +88,16 @@ def summarize(data: Any) -> dict[str, Any]:
             data.get("context"), dict):
         raise BenchmarkError("not Google Benchmark JSON (no 'context' object and 'benchmarks' list)")
     ctx = data["context"]
-    cpu_peak = _number(_float_or_none(ctx.get("cpu_peak_gflops")))
-    gpu_peak = _number(_float_or_none(ctx.get("gpu_peak_gflops")))
     roofs = {
-        "cpu": {"peak_gflops": cpu_peak, "bandwidth_gbs": _float_or_none(ctx.get("cpu_triad_gbs")),
+        "cpu": {"peak_gflops": _context_number(ctx, "cpu_peak_gflops"),
+                "bandwidth_gbs": _context_number(ctx, "cpu_triad_gbs"),
                 "isa": ctx.get("cpu_peak_isa", ""), "threads": ctx.get("omp_threads", "")},
-        "cuda": {"peak_gflops": gpu_peak, "bandwidth_gbs": _float_or_none(ctx.get("gpu_memory_gbs")),
-                 "name": ctx.get("gpu_name", "")},
+        "cuda": {"peak_gflops": _context_number(ctx, "gpu_peak_gflops"),
+                 "bandwidth_gbs": _context_number(ctx, "gpu_memory_gbs"), "name": ctx.get("gpu_name", "")},
     }
+    rows = _rows(data)
     engines, overhead, digest, failures = [], {}, [], []
-    for name, row in _rows(data).items():
+    for name, row in rows.items():
         parts = name.split("/")
         error = str(row.get("error_message", "")) if row.get("error_occurred") else ""
         if error and not error.startswith(NOT_EVALUATED):
@@ -122,7 +122,7 @@ def summarize(data: Any) -> dict[str, Any]:
             digest.append({"bytes": int(parts[2]), "gbs": (_number(row.get("bytes_per_second")) or 0) * 1e-9,
                            "error": error})
     # The probe timed beside the engines: a fraction of peak from two medians of one run.
-    roof_row = _rows(data).get("Roof/cpu_fma", {})
+    roof_row = rows.get("Roof/cpu_fma", {})
     side_peak = None if roof_row.get("error_occurred") else _number(roof_row.get("GFLOP/s"))
     roofs["cpu"]["side_by_side_gflops"] = side_peak
     for e in engines:
@@ -143,10 +143,11 @@ def summarize(data: Any) -> dict[str, Any]:
             "by_engine": _by_engine(engines)}
 
 
-def _float_or_none(x: Any) -> float | None:
+def _context_number(ctx: dict[str, Any], key: str) -> float | None:
+    """A context value (Google Benchmark writes them as strings) as a finite float."""
     try:
-        return float(x) if x not in (None, "") else None
-    except (TypeError, ValueError):
+        return _number(float(ctx[key]))
+    except (KeyError, TypeError, ValueError):
         return None
 
 
@@ -190,11 +191,10 @@ def roofline_plot(summary: dict[str, Any], device: str) -> dict[str, Any]:
         return round(top + h * (1 - (math.log10(y) - y_lo) / (y_hi - y_lo)), 1)
 
     roof_line = []
-    if bw:
-        ridge = peak / bw
-        start = 10 ** x_lo
-        roof_line = [(px(start), py(max(start * bw, 10 ** y_lo))), (px(max(min(ridge, 10 ** x_hi), start)), py(
-            min(peak, max(ridge, start) * bw)))]
+    if bw:  # the bandwidth roof, from the left edge to the ridge (clipped to the plot)
+        start, end = 10 ** x_lo, 10 ** x_hi
+        ridge = min(max(peak / bw, start), end)
+        roof_line = [(px(start), py(max(start * bw, 10 ** y_lo))), (px(ridge), py(min(peak, ridge * bw)))]
     engines = sorted({p["engine"] for p in points})
     return {
         "width": left + w + 10, "height": top + h + 40, "left": left, "top": top, "w": w, "h": h,
