@@ -8,7 +8,8 @@ namespace bc {
 namespace {
 
 Status Unavailable(const Engine& e) {
-  return Status(StatusCode::kUnavailable, std::string(e.name()) + " unavailable: " + e.availability().reason);
+  const Status s = NotAvailable(e.availability());
+  return Status(s.code(), std::string(e.name()) + " unavailable: " + s.message());
 }
 
 bool Implements(const Engine& e, const Problem& p) { return !e.algorithms(p).empty(); }
@@ -120,7 +121,9 @@ Result<DispatchDecision> Dispatcher::Decide(const CaseSpec& c, const Problem& p,
   }
   std::vector<Candidate> candidates;
   for (const Engine* e : pool) {
-    for (const Algorithm& a : e->algorithms(p)) candidates.push_back({std::string(e->name()), a});
+    Result<std::vector<Algorithm>> listed = e->Candidates(p);
+    if (!listed.ok()) return listed.status();
+    for (const Algorithm& a : listed.value()) candidates.push_back({std::string(e->name()), a});
     if (options.pinned_deterministic.empty()) {
       if (std::optional<std::string> pinned = e->PinnedDeterministic(p)) {
         options.pinned_deterministic = std::string(e->name()) + ":" + *pinned;

@@ -3,7 +3,9 @@
 namespace bc {
 
 Result<Algorithm> FindAlgorithm(const Engine& engine, const Problem& p, const std::string& name) {
-  const std::vector<Algorithm> all = engine.algorithms(p);
+  Result<std::vector<Algorithm>> listed = engine.Candidates(p);
+  if (!listed.ok()) return listed.status();
+  const std::vector<Algorithm>& all = listed.value();
   if (all.empty()) {
     return Status(StatusCode::kUnimplemented,
                   std::string(engine.name()) + " has no implementation of " + FormatProblem(p));

@@ -32,7 +32,17 @@ struct Availability {
   bool available = false;
   std::string reason;   // why it is (not) available, always set
   std::string version;  // of the library actually loaded, where known
+  // Not available because probing it failed with an error (a driver fault, a
+  // bad status), not because there is no such device or library here: the
+  // cases that need it fail instead of being skipped.
+  bool error = false;
 };
+
+// The status of using an engine that is not available: UNAVAILABLE (not
+// evaluated here), or INTERNAL when probing it failed with an error.
+inline Status NotAvailable(const Availability& a) {
+  return Status(a.error ? StatusCode::kInternal : StatusCode::kUnavailable, a.reason);
+}
 
 class PreparedOp {
  public:
@@ -62,6 +72,10 @@ class Engine {
   virtual Device device() const = 0;
   virtual Availability availability() const = 0;
   virtual std::vector<Algorithm> algorithms(const Problem& p) const = 0;
+  // algorithms(p), or the engine's error when listing them failed for a
+  // reason other than "no implementation" (a library or device fault must
+  // fail the case, not look like a problem the engine does not serve).
+  virtual Result<std::vector<Algorithm>> Candidates(const Problem& p) const { return algorithms(p); }
   // The algorithm PyTorch pins for deterministic mode with benchmark off, for
   // this problem's direction, when the engine has such a rule.
   virtual std::optional<std::string> PinnedDeterministic(const Problem&) const { return std::nullopt; }

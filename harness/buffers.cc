@@ -4,22 +4,34 @@
 
 namespace bc {
 
+namespace {
+
+struct Elems {
+  int64_t src = 0, wei = 0, dst = 0, index = 0;
+};
+
+Elems ElemsOf(const Problem& p) {
+  if (const auto* c = std::get_if<Conv2dProblem>(&p)) return {c->src_elems(), c->wei_elems(), c->dst_elems(), 0};
+  if (const auto* m = std::get_if<MatmulProblem>(&p)) return {m->m * m->k, m->k * m->n, m->m * m->n, 0};
+  if (const auto* s = std::get_if<ScatterAddProblem>(&p)) return {s->n, 0, s->d, s->n};
+  return {};
+}
+
+}  // namespace
+
 Buffers Buffers::For(const Problem& p) {
+  const Elems e = ElemsOf(p);
   Buffers b;
-  if (const auto* c = std::get_if<Conv2dProblem>(&p)) {
-    b.src.resize(static_cast<size_t>(c->src_elems()));
-    b.wei.resize(static_cast<size_t>(c->wei_elems()));
-    b.dst.resize(static_cast<size_t>(c->dst_elems()));
-  } else if (const auto* m = std::get_if<MatmulProblem>(&p)) {
-    b.src.resize(static_cast<size_t>(m->m * m->k));
-    b.wei.resize(static_cast<size_t>(m->k * m->n));
-    b.dst.resize(static_cast<size_t>(m->m * m->n));
-  } else if (const auto* s = std::get_if<ScatterAddProblem>(&p)) {
-    b.src.resize(static_cast<size_t>(s->n));
-    b.index.resize(static_cast<size_t>(s->n));
-    b.dst.resize(static_cast<size_t>(s->d));
-  }
+  b.src.resize(static_cast<size_t>(e.src));
+  b.wei.resize(static_cast<size_t>(e.wei));
+  b.dst.resize(static_cast<size_t>(e.dst));
+  b.index.resize(static_cast<size_t>(e.index));
   return b;
+}
+
+int64_t Buffers::BytesFor(const Problem& p) {
+  const Elems e = ElemsOf(p);
+  return (e.src + e.wei + e.dst) * static_cast<int64_t>(sizeof(float)) + e.index * static_cast<int64_t>(sizeof(int32_t));
 }
 
 std::vector<float>& Buffers::Output(const Problem& p) {

@@ -25,6 +25,8 @@ struct Buffers {
   std::vector<int32_t> index;
 
   static Buffers For(const Problem& p);
+  // What For(p) allocates, in bytes, without allocating.
+  static int64_t BytesFor(const Problem& p);
   std::vector<float>& Output(const Problem& p);
 };
 

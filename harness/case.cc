@@ -58,7 +58,36 @@ std::string CaseSpec::MissingEnv() const {
   return "";
 }
 
+namespace {
+
+// The text with control characters (and DEL) as \xHH, so that an error
+// message cannot drive the terminal it is printed to.
+std::string Printable(std::string_view text) {
+  std::string out;
+  for (const char ch : text) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (u < 0x20 || u == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<CaseSpec> ParseCaseSpec(std::string_view repro) {
+  if (std::any_of(repro.begin(), repro.end(), [](char ch) {
+        const auto u = static_cast<unsigned char>(ch);
+        return u < 0x20 || u == 0x7f;
+      })) {
+    return Status(StatusCode::kInvalidArgument,
+                  "case '" + Printable(repro) + "': a control character is not allowed in a case (shown as \\xHH)");
+  }
   std::vector<std::string_view> tokens;
   size_t i = 0;
   while (i < repro.size()) {

@@ -19,6 +19,7 @@ Status EvidenceWriter::Open(const std::filesystem::path& dir, const std::string&
     std::filesystem::create_directories(dir, ec);
     if (ec) return Status(StatusCode::kInternal, "cannot create " + dir.string() + ": " + ec.message());
     path_ = dir / (tag + "-" + std::to_string(::getpid()) + ".jsonl.part");
+    first_failure_ = Status::Ok();
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd_ < 0) return Status(StatusCode::kInternal, "cannot open " + path_.string() + ": " + std::strerror(errno));
   }
@@ -33,22 +34,37 @@ Status EvidenceWriter::Write(nlohmann::json record) {
   line.push_back('\n');
   std::lock_guard lock(mu_);
   if (fd_ < 0) return Status::Ok();
+  const off_t start = ::lseek(fd_, 0, SEEK_END);
   size_t done = 0;
   while (done < line.size()) {
     const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Status(StatusCode::kInternal, "write " + path_.string() + ": " + std::strerror(errno));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : ENOSPC;
+      // Leave no torn line: what was written of this record is taken back.
+      const bool torn = done > 0 && (start < 0 || ::ftruncate(fd_, start) != 0);
+      Status failed(StatusCode::kInternal, "evidence record not written to " + path_.string() + ": " +
+                                               std::strerror(err) + " (" + std::to_string(done) + " of " +
+                                               std::to_string(line.size()) + " bytes" +
+                                               (torn ? "; the torn line could not be removed)" : ")"));
+      if (first_failure_.ok()) first_failure_ = failed;
+      return failed;
     }
     done += static_cast<size_t>(n);
   }
   return Status::Ok();
 }
 
+Status EvidenceWriter::first_failure() const {
+  std::lock_guard lock(mu_);
+  return first_failure_;
+}
+
 Status EvidenceWriter::Close() {
   std::lock_guard lock(mu_);
   if (fd_ < 0) return Status::Ok();
   const bool synced = ::fsync(fd_) == 0;
+  const int sync_errno = errno;
   ::close(fd_);
   fd_ = -1;
   std::filesystem::path final_path = path_;
@@ -57,7 +73,8 @@ Status EvidenceWriter::Close() {
   std::filesystem::rename(path_, final_path, ec);
   if (ec) return Status(StatusCode::kInternal, "rename " + path_.string() + ": " + ec.message());
   path_ = final_path;
-  if (!synced) return Status(StatusCode::kInternal, "fsync " + path_.string() + ": " + std::strerror(errno));
+  if (!first_failure_.ok()) return first_failure_;
+  if (!synced) return Status(StatusCode::kInternal, "fsync " + path_.string() + ": " + std::strerror(sync_errno));
   return Status::Ok();
 }
 

@@ -11,6 +11,10 @@
 // (kEvidenceSchema) and "kind"; the first record of a file is the
 // "environment" record. Records are nlohmann::json objects; this class only
 // frames and persists them.
+// A write that fails (a full file system, an I/O error) returns the error
+// naming the file, truncates the file back to its last whole line, and is
+// remembered: Close() reports the first such failure even when its caller
+// could not act on it (a record written after a test ended).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -37,15 +41,19 @@ class EvidenceWriter {
   Status Open(const std::filesystem::path& dir, const std::string& tag, nlohmann::json environment);
   // Adds "schema" and writes the record as one line, with one write(2).
   Status Write(nlohmann::json record);
-  // fsyncs the file and renames it into place. Idempotent.
+  // fsyncs the file and renames it into place; returns the first failed
+  // write, if any, or the close's own failure. Idempotent.
   Status Close();
+  // The first failed write since Open (OK when none).
+  Status first_failure() const;
 
   bool is_open() const { return fd_ >= 0; }
   const std::filesystem::path& path() const { return path_; }
 
  private:
-  std::mutex mu_;
+  mutable std::mutex mu_;
   int fd_ = -1;
+  Status first_failure_;
   std::filesystem::path path_;  // the ".part" path while open
 };
 

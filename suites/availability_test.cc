@@ -197,7 +197,7 @@ TEST_P(CpuNoop, CudnnFlagsLeaveResultUnchanged) {
         {"detail", "digest " + DigestHex(got.digests.back()) + " via " + got.implementation +
                        " vs default cuDNN flags " + DigestHex(want.digests.back()) + " via " +
                        want.implementation}}});
-  (void)ProcessEvidence().Write(record);
+  WriteEvidence(record);
 
   EXPECT_NE(got.engine, "cudnn");
   EXPECT_TRUE(same_engine) << got.implementation << " vs " << want.implementation;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <set>
 
@@ -17,6 +18,21 @@ namespace bc {
 
 int StepRun::DistinctDigests() const {
   return static_cast<int>(std::set<uint64_t>(digests.begin(), digests.end()).size());
+}
+
+int64_t MemoryBudgetBytes() {
+  const char* v = std::getenv("BACKENDCHECK_MEMORY_BUDGET_MIB");
+  char* end = nullptr;
+  const long long mib = v == nullptr ? 0 : std::strtoll(v, &end, 10);
+  const bool valid = v != nullptr && *v != '\0' && *end == '\0' && mib > 0 && mib <= (1LL << 30);
+  return (valid ? mib : kDefaultMemoryBudgetMib) << 20;
+}
+
+int StepRun::RunsToDistinct() const {
+  for (size_t i = 1; i < digests.size(); ++i) {
+    if (digests[i] != digests[0]) return static_cast<int>(i) + 1;
+  }
+  return 0;
 }
 
 bool IsNotEvaluated(const Status& s) {
@@ -111,6 +127,14 @@ Result<CaseRun> RunCase(const CaseSpec& spec, const RunOptions& options) {
     return Status(StatusCode::kUnavailable, "the case needs a process started with " + missing +
                                                 " (ctest starts each case so; or set it and run the case alone)");
   }
+  const int64_t budget = MemoryBudgetBytes();
+  for (const Problem& p : spec.steps) {
+    if (const int64_t need = Buffers::BytesFor(p); need > budget) {
+      return Status(StatusCode::kInvalidArgument,
+                    FormatProblem(p) + " needs " + std::to_string(need) + " bytes of buffers, over the memory budget of " +
+                        std::to_string(budget) + " bytes (BACKENDCHECK_MEMORY_BUDGET_MIB)");
+    }
+  }
   FlagsGuard flags(spec.flags);
   ThreadsGuard threads(spec.threads);
   Dispatcher dispatcher;
@@ -141,6 +165,13 @@ Result<CaseRun> RunCase(const CaseSpec& spec, const RunOptions& options) {
 
     std::vector<float>& out = buffers.Output(p);
     for (int r = 0; r < options.repeats; ++r) BC_RETURN_IF_ERROR(RunRepeat(op, r, out, step));
+    if (options.until_distinct_ns > 0) {
+      const Stopwatch budget;
+      for (int r = options.repeats;
+           step.RunsToDistinct() == 0 && r < kMaxControlRuns && budget.ElapsedNs() < options.until_distinct_ns; ++r) {
+        BC_RETURN_IF_ERROR(RunRepeat(op, r, out, step));
+      }
+    }
     step.step_ns = step_watch.ElapsedNs();
     step.rss_peak_bytes = PeakRssBytes();
     step.degenerate = IsDegenerate(out);
@@ -162,11 +193,15 @@ nlohmann::json CheckJson(const std::string& name, bool passed, const std::string
   return {{"name", name}, {"outcome", passed ? "passed" : "failed"}, {"detail", detail}};
 }
 
+void WriteEvidence(nlohmann::json record) {
+  if (Status s = ProcessEvidence().Write(std::move(record)); !s.ok()) ADD_FAILURE() << s.message();
+}
+
 void RecordFact(const std::string& repro, const std::string& check, bool passed, const std::string& detail) {
-  (void)ProcessEvidence().Write({{"kind", "case"},
-                                 {"test", CurrentTestName()},
-                                 {"repro", repro},
-                                 {"checks", nlohmann::json::array({CheckJson(check, passed, detail)})}});
+  WriteEvidence({{"kind", "case"},
+                 {"test", CurrentTestName()},
+                 {"repro", repro},
+                 {"checks", nlohmann::json::array({CheckJson(check, passed, detail)})}});
 }
 
 std::string CurrentTestName() {
@@ -218,6 +253,8 @@ nlohmann::json StepJson(const StepRun& s) {
   j["digests"] = digests;
   j["digest"] = s.digests.empty() ? "" : DigestHex(s.digests.back());
   j["distinct_digests"] = s.DistinctDigests();
+  j["runs"] = s.digests.size();
+  j["runs_to_distinct"] = s.RunsToDistinct();
   j["times_ns"] = s.times_ns;
   j["step_ns"] = s.step_ns;
   j["rss_peak_bytes"] = s.rss_peak_bytes;

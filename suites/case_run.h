@@ -46,6 +46,9 @@ struct StepRun {
   bool degenerate = false;
 
   int DistinctDigests() const;
+  // How many runs it took until a digest differed from the first one; 0
+  // when every digest is the same.
+  int RunsToDistinct() const;
 };
 
 struct CaseRun {
@@ -58,7 +61,21 @@ struct CaseRun {
 struct RunOptions {
   int repeats = 1;
   bool compare_to_reference = true;
+  // A positive control: after `repeats`, keep running until two digests
+  // differ, for at most this long (0: no more than `repeats`) and at most
+  // kMaxControlRuns runs. A race that needs an unlucky schedule to show is
+  // then caught on a loaded machine too; the runs it took are recorded.
+  int64_t until_distinct_ns = 0;
 };
+inline constexpr int kMaxControlRuns = 5000;
+// The time a positive control may take to show a second digest.
+inline constexpr int64_t kControlBudgetNs = 30'000'000'000;
+
+// The host memory one step's buffers may take: BACKENDCHECK_MEMORY_BUDGET_MIB
+// MiB, by default the specs' default (memory_budget_mib). RunCase refuses a
+// larger step (INVALID_ARGUMENT) before allocating anything.
+inline constexpr int64_t kDefaultMemoryBudgetMib = 4096;
+int64_t MemoryBudgetBytes();
 
 Result<CaseRun> RunCase(const CaseSpec& spec, const RunOptions& options);
 
@@ -81,6 +98,10 @@ nlohmann::json CaseRecord(const CaseRow& row, const CaseRun& run);
 nlohmann::json SkippedCaseRecord(const CaseRow& row, const std::string& reason);
 // One check of a fact: {"name", "outcome": passed|failed, "detail"}.
 nlohmann::json CheckJson(const std::string& name, bool passed, const std::string& detail);
+// Writes a record to the process's evidence. A write that fails fails the
+// running test (ADD_FAILURE) with the file and the error: a test never
+// passes without its evidence.
+void WriteEvidence(nlohmann::json record);
 // Writes a case record holding one check, for a test that is a single fact.
 void RecordFact(const std::string& repro, const std::string& check, bool passed, const std::string& detail);
 // "Suite.Test" of the running gtest test ("Prefix/Fixture.Test/Param").

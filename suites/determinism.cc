@@ -31,7 +31,8 @@ DeterminismVerdict JudgeDeterminism(const StepRun& run, const CaseSpec& spec, bo
   } else if (control) {
     v.bitwise = distinct > 1 ? "caught" : "missed";
     v.bitwise_as_expected = distinct > 1;
-    v.message = (distinct > 1 ? "positive control caught: " : "positive control missed: ") + what;
+    v.message = distinct > 1 ? "positive control caught after " + std::to_string(run.RunsToDistinct()) + " runs: " + what
+                             : "positive control missed: " + what;
   } else if (nondeterministic) {
     v.bitwise = distinct > 1 ? "varied" : "stable";
     v.bitwise_as_expected = true;
@@ -45,6 +46,7 @@ DeterminismVerdict JudgeDeterminism(const StepRun& run, const CaseSpec& spec, bo
                       {"outcome", v.bitwise},
                       {"expected", DeterminismName(run.algorithm.determinism)},
                       {"positive_control", positive_control},
+                      {"runs_to_distinct", run.RunsToDistinct()},
                       {"detail", v.message}});
   if (run.error) {
     const ToleranceJudgement t = JudgeTolerance(run);

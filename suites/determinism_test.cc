@@ -22,9 +22,11 @@ TEST_P(Determinism, Bitwise) {
 
   const bool bitwise = CheckRequested(row, "bitwise");
   const bool tolerance = CheckRequested(row, "tolerance");
-  Result<CaseRun> run = RunCase(spec.value(), {.repeats = row.repeats, .compare_to_reference = tolerance});
+  Result<CaseRun> run = RunCase(spec.value(), {.repeats = row.repeats,
+                                               .compare_to_reference = tolerance,
+                                               .until_distinct_ns = row.positive_control ? kControlBudgetNs : 0});
   if (!run.ok() && IsNotEvaluated(run.status())) {
-    (void)ProcessEvidence().Write(SkippedCaseRecord(row, run.status().message()));
+    WriteEvidence(SkippedCaseRecord(row, run.status().message()));
     GTEST_SKIP() << run.status().message();
   }
   ASSERT_TRUE(run.ok()) << run.status().ToString() << "\nrepro: " << row.repro;
@@ -41,7 +43,7 @@ TEST_P(Determinism, Bitwise) {
   }
   nlohmann::json record = CaseRecord(row, run.value());
   record["checks"] = verdict.checks;
-  (void)ProcessEvidence().Write(record);
+  WriteEvidence(record);
 
   if (verdict.not_applicable) GTEST_SKIP() << verdict.message;
   EXPECT_TRUE(verdict.bitwise_as_expected) << verdict.message << "\nrepro: " << row.repro;

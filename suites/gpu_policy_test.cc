@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "backends/cublas/workspace_config.h"
+#include "backends/cuda/status_map.h"
 #include "backends/cudnn/policy.h"
 
 #ifndef BC_SOURCE_DIR
@@ -135,3 +136,35 @@ TEST(CublasConfig, DeterministicAlgorithmsNeedAWorkspaceConfig) {
 
 }  // namespace
 }  // namespace bc::cublas
+
+namespace bc::cuda {
+namespace {
+
+// Only "no such device or library here" is UNAVAILABLE (a skip); a problem
+// cuDNN or cuBLAS does not implement is UNIMPLEMENTED (also a skip); every
+// other failure is INTERNAL, and fails its case with the library's message.
+TEST(StatusMap, CudaRuntimeErrors) {
+  for (int e : {3, 34, 35, 36, 100, 802, 803, 804}) EXPECT_EQ(CudaErrorCode(e), StatusCode::kUnavailable) << e;
+  // invalid value, out of memory, invalid device function, no kernel image,
+  // illegal address, launch failure, devices unavailable (busy), unknown
+  for (int e : {1, 2, 46, 98, 209, 700, 719, 999}) EXPECT_EQ(CudaErrorCode(e), StatusCode::kInternal) << e;
+}
+
+TEST(StatusMap, CudnnStatuses) {
+  for (int s : {1001, 1002, 1008, 3005, 3006, 3007, 3008, 3009}) EXPECT_EQ(CudnnStatusCode(s), StatusCode::kUnavailable) << s;
+  for (int s : {3000, 3001, 3002, 3003, 3004, 3010, 3011}) EXPECT_EQ(CudnnStatusCode(s), StatusCode::kUnimplemented) << s;
+  // bad parameters, the runtime's own failures, internal errors, failed executions
+  for (int s : {1003, 1004, 1007, 2000, 2002, 2008, 4000, 4004, 5000, 5003}) {
+    EXPECT_EQ(CudnnStatusCode(s), StatusCode::kInternal) << s;
+  }
+}
+
+TEST(StatusMap, CublasStatuses) {
+  EXPECT_EQ(CublasStatusCode(1), StatusCode::kUnavailable);   // NOT_INITIALIZED
+  EXPECT_EQ(CublasStatusCode(8), StatusCode::kUnavailable);   // ARCH_MISMATCH
+  EXPECT_EQ(CublasStatusCode(15), StatusCode::kUnimplemented);  // NOT_SUPPORTED
+  for (int s : {3, 7, 11, 13, 14, 16}) EXPECT_EQ(CublasStatusCode(s), StatusCode::kInternal) << s;
+}
+
+}  // namespace
+}  // namespace bc::cuda

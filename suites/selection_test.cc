@@ -37,7 +37,7 @@ std::optional<CaseRun> RunOrSkip(const CaseRow& row, const CaseSpec& spec, int r
   Result<CaseRun> run = RunCase(spec, {.repeats = repeats, .compare_to_reference = compare_to_reference});
   if (!run.ok() && IsNotEvaluated(run.status())) {
     *skip = run.status().message();
-    (void)ProcessEvidence().Write(SkippedCaseRecord(row, *skip));
+    WriteEvidence(SkippedCaseRecord(row, *skip));
     return std::nullopt;
   }
   EXPECT_TRUE(run.ok()) << run.status().ToString() << "\nrepro: " << row.repro;
@@ -71,7 +71,7 @@ TEST_P(Schedule, Run) {
   if (!CheckRequested(row, "selection")) {
     nlohmann::json record = CaseRecord(row, *run);
     record["checks"] = checks;
-    (void)ProcessEvidence().Write(record);
+    WriteEvidence(record);
     return;
   }
   const BackendFlags& f = spec->flags;
@@ -133,7 +133,7 @@ TEST_P(Schedule, Run) {
   EXPECT_TRUE(det_only) << detail_det;
   nlohmann::json record = CaseRecord(row, *run);
   record["checks"] = checks;
-  (void)ProcessEvidence().Write(record);
+  WriteEvidence(record);
 }
 
 TEST_P(Compare, SideBySide) {
@@ -166,7 +166,7 @@ TEST_P(Compare, SideBySide) {
                        {"versus_flags", options.value("versus_flags", nlohmann::json::object())},
                        {"reps", reps}};
   record["checks"] = nlohmann::json::array({CheckJson("measured", true, std::to_string(reps) + " interleaved reps")});
-  (void)ProcessEvidence().Write(record);
+  WriteEvidence(record);
 }
 
 TEST_P(CrossProcess, Probe) {
@@ -191,7 +191,7 @@ TEST_P(CrossProcess, Probe) {
       ASSERT_TRUE(probe.ok()) << probe.status().ToString();
       if (probe->exit_code == kProbeNotEvaluated) {
         const std::string reason = probe->output.value("status", std::string("not evaluated"));
-        (void)ProcessEvidence().Write(SkippedCaseRecord(row, reason));
+        WriteEvidence(SkippedCaseRecord(row, reason));
         GTEST_SKIP() << reason;
       }
       ASSERT_EQ(probe->exit_code, 0) << probe->stderr_text << probe->output.dump();
@@ -234,7 +234,7 @@ TEST_P(CrossProcess, Probe) {
   record["digests_stable_within_env"] = each_env_stable;
   record["digests_equal_across_envs"] = digests.size() == 1;
   record["checks"] = checks;
-  (void)ProcessEvidence().Write(record);
+  WriteEvidence(record);
 }
 
 }  // namespace bc::suite

@@ -40,7 +40,11 @@ class ResultRecorder : public testing::EmptyTestEventListener {
       }
     }
     r["message"] = message;
-    (void)bc::ProcessEvidence().Write(std::move(r));
+    // The test has ended: a failure here is reported by Close(), and the
+    // process then exits non-zero, so ctest fails the test.
+    if (bc::Status s = bc::ProcessEvidence().Write(std::move(r)); !s.ok()) {
+      std::fprintf(stderr, "backendcheck: %s\n", s.message().c_str());
+    }
   }
 };
 
@@ -49,7 +53,8 @@ nlohmann::json Environment() {
   env["onednn_isa"] = bc::OnednnEffectiveIsa();
   nlohmann::json backends = nlohmann::json::object();
   for (const bc::Availability& a : bc::AllAvailability()) {
-    backends[a.engine] = {{"built", a.built}, {"available", a.available}, {"reason", a.reason}, {"version", a.version}};
+    backends[a.engine] = {{"built", a.built}, {"available", a.available}, {"reason", a.reason}, {"version", a.version},
+                          {"error", a.error}};
   }
   env["backends"] = backends;
   env["default_flags"] = bc::BackendFlags().All();
@@ -144,7 +149,7 @@ int main(int argc, char** argv) {
   }
   const int rc = RUN_ALL_TESTS();
   if (bc::Status s = bc::ProcessEvidence().Close(); !s.ok()) {
-    std::fprintf(stderr, "backendcheck: %s\n", s.ToString().c_str());
+    std::fprintf(stderr, "backendcheck: evidence incomplete, so the run fails: %s\n", s.ToString().c_str());
     return rc == 0 ? 2 : rc;
   }
   return rc;

@@ -77,7 +77,7 @@ std::vector<Algorithm> CublasEngine::algorithms(const Problem& p) const {
 Result<std::unique_ptr<PreparedOp>> CublasEngine::Prepare(const Problem& p, const std::string& algorithm,
                                                           Buffers& buffers) const {
   const cuda::CublasState& hs = Handle();
-  if (hs.handle == nullptr) return Status(StatusCode::kUnavailable, hs.availability.reason);
+  if (hs.handle == nullptr) return NotAvailable(hs.availability);
   Result<Algorithm> a = FindAlgorithm(*this, p, algorithm);
   if (!a.ok()) return a.status();
   const char* config = std::getenv("CUBLAS_WORKSPACE_CONFIG");

@@ -1,12 +1,18 @@
 #include "backends/cuda/cublas_handle.h"
 
 #include "backends/cuda/device.h"
+#include "backends/cuda/status_map.h"
 
 namespace bc::cuda {
 
+static_assert(kCublasNotInitialized == CUBLAS_STATUS_NOT_INITIALIZED);
+static_assert(kCublasArchMismatch == CUBLAS_STATUS_ARCH_MISMATCH);
+static_assert(kCublasNotSupported == CUBLAS_STATUS_NOT_SUPPORTED);
+
 Status FromCublas(cublasStatus_t s, const char* call) {
-  return Status(StatusCode::kInternal, std::string(call) + " returned " + std::to_string(static_cast<int>(s)) +
-                                           " (" + cublasGetStatusString(s) + ")");
+  return Status(CublasStatusCode(static_cast<int>(s)), std::string(call) + " returned " +
+                                                           std::to_string(static_cast<int>(s)) + " (" +
+                                                           cublasGetStatusString(s) + ")");
 }
 
 const CublasState& SharedCublas() {
@@ -26,7 +32,9 @@ const CublasState& SharedCublas() {
     if (cs != CUBLAS_STATUS_SUCCESS) {
       s.handle = nullptr;
       s.availability.available = false;
-      s.availability.reason = FromCublas(cs, "cublasCreate").message();
+      const Status failed = FromCublas(cs, "cublasCreate");
+      s.availability.reason = failed.message();
+      s.availability.error = failed.code() != StatusCode::kUnavailable;
     }
     return s;
   }();

@@ -1,10 +1,22 @@
 #include "backends/cuda/device.h"
 
+#include "backends/cuda/status_map.h"
+
 namespace bc::cuda {
 
+static_assert(kCudaErrorInitializationError == cudaErrorInitializationError);
+static_assert(kCudaErrorStubLibrary == cudaErrorStubLibrary);
+static_assert(kCudaErrorInsufficientDriver == cudaErrorInsufficientDriver);
+static_assert(kCudaErrorCallRequiresNewerDriver == cudaErrorCallRequiresNewerDriver);
+static_assert(kCudaErrorNoDevice == cudaErrorNoDevice);
+static_assert(kCudaErrorSystemNotReady == cudaErrorSystemNotReady);
+static_assert(kCudaErrorSystemDriverMismatch == cudaErrorSystemDriverMismatch);
+static_assert(kCudaErrorCompatNotSupportedOnDevice == cudaErrorCompatNotSupportedOnDevice);
+
 Status FromCuda(cudaError_t e, const char* call) {
-  return Status(StatusCode::kUnavailable, std::string(call) + " returned " + std::to_string(static_cast<int>(e)) +
-                                              " (" + cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + ")");
+  return Status(CudaErrorCode(static_cast<int>(e)), std::string(call) + " returned " +
+                                                        std::to_string(static_cast<int>(e)) + " (" +
+                                                        cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + ")");
 }
 
 Availability CudaAvailability() {
@@ -17,7 +29,9 @@ Availability CudaAvailability() {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
-    a.reason = FromCuda(e, "cudaGetDeviceCount").message();
+    const Status s = FromCuda(e, "cudaGetDeviceCount");
+    a.reason = s.message();
+    a.error = s.code() != StatusCode::kUnavailable;
     return a;
   }
   if (count == 0) {

@@ -120,7 +120,7 @@ std::vector<Algorithm> CudaNativeEngine::algorithms(const Problem& p) const {
 
 Result<std::unique_ptr<PreparedOp>> CudaNativeEngine::Prepare(const Problem& p, const std::string& algorithm,
                                                               Buffers& buffers) const {
-  if (cuda::SharedCublas().handle == nullptr) return Status(StatusCode::kUnavailable, NativeAvailability().reason);
+  if (cuda::SharedCublas().handle == nullptr) return NotAvailable(NativeAvailability());
   Result<Algorithm> a = FindAlgorithm(*this, p, algorithm);
   if (!a.ok()) return a.status();
   auto prepared = std::make_unique<NativePrepared>(std::get<Conv2dProblem>(p), buffers, a.value());

@@ -42,7 +42,9 @@ const HandleState& Handle() {
     if (cs != CUDNN_STATUS_SUCCESS) {
       s.handle = nullptr;
       a.available = false;
-      a.reason = FromCudnn(cs, "cudnnCreate").message();
+      const Status failed = FromCudnn(cs, "cudnnCreate");
+      a.reason = failed.message();
+      a.error = failed.code() != StatusCode::kUnavailable;
       return s;
     }
     a.reason = std::string("cuDNN handle created, ") + (UseGraphApi() ? "graph API (v8) path" : "legacy API (v7) path") +
@@ -314,33 +316,35 @@ std::optional<std::string> CudnnEngine::PinnedDeterministic(const Problem& p) co
 }
 
 std::vector<Algorithm> CudnnEngine::algorithms(const Problem& problem) const {
+  Result<std::vector<Algorithm>> listed = Candidates(problem);
+  return listed.ok() ? listed.value() : std::vector<Algorithm>{};
+}
+
+Result<std::vector<Algorithm>> CudnnEngine::Candidates(const Problem& problem) const {
   const HandleState& hs = Handle();
   const Conv2dProblem* p = Conv(problem);
-  if (hs.handle == nullptr || p == nullptr) return {};
+  if (hs.handle == nullptr || p == nullptr) return std::vector<Algorithm>{};
+  std::vector<Algorithm> out;
   if (UseGraphApi()) {
     Result<cudnn::GraphPlans> plans = Plans(hs.handle, *p);
-    std::vector<Algorithm> out;
-    if (plans.ok()) {
-      for (const cudnn::Plan& plan : plans->plans) {
-        out.push_back({plan.name, plan.deterministic() ? Determinism::kDeterministic : Determinism::kNondeterministic,
-                       plan.workspace_bytes});
-      }
+    if (!plans.ok()) return plans.status();
+    for (const cudnn::Plan& plan : plans->plans) {
+      out.push_back({plan.name, plan.deterministic() ? Determinism::kDeterministic : Determinism::kNondeterministic,
+                     plan.workspace_bytes});
     }
     return out;
   }
   Descriptors d;
-  if (!d.Init(*p, CurrentFlags().cudnn_allow_tf32).ok()) return {};
+  BC_RETURN_IF_ERROR(d.Init(*p, CurrentFlags().cudnn_allow_tf32));
   Result<std::vector<cudnn::PerfRecord>> perf = Heuristics(hs.handle, d, *p);
-  std::vector<Algorithm> out;
-  if (perf.ok()) {
-    for (const Candidate& c : cudnn::CandidatesFromPerf(perf.value())) out.push_back(c.algorithm);
-  }
+  if (!perf.ok()) return perf.status();
+  for (const Candidate& c : cudnn::CandidatesFromPerf(perf.value())) out.push_back(c.algorithm);
   return out;
 }
 
 Result<EngineSearch> CudnnEngine::Search(const Problem& problem) const {
   const HandleState& hs = Handle();
-  if (hs.handle == nullptr) return Status(StatusCode::kUnavailable, hs.availability.reason);
+  if (hs.handle == nullptr) return NotAvailable(hs.availability);
   const Conv2dProblem* p = Conv(problem);
   if (p == nullptr) return Status(StatusCode::kUnimplemented, "cudnn has no implementation of " + FormatProblem(problem));
   Buffers b = Buffers::For(problem);
@@ -420,7 +424,7 @@ Result<EngineSearch> CudnnEngine::Search(const Problem& problem) const {
 Result<std::unique_ptr<PreparedOp>> CudnnEngine::Prepare(const Problem& problem, const std::string& algorithm,
                                                          Buffers& buffers) const {
   const HandleState& hs = Handle();
-  if (hs.handle == nullptr) return Status(StatusCode::kUnavailable, hs.availability.reason);
+  if (hs.handle == nullptr) return NotAvailable(hs.availability);
   const Conv2dProblem* p = Conv(problem);
   if (p == nullptr) return Status(StatusCode::kUnimplemented, "cudnn has no implementation of " + FormatProblem(problem));
   if (UseGraphApi()) {

@@ -38,6 +38,7 @@ class CudnnEngine final : public Engine {
   Device device() const override { return Device::kCuda; }
   Availability availability() const override;
   std::vector<Algorithm> algorithms(const Problem& p) const override;
+  Result<std::vector<Algorithm>> Candidates(const Problem& p) const override;
   std::optional<std::string> PinnedDeterministic(const Problem& p) const override;
   Result<EngineSearch> Search(const Problem& p) const override;
   Result<std::unique_ptr<PreparedOp>> Prepare(const Problem& p, const std::string& algorithm,

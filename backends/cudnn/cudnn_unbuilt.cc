@@ -14,6 +14,7 @@ Availability CudnnEngine::availability() const {
 }
 
 std::vector<Algorithm> CudnnEngine::algorithms(const Problem&) const { return {}; }
+Result<std::vector<Algorithm>> CudnnEngine::Candidates(const Problem&) const { return std::vector<Algorithm>{}; }
 
 std::optional<std::string> CudnnEngine::PinnedDeterministic(const Problem&) const { return std::nullopt; }
 

@@ -24,6 +24,19 @@ void AtomicAdd(float& out, float v) {
   out += v;
 }
 
+// The atomic algorithm's threads: with two or more, kOversubscribe times as
+// many as the case asks for. Two threads race only while both run: on a
+// machine whose cores are taken by other work they may run one after the
+// other, each taking the next task in order, and every run then adds in the
+// same order. With more threads than cores the scheduler preempts them in
+// the middle of their tasks and another thread's later task lands first,
+// the way a GPU's many warps interleave their atomics.
+constexpr int kOversubscribe = 4;
+int RaceThreads() {
+  const int threads = omp_get_max_threads();
+  return threads < 2 ? 1 : threads * kOversubscribe;
+}
+
 // Forward: the sum over group-local input channels [c0, c1) and the kernel
 // window, for one output element.
 double ForwardPartial(const Geometry& G, const Buffers& b, int64_t n, int64_t k, int64_t y, int64_t x, int64_t c0,
@@ -124,7 +137,7 @@ void ConvAtomic(const Conv2dProblem& p, Buffers& b) {
   switch (p.direction) {
     case Direction::kForward:
       std::fill(b.dst.begin(), b.dst.end(), 0.0f);
-#pragma omp parallel for collapse(2) schedule(dynamic, 1)
+#pragma omp parallel for collapse(2) schedule(dynamic, 1) num_threads(RaceThreads())
       for (int64_t n = 0; n < G.mb; ++n)
         for (int64_t c = 0; c < G.icg; ++c)
           for (int64_t k = 0; k < G.oc; ++k)
@@ -134,7 +147,7 @@ void ConvAtomic(const Conv2dProblem& p, Buffers& b) {
       break;
     case Direction::kBackwardData:
       std::fill(b.src.begin(), b.src.end(), 0.0f);
-#pragma omp parallel for collapse(2) schedule(dynamic, 1)
+#pragma omp parallel for collapse(2) schedule(dynamic, 1) num_threads(RaceThreads())
       for (int64_t n = 0; n < G.mb; ++n)
         for (int64_t kk = 0; kk < G.ocg; ++kk)
           for (int64_t c = 0; c < G.ic; ++c)
@@ -144,7 +157,7 @@ void ConvAtomic(const Conv2dProblem& p, Buffers& b) {
       break;
     case Direction::kBackwardWeights:
       std::fill(b.wei.begin(), b.wei.end(), 0.0f);
-#pragma omp parallel for collapse(2) schedule(dynamic, 1)
+#pragma omp parallel for collapse(2) schedule(dynamic, 1) num_threads(RaceThreads())
       for (int64_t n = 0; n < G.mb; ++n)
         for (int64_t y = 0; y < G.oh; ++y)
           for (int64_t k = 0; k < G.oc; ++k)
@@ -175,7 +188,7 @@ void MatmulCompute(const MatmulProblem& p, Buffers& b, bool atomic) {
   }
   std::fill(b.dst.begin(), b.dst.end(), 0.0f);
   const int64_t slices = (K + kMatmulSlice - 1) / kMatmulSlice;
-#pragma omp parallel for collapse(2) schedule(dynamic, 1)
+#pragma omp parallel for collapse(2) schedule(dynamic, 1) num_threads(RaceThreads())
   for (int64_t i = 0; i < M; ++i) {
     for (int64_t slice = 0; slice < slices; ++slice) {
       const int64_t k0 = slice * kMatmulSlice, k1 = std::min(K, k0 + kMatmulSlice);
@@ -190,7 +203,7 @@ void MatmulCompute(const MatmulProblem& p, Buffers& b, bool atomic) {
 
 void ScatterAddAtomic(const ScatterAddProblem& p, Buffers& b) {
   std::fill(b.dst.begin(), b.dst.end(), 0.0f);
-#pragma omp parallel for schedule(dynamic, 256)
+#pragma omp parallel for schedule(dynamic, 256) num_threads(RaceThreads())
   for (int64_t i = 0; i < p.n; ++i) AtomicAdd(b.dst[static_cast<size_t>(b.index[i])], b.src[i]);
 }
 
