@@ -11,11 +11,12 @@ Errors are one line, ``FILE:LINE: message``, with exit status 1.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from .errors import SpecError
-from .expand import expand
+from .expand import MAX_CASES, expand
 from .flags import load_flags
 from .spec import TIERS, load_spec
 
@@ -33,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
         p = sub.add_parser(name)
         p.add_argument("--tier", default="nightly", choices=TIERS)
         p.add_argument("specs", nargs="+", type=Path)
+    for p in (p_expand, sub.choices["validate"], sub.choices["list"]):
+        p.add_argument("--max-cases", type=int, help=f"the most cases the specs may expand to (default {MAX_CASES})")
     p_tables = sub.add_parser("tables", help="write the model layer tables as a C++ header")
     p_tables.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
@@ -45,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(text)
         return 0
+    if getattr(args, "max_cases", None):
+        os.environ["BACKENDCHECK_MAX_CASES"] = str(args.max_cases)
     try:
         flags = load_flags()
         specs = [load_spec(path, flags) for path in args.specs]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import itertools
+import math
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +16,8 @@ from .fixtures import BINARIES, FIXTURES
 from .flags import Flag
 from .problem import format_any, parse_any_shape, tensor_bytes_of
 from .spec import ENGINES, TIERS, Spec, Suite
+
+MAX_CASES = 20000  # the default cap; the largest default tier has a few hundred
 
 
 @dataclass
@@ -123,9 +127,21 @@ def _excluded(point: dict[str, Any], suite: Suite) -> bool:
         _matches(point, cond) and not _matches(point, then) for cond, then in suite.only_if)
 
 
-def expand_suite(suite: Suite, spec: Spec, flags: dict[str, Flag]) -> list[Case]:
+def max_cases() -> int:
+    """The most cases the specs of one build may expand to: MAX_CASES, or
+    BACKENDCHECK_MAX_CASES (--max-cases) to raise it."""
+    raw = os.environ.get("BACKENDCHECK_MAX_CASES", "")
+    return int(raw) if raw.isdigit() and int(raw) > 0 else MAX_CASES
+
+
+def expand_suite(suite: Suite, spec: Spec, flags: dict[str, Flag], limit: int | None = None) -> list[Case]:
     fixture = FIXTURES[suite.fixture]
     names = list(suite.axes)
+    limit = max_cases() if limit is None else limit
+    combinations = math.prod(len(suite.axes[a]) for a in names)
+    if combinations > limit:
+        raise SpecError(suite.path, suite.line, f"suite '{suite.name}' expands to {combinations} combinations, more "
+                                                f"than the {limit} cases a build may have (raise it with --max-cases N)")
     varying = [a for a in names if len(suite.axes[a]) > 1]
     cases: list[Case] = []
     seen: dict[str, str] = {}
@@ -183,6 +199,7 @@ def expand(specs: list[Spec], flags: dict[str, Flag], tier: str = "nightly") -> 
     cases: list[Case] = []
     suites: dict[str, str] = {}
     tests: set[str] = set()
+    limit = max_cases()
     for spec in specs:
         for suite in spec.suites:
             if suite.name in suites:
@@ -190,7 +207,7 @@ def expand(specs: list[Spec], flags: dict[str, Flag], tier: str = "nightly") -> 
             suites[suite.name] = suite.path
             if TIERS.index(suite.tier) > TIERS.index(tier):
                 continue
-            for case in expand_suite(suite, spec, flags):
+            for case in expand_suite(suite, spec, flags, limit - len(cases)):
                 key = f"{case.binary}:{case.test}"
                 if key in tests:
                     raise SpecError(suite.path, suite.line, f"test {case.test} is generated twice (prefix clash?)")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -26,22 +27,55 @@ from generators.errors import SpecError
 
 from . import expectations
 from .catalog import load_catalog
-from .evidence import Evidence, read_evidence, read_junit, read_manifest, read_registered
+from generators.errors import read_regular
+
+from .evidence import MAX_FILE_BYTES, Evidence, read_evidence, read_junit, read_manifest, read_registered
 from .render import write_junit, write_report
 from .verdicts import judge_all, refuted_guarantees
 
 EXIT_REFUTED_GUARANTEE = 3
+MAX_SHOWN = 20  # refused records listed on stderr
 EXIT_EXPECTATION_CHANGED = 4
 
 
 def _baseline(path: Path) -> dict[str, Any]:
     """claim id -> {"verdict", "platforms": {platform: verdict}} of an earlier report.json."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(data, dict) or not isinstance(data.get("claims"), list):
-        raise ValueError("not a backendcheck report.json (no 'claims' list)")
+    try:
+        data = json.loads(read_regular(path, "the baseline", MAX_FILE_BYTES))
+    except (ValueError, RecursionError) as e:
+        raise SpecError(str(path), 1, f"cannot read the baseline: {str(e)[:100]}") from None
+    claims = data.get("claims") if isinstance(data, dict) else None
+    if not isinstance(claims, list) or not all(isinstance(c, dict) and isinstance(c.get("id"), str) and
+                                               isinstance(c.get("verdict", ""), str) and
+                                               isinstance(c.get("platforms", {}), dict) for c in claims):
+        raise SpecError(str(path), 1, "cannot read the baseline: not a backendcheck report.json "
+                                      "(no 'claims' list of id, verdict, platforms)")
     return {c["id"]: {"verdict": c.get("verdict", ""), "platforms": c.get("platforms", {}),
-                      "generated": data.get("generated", "")}
-            for c in data["claims"] if isinstance(c, dict) and "id" in c}
+                      "generated": str(data.get("generated", ""))} for c in claims}
+
+
+def _check_out(out: Path) -> str | None:
+    """Why the report cannot be written to `out`, or None."""
+    if out.exists() and not out.is_dir():
+        return f"{out}:1: --out must name a directory; this is a file"
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        return f"{out}:1: cannot create the report directory: {e.strerror or e}"
+    if not os.access(out, os.W_OK | os.X_OK):
+        return f"{out}:1: cannot write the report there: permission denied"
+    return None
+
+
+def _coverage(evidence: Evidence, manifest: list[dict[str, Any]]) -> dict[str, Any]:
+    """How many tests the run was expected to have (ctest's list, else the
+    manifest) and how many left a result (a record, or ctest's status)."""
+    expected = sorted(evidence.registered) or sorted({str(c["test"]) for c in manifest})
+    got = set(evidence.results) | set(evidence.ctest)
+    missing = [t for t in expected if t not in got]
+    return {"expected": len(expected), "got": len(got & set(expected)) if expected else len(got),
+            "source": "ctest's test list" if evidence.registered else "the manifest", "missing": missing[:50],
+            "missing_count": len(missing)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,21 +107,31 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     try:
         manifest = read_manifest(args.manifest)
-    except (OSError, ValueError) as e:
-        print(f"{args.manifest}:1: cannot read the manifest: {e}", file=sys.stderr)
+    except SpecError as e:
+        print(str(e), file=sys.stderr)
         return 1
     baseline = None
     if args.baseline:
         try:
             baseline = _baseline(args.baseline)
-        except (OSError, ValueError, TypeError) as e:
-            print(f"{args.baseline}:1: cannot read the baseline: {e}", file=sys.stderr)
+        except SpecError as e:
+            print(str(e), file=sys.stderr)
             return 1
     missing = [d for d in args.evidence if not d.exists()]
     if missing:
         print(f"{missing[0]}:1: no such evidence directory or file", file=sys.stderr)
         return 1
+    if (why := _check_out(args.out)) is not None:
+        print(why, file=sys.stderr)
+        return 1
     evidence = read_evidence(args.evidence)
+    if evidence.refused:
+        for line in evidence.refused[:MAX_SHOWN]:
+            print(line, file=sys.stderr)
+        more = len(evidence.refused) - MAX_SHOWN
+        print(f"report: not written: {len(evidence.refused)} evidence record(s) or file(s) refused"
+              + (f" ({more} more not shown)" if more > 0 else "") + "; fix or remove them", file=sys.stderr)
+        return 1
     # ctest's view belongs to the first run: read once, merged into its platform and the whole.
     ctest = Evidence(problems=evidence.problems)
     if args.junit:
@@ -113,11 +157,14 @@ def main(argv: list[str] | None = None) -> int:
         except SpecError as e:
             print(str(e), file=sys.stderr)
             return 1
+    coverage = _coverage(evidence, manifest)
     page = write_report(args.out, verdicts, manifest, evidence, baseline=baseline, changes=changes,
-                        no_expectations=no_expectations)
+                        no_expectations=no_expectations, coverage=coverage)
     write_junit(args.out / "claims-junit.xml", verdicts, changes)
     counts = Counter(v.verdict for v in verdicts)
     print(f"report: {page}")
+    print(f"tests: {coverage['expected']} expected ({coverage['source']}), {coverage['got']} left a result"
+          + (f"; none from {coverage['missing_count']}, e.g. {coverage['missing'][0]}" if coverage["missing"] else ""))
     print("claims: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
     for c in changes:
         print(f"EXPECTATION CHANGED {c.claim} on {c.platform}: expected {c.expected}, got {c.got}", file=sys.stderr)

@@ -1,6 +1,13 @@
 """Reading evidence: JSON Lines files of test processes, ctest's JUnit XML and
-the generator's manifest. A corrupt or truncated line is reported with its
-file and line and skipped; it never stops the report."""
+the generator's manifest.
+
+A truncated last line (what a killed process leaves) is reported with its
+file and line and skipped. A record that does not fit the evidence's shape
+(reports/records.py: an unknown kind or schema, a field of the wrong type)
+is refused: the report names it (FILE:LINE) and is not written. Several
+result records of one test are named; when they disagree, the test's fact
+is mistrusted and decides nothing. Only regular files are read, each up to
+MAX_FILE_BYTES."""
 
 from __future__ import annotations
 
@@ -12,8 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generators.errors import SpecError, read_regular
+
+from . import records as schema
 from .benchmarks import BenchmarkError
 from .benchmarks import load as load_benchmarks
+
+MAX_FILE_BYTES = 256 << 20
 
 
 @dataclass
@@ -25,7 +37,10 @@ class Evidence:
     ctest_seconds: dict[str, float] = field(default_factory=dict)          # test -> junit time
     timeouts: dict[str, float] = field(default_factory=dict)               # test -> its ctest TIMEOUT
     registered: set[str] = field(default_factory=set)                      # every test ctest knows
+    labels: dict[str, list[str]] = field(default_factory=dict)             # test -> its ctest labels
     problems: list[str] = field(default_factory=list)                      # FILE:LINE: what
+    refused: list[str] = field(default_factory=list)                       # FILE:LINE: why, fatal
+    seen: dict[str, list[str]] = field(default_factory=dict)               # test -> "FILE:LINE outcome"
     files: int = 0
     # Merged evidence only: each platform's own evidence, and the environment
     # record that names it.
@@ -48,6 +63,12 @@ class Evidence:
         self.timeouts.update(other.timeouts)
         self.registered |= other.registered
         self.files += other.files
+        for test, where in other.seen.items():
+            self.seen.setdefault(test, []).extend(where)
+
+    def conflicts(self) -> dict[str, list[str]]:
+        """Tests with result records that disagree on the outcome."""
+        return {t: w for t, w in self.seen.items() if len({x.rsplit(" ", 1)[1] for x in w}) > 1}
 
 
 # What `./backendcheck bench` (and the benchmarks.smoke test) leaves in a run's evidence directory.
@@ -79,8 +100,15 @@ def read_evidence(dirs: list[Path]) -> Evidence:
     pool their evidence."""
     merged = Evidence()
     for d in dirs:
-        run = Evidence(problems=merged.problems)
-        paths = sorted(list(d.glob("*.jsonl")) + list(d.glob("*.jsonl.part"))) if d.is_dir() else [d]
+        run = Evidence(problems=merged.problems, refused=merged.refused)
+        if d.is_dir():
+            try:
+                paths = sorted(p for p in d.iterdir() if p.name.endswith((".jsonl", ".jsonl.part")))
+            except OSError as e:
+                merged.refused.append(f"{d}:1: cannot read the evidence directory: {e.strerror or e}")
+                continue
+        else:
+            paths = [d]
         votes: Counter[str] = Counter()
         envs: dict[str, dict[str, Any]] = {}
         for path in paths:
@@ -104,30 +132,53 @@ def read_evidence(dirs: list[Path]) -> Evidence:
                 merged.benchmarks[name] = load_benchmarks(bench)
             except BenchmarkError as e:
                 merged.problems.append(str(e))
-        merged.platforms.setdefault(name, Evidence(problems=merged.problems)).merge(run, name)
+        for test, where in sorted(run.seen.items()):
+            if len(where) > 1 and len({x.rsplit(" ", 1)[1] for x in where}) == 1:
+                merged.problems.append(f"{where[-1].rsplit(' ', 1)[0]}: {len(where)} result records of {test} "
+                                       "in one run (counted once): " + ", ".join(where))
+        merged.platforms.setdefault(name, Evidence(problems=merged.problems, refused=merged.refused)).merge(run, name)
         merged.merge(run, name)
+    for test, where in sorted(merged.conflicts().items()):
+        merged.problems.append(f"{where[-1].rsplit(' ', 1)[0]}: conflicting result records of {test}, which "
+                               "therefore decides nothing: " + ", ".join(where))
     return merged
+
+
+def _read_text(path: Path, ev: Evidence) -> str | None:
+    """The file's text, or None (refused) for what is not a regular file of
+    at most MAX_FILE_BYTES."""
+    try:
+        return read_regular(path, "evidence", MAX_FILE_BYTES).decode("utf-8", errors="replace")
+    except SpecError as e:
+        ev.refused.append(str(e))
+        return None
 
 
 def _read_file(path: Path, ev: Evidence) -> dict[str, Any] | None:
     """Reads one process's records into ev; returns its environment record."""
     machine = "unknown"
     environment = None
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as e:
-        ev.problems.append(f"{path}:1: cannot read: {e.strerror or e}")
+    text = _read_text(path, ev)
+    if text is None:
         return None
-    for number, line in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines()
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
         except json.JSONDecodeError as e:
-            ev.problems.append(f"{path}:{number}: unreadable record skipped ({e.msg})")
+            if number == len(lines):  # a process killed mid-write
+                ev.problems.append(f"{path}:{number}: unreadable record skipped ({e.msg})")
+            else:
+                ev.refused.append(f"{path}:{number}: unreadable record ({e.msg})")
             continue
-        if not isinstance(record, dict) or "kind" not in record:
-            ev.problems.append(f"{path}:{number}: record without a kind skipped")
+        except (ValueError, RecursionError) as e:  # a number too long, nesting too deep
+            ev.refused.append(f"{path}:{number}: unreadable record ({type(e).__name__}: {str(e)[:80]})")
+            continue
+        why = schema.problem(record)
+        if why is not None:
+            ev.refused.append(f"{path}:{number}: record refused: {why}")
             continue
         kind = record["kind"]
         if kind == "environment":
@@ -136,7 +187,9 @@ def _read_file(path: Path, ev: Evidence) -> dict[str, Any] | None:
             environment = environment or record
         elif kind == "result":
             record["machine"] = machine
-            ev.results[str(record.get("test", ""))] = record
+            test = str(record.get("test", ""))
+            ev.results[test] = record
+            ev.seen.setdefault(test, []).append(f"{path}:{number} {record['outcome']}")
         elif kind == "case":
             record["machine"] = machine
             ev.cases.setdefault(str(record.get("test", "")), []).append(record)
@@ -176,6 +229,8 @@ def read_registered(path: Path, ev: Evidence) -> None:
             continue
         ev.registered.add(t["name"])
         for prop in t.get("properties", []):
+            if isinstance(prop, dict) and prop.get("name") == "LABELS" and isinstance(prop.get("value"), list):
+                ev.labels[t["name"]] = [str(v) for v in prop["value"]]
             if isinstance(prop, dict) and prop.get("name") == "TIMEOUT":
                 try:
                     ev.timeouts[t["name"]] = float(prop.get("value"))
@@ -196,5 +251,12 @@ def ctest_outcome(ev: Evidence, test: str) -> str | None:
 
 
 def read_manifest(path: Path) -> list[dict[str, Any]]:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return list(data.get("cases", []))
+    """The generator's cases.json; SpecError when it is not one."""
+    try:
+        data = json.loads(read_regular(path, "the manifest"))
+    except (ValueError, RecursionError) as e:
+        raise SpecError(str(path), 1, f"cannot read the manifest: {str(e)[:100]}") from None
+    cases = data.get("cases") if isinstance(data, dict) else None
+    if not isinstance(cases, list) or not all(isinstance(c, dict) and isinstance(c.get("test"), str) for c in cases):
+        raise SpecError(str(path), 1, "not a backendcheck manifest (no 'cases' list of objects with a 'test')")
+    return cases

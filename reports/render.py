@@ -83,7 +83,7 @@ def repro_command(repro: str) -> str:
 def _fact_json(f: Fact) -> dict[str, Any]:
     last = f.records[-1] if f.records else {}
     repro = (f.case or {}).get("repro", "") or str(last.get("repro", ""))
-    return {"test": f.test, "outcome": f.outcome, "message": f.message, "mistrusted": f.mistrusted,
+    return {"test": f.test, "outcome": f.outcome, "message": f.message, "mistrusted": f.mistrusted, "mistrust": f.mistrust,
             "repro": repro, "command": repro_command(repro), "figures": _finite(f.figures),
             "device": (f.case or {}).get("axes", {}).get("device", last.get("device", "")),
             "engine": last.get("engine", ""), "algorithm": last.get("algorithm", ""),
@@ -99,7 +99,7 @@ def _devices(v: Verdict) -> list[str]:
 
 def to_json(verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: Evidence,
             baseline: dict[str, Any] | None = None, changes: list[Any] | None = None,
-            no_expectations: list[str] | None = None) -> dict[str, Any]:
+            no_expectations: list[str] | None = None, coverage: dict[str, Any] | None = None) -> dict[str, Any]:
     platforms = {name: {"signature": platform_of(env)[1], "machine": env.get("machine", "")}
                  for name, env in evidence.platform_env.items()}
     since = []
@@ -117,6 +117,7 @@ def to_json(verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: E
         "platforms": platforms,
         "platform_env": evidence.platform_env,
         "summary": dict(Counter(v.verdict for v in verdicts)),
+        "coverage": coverage or {},
         "claims": [{
             "id": v.claim.id, "statement": v.claim.statement, "source": v.claim.source, "kind": v.claim.kind,
             "scope": v.claim.scope, "devices": _devices(v), "rule": v.claim.rule, "verdict": v.verdict,
@@ -137,9 +138,9 @@ def to_json(verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: E
 
 def write_report(out: Path, verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: Evidence,
                  baseline: dict[str, Any] | None = None, changes: list[Any] | None = None,
-                 no_expectations: list[str] | None = None) -> Path:
+                 no_expectations: list[str] | None = None, coverage: dict[str, Any] | None = None) -> Path:
     out.mkdir(parents=True, exist_ok=True)
-    data = to_json(verdicts, manifest, evidence, baseline, changes, no_expectations)
+    data = to_json(verdicts, manifest, evidence, baseline, changes, no_expectations, coverage)
     _atomic_write(out / "report.json", json.dumps(data, indent=1, sort_keys=True) + "\n")
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)

@@ -4,7 +4,11 @@ A fact is one test. Its outcome comes from the test's own result record (or,
 for a rule with `check`, from that check in the test's case records); a test
 that ctest saw fail but that wrote no result record crashed or timed out. A
 passing case whose output was degenerate is mistrusted: it can never support
-or refute a claim.
+or refute a claim. So is every bitwise check on a device whose positive
+control missed (a control that gave one digest shows that the check could
+not see a race there), and the missed control itself: the claims they decide
+are inconclusive ("control missed: ..."), never refuted, while the control's
+own test still fails.
 
 Rules:
 - fact: passing facts hold; polarity says whether that supports or refutes.
@@ -51,6 +55,7 @@ class Fact:
     outcome: str  # passed, failed, skipped, crashed, not run
     message: str = ""
     mistrusted: bool = False
+    mistrust: str = ""  # why it is mistrusted
     case: dict[str, Any] | None = None   # manifest entry
     records: list[dict[str, Any]] = field(default_factory=list)  # evidence "case" records
     figures: dict[str, Any] = field(default_factory=dict)  # what a ratio or distribution rule computed
@@ -88,7 +93,34 @@ def select_tests(tests: list[str], cases: dict[str, Any], manifest: list[dict[st
     return list(dict.fromkeys(chosen))
 
 
-def fact_for(test: str, manifest_by_test: dict[str, dict[str, Any]], evidence: Evidence, check: str = "") -> Fact:
+def missed_controls(evidence: Evidence) -> dict[str, str]:
+    """device -> what its first missed positive control said (test: detail)."""
+    missed: dict[str, str] = {}
+    for test, records in sorted(evidence.cases.items()):
+        for r in records:
+            for c in r.get("checks", []):
+                if c.get("name") == "bitwise" and c.get("outcome") == "missed":
+                    missed.setdefault(str(r.get("device", "")), f"{test}: {c.get('detail', '')}")
+    return missed
+
+
+def _mistrust(records: list[dict[str, Any]], missed: dict[str, str]) -> str:
+    checks = [c for r in records for c in r.get("checks", [])]
+    if any(c.get("outcome") == "mistrusted" for c in checks):
+        return "degenerate output"
+    for r in records:
+        for c in r.get("checks", []):
+            if c.get("name") != "bitwise":
+                continue
+            if c.get("outcome") == "missed":
+                return f"control missed: {c.get('detail', '')}"
+            if c.get("outcome") != "caught" and str(r.get("device", "")) in missed:
+                return f"control missed: {missed[str(r.get('device', ''))]}"
+    return ""
+
+
+def fact_for(test: str, manifest_by_test: dict[str, dict[str, Any]], evidence: Evidence, check: str = "",
+             missed: dict[str, str] | None = None) -> Fact:
     records = evidence.cases.get(test, [])
     result = evidence.results.get(test)
     if result is not None:
@@ -100,7 +132,9 @@ def fact_for(test: str, manifest_by_test: dict[str, dict[str, Any]], evidence: E
                    "the test process ended without a result record (a signal, an abort or an early exit)")
     else:
         outcome, message = "not run", "no evidence: this test did not run"
-    mistrusted = any(c.get("outcome") == "mistrusted" for r in records for c in r.get("checks", []))
+    mistrust = _mistrust(records, missed or {})
+    if (conflict := evidence.conflicts().get(test)) is not None:
+        mistrust = "conflicting result records: " + ", ".join(conflict)
     if check and outcome in ("passed", "failed"):
         found = [c for r in records for c in r.get("checks", []) if c.get("name") == check]
         if not found:
@@ -109,20 +143,21 @@ def fact_for(test: str, manifest_by_test: dict[str, dict[str, Any]], evidence: E
             failed = [c for c in found if c.get("outcome") != "passed"]
             outcome = "failed" if failed else "passed"
             message = (failed or found)[0].get("detail", "")
-    return Fact(test, outcome, message, mistrusted, manifest_by_test.get(test), records)
+    return Fact(test, outcome, message, bool(mistrust), mistrust, manifest_by_test.get(test), records)
 
 
 def _facts(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) -> list[Fact]:
     by_test = {c["test"]: c for c in manifest}
-    return [fact_for(t, by_test, evidence, claim.check)
+    missed = missed_controls(evidence)
+    return [fact_for(t, by_test, evidence, claim.check, missed)
             for t in select_tests(claim.tests, claim.cases, manifest, evidence)]
 
 
 def _judge_facts(claim: Claim, facts: list[Fact]) -> Verdict:
     crashed = [f for f in facts if f.outcome in ("crashed", "timed out")]
-    failed = [f for f in facts if f.outcome == "failed"]
+    failed = [f for f in facts if f.outcome == "failed" and not f.mistrusted]
     clean = [f for f in facts if f.outcome == "passed" and not f.mistrusted]
-    mistrusted = [f for f in facts if f.outcome == "passed" and f.mistrusted]
+    mistrusted = [f for f in facts if f.outcome in ("passed", "failed") and f.mistrusted]
     skipped = [f for f in facts if f.outcome in ("skipped", "not run")]
     holds = "supported" if claim.polarity == "supports" else "refuted"
     breaks = "refuted" if claim.polarity == "supports" else "supported"
@@ -138,8 +173,8 @@ def _judge_facts(claim: Claim, facts: list[Fact]) -> Verdict:
         what = f"'{claim.check}' " if claim.check else ""
         return Verdict(claim, holds, f"all {len(clean)} evaluated {what}fact(s) hold{extra}{note}", facts)
     if mistrusted:
-        return Verdict(claim, "inconclusive", f"all {len(mistrusted)} passing fact(s) are mistrusted "
-                                              "(degenerate output)", facts)
+        return Verdict(claim, "inconclusive", f"all {len(mistrusted)} evaluated fact(s) are mistrusted, e.g. "
+                                              f"{mistrusted[0].test}: {mistrusted[0].mistrust}", facts)
     reasons = sorted({f.message.strip() for f in skipped if f.message.strip()})
     return Verdict(claim, "not evaluated", "; ".join(reasons) or "no fact was evaluated", facts)
 

@@ -98,15 +98,17 @@ class EvidenceReaderTest(unittest.TestCase):
         self.dir = Path(self.tmp.name)
 
     def test_corrupt_lines_are_reported_and_skipped(self) -> None:
-        lines = [json.dumps({"kind": "environment", "machine": "m"}),
-                 json.dumps({"kind": "result", "test": "T.a", "outcome": "passed"}),
-                 '{"kind": "result", "test": "T.b", "outc',
-                 json.dumps({"kind": "result", "test": "T.c", "outcome": "failed"})]
+        # A process killed mid-write leaves a torn last line: skipped with a warning.
+        lines = [json.dumps({"kind": "environment", "schema": 1, "machine": "m"}),
+                 json.dumps({"kind": "result", "schema": 1, "test": "T.a", "outcome": "passed"}),
+                 json.dumps({"kind": "result", "schema": 1, "test": "T.c", "outcome": "failed"}),
+                 '{"kind": "result", "test": "T.b", "outc']
         (self.dir / "a-1.jsonl.part").write_text("\n".join(lines) + "\n")
         ev = read_evidence([self.dir])
         self.assertEqual(set(ev.results), {"T.a", "T.c"})
         self.assertEqual(len(ev.problems), 1)
-        self.assertRegex(ev.problems[0], r"a-1\.jsonl\.part:3: unreadable record")
+        self.assertFalse(ev.refused)
+        self.assertRegex(ev.problems[0], r"a-1\.jsonl\.part:4: unreadable record")
         self.assertIn("m", ev.environments)
         self.assertEqual(ev.results["T.a"]["machine"], "m")
 
@@ -160,7 +162,8 @@ class RenderTest(unittest.TestCase):
                                            '[claim.evidence]\nrule = "fact"\ntests = ["T.a"]\n')
             (t / "cases.json").write_text('{"cases": []}')
             (t / "ev").mkdir()
-            (t / "ev" / "x-1.jsonl").write_text(json.dumps({"kind": "result", "test": "T.a", "outcome": "failed"}) + "\n")
+            (t / "ev" / "x-1.jsonl").write_text(json.dumps({"kind": "result", "schema": 1, "test": "T.a",
+                                                            "outcome": "failed"}) + "\n")
             env = {**os.environ, "PYTHONPATH": str(ROOT)}
             r = subprocess.run([sys.executable, "-m", "reports", "--claims", str(t / "claims.toml"), "--manifest",
                                 str(t / "cases.json"), "--out", str(t / "out"), str(t / "ev")],
@@ -289,7 +292,7 @@ CLAIM_TABLE = (
 def environment(machine: str, isa: str = "avx512_core", threads: int = 2, gpu: str = "") -> dict:
     backends = {"cudnn": {"available": bool(gpu), "built": True, "version": "cuDNN 9.19.0, CUDA runtime 13.0",
                           "reason": f"1 device(s); device 0: {gpu} (sm_90), driver API 13.0" if gpu else "no GPU"}}
-    return {"kind": "environment", "machine": machine, "onednn_isa": isa, "omp_max_threads": threads,
+    return {"kind": "environment", "schema": 1, "machine": machine, "onednn_isa": isa, "omp_max_threads": threads,
             "backends": backends}
 
 
@@ -297,8 +300,8 @@ def write_run(directory: Path, env: dict, records: dict[str, list[dict]]) -> Pat
     """One run's evidence directory: a file per test, environment first."""
     directory.mkdir(parents=True)
     for i, (test, recs) in enumerate(records.items()):
-        lines = [env] + [{"kind": "case", "test": test, **r} for r in recs] + \
-                [{"kind": "result", "test": test, "outcome": "passed"}]
+        lines = [env] + [{"kind": "case", "schema": 1, "test": test, **r} for r in recs] + \
+                [{"kind": "result", "schema": 1, "test": test, "outcome": "passed"}]
         (directory / f"t-{i}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     return directory
 
@@ -503,3 +506,86 @@ class RecordedEvidenceTest(unittest.TestCase):
         v = judge_all([self.det], [], ev)[0]
         self.assertEqual(v.verdict, "error")
         self.assertIn("Crashed", v.reason)
+
+
+class TrustTest(unittest.TestCase):
+    """A missed control, records that do not fit, duplicates and conflicts."""
+
+    DATA = ROOT / "reports" / "tests" / "data" / "recorded"
+
+    def setUp(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.run_dir = Path(self.tmp.name) / "run"
+        self.run_dir.mkdir()
+        for f in self.DATA.iterdir():
+            (self.run_dir / f.name).write_text(f.read_text())
+
+    def edit(self, name: str, old: str, new: str) -> None:
+        f = self.run_dir / name
+        self.assertIn(old, f.read_text())
+        f.write_text(f.read_text().replace(old, new))
+
+    def test_a_missed_control_makes_its_claims_inconclusive_not_refuted(self) -> None:
+        self.edit("determinism_tests-16433.jsonl", '"name":"bitwise","outcome":"caught"',
+                  '"name":"bitwise","outcome":"missed"')
+        self.edit("determinism_tests-16433.jsonl", '"outcome":"passed","schema":1,"test":"CpuControl/',
+                  '"outcome":"failed","schema":1,"test":"CpuControl/')
+        ev = read_evidence([self.run_dir])
+        control = judge_all([claim(tests=["CpuControl/*"])], [], ev)[0]
+        self.assertEqual(control.verdict, "inconclusive", control.reason)
+        self.assertIn("control missed", control.reason)
+        det = judge_all([claim(tests=["Cpu/Determinism.*"])], [], ev)[0]
+        self.assertEqual(det.verdict, "inconclusive", det.reason)
+        self.assertIn("control missed: CpuControl/", det.reason)
+        # Without the miss, the same evidence decides.
+        fresh = read_evidence([self.DATA])
+        self.assertEqual(judge_all([claim(tests=["CpuControl/*"])], [], fresh)[0].verdict, "supported")
+
+    def refused(self, old: str, new: str, name: str = "determinism_tests-16484.jsonl") -> list[str]:
+        self.edit(name, old, new)
+        return read_evidence([self.run_dir]).refused
+
+    def test_unknown_kind_schema_type_or_outcome_is_refused_with_file_and_line(self) -> None:
+        for old, new, why in (('"kind":"result"', '"kind":"verdict"', "unknown record kind"),
+                              ('"schema":1', '"schema":2', "evidence schema 2"),
+                              ('"outcome":"passed","schema":1', '"outcome":"maybe","schema":1', "unknown result outcome"),
+                              ('"name":"bitwise","outcome":"passed"', '"name":"bitwise","outcome":"great"',
+                               "unknown outcome"),
+                              ('"cpu_isa_flags":[', '"cpu_isa_flags":[1,', "'cpu_isa_flags' must be list[str]"),
+                              ('"times_ns":[', '"times_ns":["x",', "'times_ns' must be list[number]")):
+            with self.subTest(why=why):
+                self.setUp()
+                lines = self.refused(old, new)
+                self.assertTrue(lines, why)
+                self.assertRegex(lines[0], r"determinism_tests-16484\.jsonl:\d+: ")
+                self.assertIn(why, lines[0])
+
+    def test_conflicting_results_decide_nothing_and_are_named(self) -> None:
+        f = self.run_dir / "determinism_tests-16484.jsonl"
+        line = next(x for x in f.read_text().splitlines() if '"kind":"result"' in x and '"outcome":"passed"' in x)
+        test = json.loads(line)["test"]
+        f.write_text(f.read_text() + line.replace('"outcome":"passed"', '"outcome":"failed"') + "\n")
+        ev = read_evidence([self.run_dir])
+        self.assertIn(test, ev.conflicts())
+        self.assertTrue(any("conflicting result records of " + test in p for p in ev.problems), ev.problems)
+        v = judge_all([claim(tests=[test])], [], ev)[0]
+        self.assertEqual(v.verdict, "inconclusive", v.reason)
+        self.assertIn("conflicting", v.reason)
+
+    def test_a_duplicate_that_agrees_is_named_and_counted_once(self) -> None:
+        f = self.run_dir / "determinism_tests-16484.jsonl"
+        line = next(x for x in f.read_text().splitlines() if '"kind":"result"' in x)
+        f.write_text(f.read_text() + line + "\n")
+        ev = read_evidence([self.run_dir])
+        self.assertFalse(ev.conflicts())
+        self.assertTrue(any("2 result records of" in p for p in ev.problems), ev.problems)
+
+    def test_a_torn_last_line_is_skipped_but_a_torn_middle_line_is_refused(self) -> None:
+        f = self.run_dir / "determinism_tests-16484.jsonl"
+        f.write_text(f.read_text() + '{"kind":"case","te')
+        ev = read_evidence([self.run_dir])
+        self.assertFalse(ev.refused)
+        self.assertTrue(any("unreadable record skipped" in p for p in ev.problems))
+        f.write_text('{"kind":"case","te\n' + f.read_text())
+        self.assertTrue(read_evidence([self.run_dir]).refused)
