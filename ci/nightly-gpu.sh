@@ -38,9 +38,11 @@ fi
 rc=0
 # The machine name keys this run's platform in the merged report.
 export BACKENDCHECK_MACHINE="$NAME"
-step ./backendcheck run --tier "$TIER" || rc=$?
-for f in build/default/evidence build/default/generated/cases.json build/default/ctest-junit.xml \
-         build/default/report; do
+# A GPU run in which every GPU test skipped fails, with the first skip's reason.
+step ./backendcheck run --tier "$TIER" --require cuda || rc=$?
+# The run's own evidence directory (build/default/evidence/latest) becomes NAME/evidence.
+if [[ $DRY -eq 1 || -e build/default/evidence/latest ]]; then step cp -rL build/default/evidence/latest "$dest/evidence"; fi
+for f in build/default/generated/cases.json build/default/ctest-junit.xml build/default/report; do
   if [[ $DRY -eq 1 || -e "$f" ]]; then step cp -r "$f" "$dest/"; fi
 done
 echo "nightly-gpu: $NAME finished with exit $rc; artifacts in $dest"

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import statistics
 import subprocess
 import sys
@@ -292,7 +293,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("file", nargs="?", type=Path)
     args = parser.parse_args(argv)
     if args.smoke_check:
-        return smoke_check(*args.smoke_check)
+        binary, out = args.smoke_check
+        # Under ./backendcheck, into the run's own evidence directory.
+        run_dir = os.environ.get("BACKENDCHECK_EVIDENCE_DIR")
+        return smoke_check(binary, Path(run_dir) / out.name if run_dir else out)
     if args.command == "summary" and args.file:
         try:
             print(format_summary(load(args.file)))
