@@ -19,7 +19,7 @@ TEST(DeterminismCheck, CatchesAtomicReferenceWithTwoThreads) {
     const CaseSpec c = Case(std::string("conv2d:") + dir +
                             ":f32:mb4ic16ih14oc16kh3ph1 device=cpu engine=reference algo=atomic threads=2");
     Result<CaseRun> run =
-        RunCase(c, {.repeats = 10, .compare_to_reference = true, .until_distinct_ns = kControlBudgetNs});
+        RunCase(c, {.repeats = 2, .compare_to_reference = true, .until_distinct_ns = kControlBudgetNs});
     ASSERT_TRUE(run.ok()) << run.status().ToString();
     const DeterminismVerdict v = JudgeDeterminism(run->first(), c, /*positive_control=*/true);
     EXPECT_EQ(v.bitwise, "caught") << dir << ": " << v.message;

@@ -126,9 +126,9 @@ def check_interrupt(binary: Path, tmp: Path) -> list[str]:
     run = subprocess.Popen(_sourced(f"run_ctest --test-dir {shlex.quote(str(project))}", tmp / "b3", root),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     marker = f"--gtest_filter={test}"
-    deadline = time.monotonic() + 30
-    while not _alive(marker) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    deadline = time.monotonic() + 60
+    while not list(root.glob("latest/*.jsonl.part")) and time.monotonic() < deadline:
+        time.sleep(0.2)  # the test has started and opened its evidence file
     if not _alive(marker):
         os.killpg(run.pid, signal.SIGKILL)
         return ["the hanging test never started"]
@@ -148,6 +148,8 @@ def check_interrupt(binary: Path, tmp: Path) -> list[str]:
         for pid in left:
             os.kill(pid, signal.SIGKILL)
         problems.append(f"test processes outlived the run: {left}")
+    if "(1 file(s))" not in err:
+        problems.append("the message does not count the hanging test's evidence file")
     if run.returncode != 130 or "interrupted" not in err or "kept the evidence" not in err:
         problems.append(f"the run did not say it was interrupted and what it kept (exit {run.returncode}): {err!r}")
     return problems
