@@ -7,7 +7,8 @@ script's own functions and real test processes.
    file: two runs each write into a fresh run directory of their own, marked
    as the tool's, and the unrelated file is still there.
 2. A second ./backendcheck in the same build directory refuses at once, with
-   one line, while the first holds it.
+   one line, while the first holds it. A run moves the last report aside,
+   but never removes a '.previous' directory that is not a report.
 3. Ctrl-C (SIGINT to the process group) during the tests stops ctest and the
    test it runs (one that hangs), within seconds, and says what was kept.
 4. The evidence file system fills up mid-run (a small tmpfs in a user and
@@ -81,6 +82,32 @@ def check_evidence_dir(binary: Path, tmp: Path) -> list[str]:
         problems.append("a run directory holds no evidence")
     if not (root / "latest").is_symlink() or (root / "latest").resolve() != runs[-1].resolve():
         problems.append("'latest' does not name the newest run")
+    return problems
+
+
+def check_report_aside(tmp: Path) -> list[str]:
+    """A run moves the last report aside (no old report beside new evidence),
+    but never removes a '.previous' directory that is not a report."""
+    out = tmp / "rep"
+    out.mkdir()
+    (out / "report.json").write_text("{}")
+    (out / "index.html").write_text("<html></html>")
+    theirs = tmp / "rep.previous"
+    theirs.mkdir()
+    (theirs / "keep.txt").write_text("mine\n")
+    body = f"OUT={shlex.quote(str(out))}; set_report_aside"
+    r = subprocess.run(_sourced(body, tmp / "b5", tmp), capture_output=True, text=True, timeout=30, check=False)
+    problems = []
+    if not (theirs / "keep.txt").exists() or not (out / "report.json").exists():
+        problems.append("a '.previous' directory that is not a report was replaced")
+    if "not a report of this tool" not in r.stderr:
+        problems.append(f"no warning about the foreign '.previous': {r.stderr!r}")
+    (theirs / "keep.txt").unlink()
+    theirs.rmdir()
+    subprocess.run(_sourced(body, tmp / "b5", tmp), capture_output=True, text=True, timeout=30, check=False)
+    if out.exists() or not (theirs / "report.json").exists():
+        problems.append("the last report was not moved aside")
+    print(f"  report aside: {'as expected' if not problems else problems}")
     return problems
 
 
@@ -226,6 +253,7 @@ def main(argv: list[str]) -> int:
         tmp = Path(t)
         for name, check in (("evidence directory", lambda: check_evidence_dir(binary, tmp)),
                             ("lock", lambda: check_lock(tmp)),
+                            ("report aside", lambda: check_report_aside(tmp)),
                             ("Ctrl-C", lambda: check_interrupt(binary, tmp)),
                             ("disk full", lambda: check_disk_full(binary, tmp)),
                             ("--case inputs", lambda: check_case_inputs(binary))):
