@@ -15,7 +15,8 @@ import os
 import sys
 from pathlib import Path
 
-from .errors import SpecError
+from inputs.errors import SpecError
+
 from .expand import MAX_CASES, expand
 from .flags import load_flags
 from .spec import TIERS, load_spec

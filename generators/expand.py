@@ -11,7 +11,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import SpecError
+from inputs.errors import SpecError
+
 from .fixtures import BINARIES, FIXTURES
 from .flags import Flag
 from .problem import format_any, parse_any_shape, tensor_bytes_of

@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import SpecError, load_toml
+from inputs.errors import SpecError, load_toml
+from inputs.locate import LineIndex
+
 from .fixtures import CHECKS, FIXTURE_OPTIONS, FIXTURES
 from .flags import Flag, load_flags
-from .locate import LineIndex
 from .problem import DIRECTIONS, DTYPES, FIELDS, LAYOUTS, parse_any_shape
 from .tables import TABLES, table_shapes
 

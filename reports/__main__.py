@@ -23,12 +23,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from generators.errors import SpecError
+from inputs.errors import SpecError, read_regular
 
 from . import expectations
 from .catalog import load_catalog
-from generators.errors import read_regular
-
 from .evidence import MAX_FILE_BYTES, Evidence, read_evidence, read_junit, read_manifest, read_registered
 from .render import write_junit, write_report
 from .verdicts import judge_all, refuted_guarantees

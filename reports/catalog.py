@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generators.errors import SpecError, load_toml
-from generators.locate import LineIndex
+from inputs.errors import SpecError, load_toml
+from inputs.locate import LineIndex
 
 KINDS = ("guarantee", "folklore", "advice", "out-of-scope")
 RULES = ("fact", "ratio", "distribution", "across", "out-of-scope")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generators.errors import SpecError, read_regular
+from inputs.errors import SpecError, read_regular
 
 from . import records as schema
 from .benchmarks import BenchmarkError

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from generators.errors import SpecError, load_toml
+from inputs.errors import SpecError, load_toml
 
 from .evidence import Evidence, platform_of
 from .verdicts import VERDICTS, Verdict

@@ -12,10 +12,10 @@ import unittest
 from pathlib import Path
 
 from generators.emit import emit
-from generators.errors import SpecError
+from inputs.errors import SpecError
 from generators.expand import expand
 from generators.flags import load_flags
-from generators.locate import LineIndex
+from inputs.locate import LineIndex
 from generators.problem import format_problem, parse_shape
 from generators.spec import load_spec
 

