@@ -121,9 +121,8 @@ Result<DispatchDecision> Dispatcher::Decide(const CaseSpec& c, const Problem& p,
   }
   std::vector<Candidate> candidates;
   for (const Engine* e : pool) {
-    Result<std::vector<Algorithm>> listed = e->Candidates(p);
-    if (!listed.ok()) return listed.status();
-    for (const Algorithm& a : listed.value()) candidates.push_back({std::string(e->name()), a});
+    BC_ASSIGN_OR_RETURN(const std::vector<Algorithm> listed, e->Candidates(p));
+    for (const Algorithm& a : listed) candidates.push_back({std::string(e->name()), a});
     if (options.pinned_deterministic.empty()) {
       if (std::optional<std::string> pinned = e->PinnedDeterministic(p)) {
         options.pinned_deterministic = std::string(e->name()) + ":" + *pinned;

@@ -3,9 +3,7 @@
 namespace bc {
 
 Result<Algorithm> FindAlgorithm(const Engine& engine, const Problem& p, const std::string& name) {
-  Result<std::vector<Algorithm>> listed = engine.Candidates(p);
-  if (!listed.ok()) return listed.status();
-  const std::vector<Algorithm>& all = listed.value();
+  BC_ASSIGN_OR_RETURN(const std::vector<Algorithm> all, engine.Candidates(p));
   if (all.empty()) {
     return Status(StatusCode::kUnimplemented,
                   std::string(engine.name()) + " has no implementation of " + FormatProblem(p));

@@ -70,6 +70,17 @@ class [[nodiscard]] Result {
 #define BC_STRINGIFY_INNER(x) #x
 #define BC_STRINGIFY(x) BC_STRINGIFY_INNER(x)
 
+// Declares `lhs` from the value of a Result<T> expression, or returns its
+// Status from the enclosing function:
+//   BC_ASSIGN_OR_RETURN(std::vector<Algorithm> all, engine.Candidates(p));
+#define BC_CONCAT_INNER(a, b) a##b
+#define BC_CONCAT(a, b) BC_CONCAT_INNER(a, b)
+#define BC_ASSIGN_OR_RETURN(lhs, expr) BC_ASSIGN_OR_RETURN_IMPL(BC_CONCAT(bc_result_, __LINE__), lhs, expr)
+#define BC_ASSIGN_OR_RETURN_IMPL(result, lhs, expr) \
+  auto result = (expr);                             \
+  if (!result.ok()) return result.status();         \
+  lhs = std::move(result).value()
+
 // Returns the Status of `expr` from the enclosing function when it is not OK,
 // prefixed with the expression and its source location.
 #define BC_RETURN_IF_ERROR(expr)                                                        \

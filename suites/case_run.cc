@@ -222,7 +222,7 @@ nlohmann::json BaseRecord(const CaseRow& row, const CaseSpec* spec) {
     r["device"] = DeviceName(spec->device);
     r["op"] = OpName(p);
     r["direction"] = DirectionName(ProblemDirection(p));
-    r["dtype"] = "f32";
+    r["dtype"] = DataTypeName(ProblemDataType(p));
     r["shape"] = FormatShape(p);
     r["gflop"] = ProblemGflop(p);
     r["threads"] = spec->threads;

@@ -373,5 +373,23 @@ TEST_F(EvidenceWriterTest, WriteToClosedWriterIsDropped) {
   EXPECT_FALSE(std::filesystem::exists(dir_));
 }
 
+Result<int> Half(int x) {
+  if (x % 2 != 0) return Status(StatusCode::kInvalidArgument, std::to_string(x) + " is odd");
+  return x / 2;
+}
+
+Result<int> Quarter(int x) {
+  BC_ASSIGN_OR_RETURN(const int half, Half(x));
+  BC_ASSIGN_OR_RETURN(const int quarter, Half(half));
+  return quarter;
+}
+
+TEST(Status, AssignOrReturnPassesValuesAndReturnsErrors) {
+  ASSERT_TRUE(Quarter(12).ok());
+  EXPECT_EQ(Quarter(12).value(), 3);
+  EXPECT_EQ(Quarter(6).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Quarter(6).status().message(), "3 is odd");
+}
+
 }  // namespace
 }  // namespace bc
