@@ -68,7 +68,12 @@ class Evidence:
 
     def conflicts(self) -> dict[str, list[str]]:
         """Tests with result records that disagree on the outcome."""
-        return {t: w for t, w in self.seen.items() if len({x.rsplit(" ", 1)[1] for x in w}) > 1}
+        return {t: w for t, w in self.seen.items() if len(_outcomes(w)) > 1}
+
+
+def _outcomes(where: list[str]) -> set[str]:
+    """The outcomes of a test's "FILE:LINE outcome" entries in Evidence.seen."""
+    return {x.rsplit(" ", 1)[1] for x in where}
 
 
 # What `./backendcheck bench` (and the benchmarks.smoke test) leaves in a run's evidence directory.
@@ -133,7 +138,7 @@ def read_evidence(dirs: list[Path]) -> Evidence:
             except BenchmarkError as e:
                 merged.problems.append(str(e))
         for test, where in sorted(run.seen.items()):
-            if len(where) > 1 and len({x.rsplit(" ", 1)[1] for x in where}) == 1:
+            if len(where) > 1 and len(_outcomes(where)) == 1:
                 merged.problems.append(f"{where[-1].rsplit(' ', 1)[0]}: {len(where)} result records of {test} "
                                        "in one run (counted once): " + ", ".join(where))
         merged.platforms.setdefault(name, Evidence(problems=merged.problems, refused=merged.refused)).merge(run, name)

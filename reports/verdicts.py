@@ -120,7 +120,7 @@ def _mistrust(records: list[dict[str, Any]], missed: dict[str, str]) -> str:
 
 
 def fact_for(test: str, manifest_by_test: dict[str, dict[str, Any]], evidence: Evidence, check: str = "",
-             missed: dict[str, str] | None = None) -> Fact:
+             missed: dict[str, str] | None = None, conflicts: dict[str, list[str]] | None = None) -> Fact:
     records = evidence.cases.get(test, [])
     result = evidence.results.get(test)
     if result is not None:
@@ -133,7 +133,7 @@ def fact_for(test: str, manifest_by_test: dict[str, dict[str, Any]], evidence: E
     else:
         outcome, message = "not run", "no evidence: this test did not run"
     mistrust = _mistrust(records, missed or {})
-    if (conflict := evidence.conflicts().get(test)) is not None:
+    if (conflict := (evidence.conflicts() if conflicts is None else conflicts).get(test)) is not None:
         mistrust = "conflicting result records: " + ", ".join(conflict)
     if check and outcome in ("passed", "failed"):
         found = [c for r in records for c in r.get("checks", []) if c.get("name") == check]
@@ -148,8 +148,8 @@ def fact_for(test: str, manifest_by_test: dict[str, dict[str, Any]], evidence: E
 
 def _facts(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) -> list[Fact]:
     by_test = {c["test"]: c for c in manifest}
-    missed = missed_controls(evidence)
-    return [fact_for(t, by_test, evidence, claim.check, missed)
+    missed, conflicts = missed_controls(evidence), evidence.conflicts()  # once per claim, not per fact
+    return [fact_for(t, by_test, evidence, claim.check, missed, conflicts)
             for t in select_tests(claim.tests, claim.cases, manifest, evidence)]
 
 
