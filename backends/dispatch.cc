@@ -3,6 +3,7 @@
 #include "backends/registry.h"
 
 #include <memory>
+#include <optional>
 
 namespace bc {
 namespace {
@@ -12,12 +13,12 @@ Status Unavailable(const Engine& e) {
   return Status(s.code(), std::string(e.name()) + " unavailable: " + s.message());
 }
 
-bool Implements(const Engine& e, const Problem& p) { return !e.algorithms(p).empty(); }
-
 // The engines a case may choose from for `p` (one, or the "select" pool),
-// with the reason; an error when none is usable.
+// with the reason; an error when none is usable. Where deciding needed the
+// candidates of the one engine chosen (auto on the CPU asks whether oneDNN
+// implements the op), they are kept in `listed`, so nothing is listed twice.
 Result<std::vector<const Engine*>> EnginesFor(const CaseSpec& c, const Problem& p, const BackendFlags& flags,
-                                              std::string* reason) {
+                                              std::string* reason, std::optional<std::vector<Algorithm>>* listed) {
   const std::string& name = c.engine;
   if (name == "select" || name.rfind("select:", 0) == 0) {
     std::vector<const Engine*> pool;
@@ -55,7 +56,11 @@ Result<std::vector<const Engine*>> EnginesFor(const CaseSpec& c, const Problem& 
   } else if (c.device == Device::kCpu) {
     const Engine* onednn = FindEngine("onednn");
     const Availability a = onednn->availability();
-    if (flags.mkldnn_enabled && a.available && Implements(*onednn, p)) {
+    if (flags.mkldnn_enabled && a.available) {
+      BC_ASSIGN_OR_RETURN(*listed, onednn->Candidates(p, flags));
+      if ((*listed)->empty()) listed->reset();
+    }
+    if (listed->has_value()) {
       e = onednn;
       *reason = "mkldnn.enabled=true and oneDNN implements " + std::string(OpName(p));
     } else {
@@ -81,15 +86,16 @@ Result<std::vector<const Engine*>> EnginesFor(const CaseSpec& c, const Problem& 
 }  // namespace
 
 Result<DispatchDecision> Dispatcher::Decide(const CaseSpec& c, const Problem& p, const BackendFlags& flags,
-                                            const TimeCandidate& time) {
+                                            const TimeCandidate& time, const Buffers& inputs) {
   DispatchDecision d;
-  Result<std::vector<const Engine*>> engines = EnginesFor(c, p, flags, &d.reason);
+  std::optional<std::vector<Algorithm>> listed;
+  Result<std::vector<const Engine*>> engines = EnginesFor(c, p, flags, &d.reason, &listed);
   if (!engines.ok()) return engines.status();
   const std::vector<const Engine*>& pool = engines.value();
 
   if (!c.algorithm.empty()) {  // the case names the algorithm: no selection
     if (pool.size() != 1) return Status(StatusCode::kInvalidArgument, "algo= needs a single engine, not " + c.engine);
-    Result<Algorithm> a = FindAlgorithm(*pool.front(), p, c.algorithm);
+    Result<Algorithm> a = FindAlgorithm(*pool.front(), p, c.algorithm, flags);
     if (!a.ok()) return a.status();
     d.engine = pool.front();
     d.chosen = {std::string(d.engine->name()), a.value()};
@@ -98,7 +104,7 @@ Result<DispatchDecision> Dispatcher::Decide(const CaseSpec& c, const Problem& p,
   }
 
   SelectorOptions options;
-  const bool cudnn_semantics = c.engine.rfind("select", 0) == 0 || pool.front()->name() == "cudnn";
+  const bool cudnn_semantics = UsesCudnnSelection(c.engine, pool.front()->name());
   options.deterministic_algorithms = flags.deterministic_algorithms;
   options.warn_only = flags.deterministic_algorithms_warn_only;
   if (cudnn_semantics) {
@@ -121,8 +127,11 @@ Result<DispatchDecision> Dispatcher::Decide(const CaseSpec& c, const Problem& p,
   }
   std::vector<Candidate> candidates;
   for (const Engine* e : pool) {
-    BC_ASSIGN_OR_RETURN(const std::vector<Algorithm> listed, e->Candidates(p));
-    for (const Algorithm& a : listed) candidates.push_back({std::string(e->name()), a});
+    if (!listed.has_value()) {
+      BC_ASSIGN_OR_RETURN(listed, e->Candidates(p, flags));
+    }
+    for (const Algorithm& a : *listed) candidates.push_back({std::string(e->name()), a});
+    listed.reset();
     if (options.pinned_deterministic.empty()) {
       if (std::optional<std::string> pinned = e->PinnedDeterministic(p)) {
         options.pinned_deterministic = std::string(e->name()) + ":" + *pinned;
@@ -135,8 +144,8 @@ Result<DispatchDecision> Dispatcher::Decide(const CaseSpec& c, const Problem& p,
   TimeCandidate timer = time;
   if (pool.size() == 1) {
     const Engine* engine = pool.front();
-    timer = [engine, p, search, time](const Candidate& cand) -> Result<double> {
-      if (!search->has_value()) *search = engine->Search(p);
+    timer = [engine, p, search, time, &flags, &inputs](const Candidate& cand) -> Result<double> {
+      if (!search->has_value()) *search = engine->Search(p, flags, inputs);
       const Result<EngineSearch>& found = search->value();
       if (!found.ok()) return found.status().code() == StatusCode::kUnimplemented ? time(cand) : found.status();
       auto it = found->time_ns.find(cand.algorithm.name);

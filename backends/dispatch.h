@@ -40,9 +40,12 @@ struct DispatchDecision {
 class Dispatcher {
  public:
   // Chooses for one step of `c` under `flags`; `time` times one candidate
-  // when the selector benchmarks.
+  // when the selector benchmarks, and an engine's own search runs on
+  // `inputs`, the step's filled buffers. In benchmark mode the selection
+  // cache is consulted before any candidate is listed; each engine's
+  // candidates are listed at most once per call.
   Result<DispatchDecision> Decide(const CaseSpec& c, const Problem& p, const BackendFlags& flags,
-                                  const TimeCandidate& time);
+                                  const TimeCandidate& time, const Buffers& inputs);
   const AlgorithmSelector& selector() const { return selector_; }
 
  private:

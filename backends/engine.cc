@@ -2,8 +2,22 @@
 
 namespace bc {
 
-Result<Algorithm> FindAlgorithm(const Engine& engine, const Problem& p, const std::string& name) {
-  BC_ASSIGN_OR_RETURN(const std::vector<Algorithm> all, engine.Candidates(p));
+Availability UnbuiltEngine::availability() const {
+  return {.engine = std::string(name()), .built = false, .available = false, .reason = reason_};
+}
+
+Result<EngineSearch> UnbuiltEngine::Search(const Problem&, const BackendFlags&, const Buffers&) const {
+  return Status(StatusCode::kUnavailable, reason_);
+}
+
+Result<std::unique_ptr<PreparedOp>> UnbuiltEngine::Prepare(const Problem&, const Algorithm&, Buffers&,
+                                                           const BackendFlags&) const {
+  return Status(StatusCode::kUnavailable, reason_);
+}
+
+Result<Algorithm> FindAlgorithm(const Engine& engine, const Problem& p, const std::string& name,
+                                const BackendFlags& flags) {
+  BC_ASSIGN_OR_RETURN(const std::vector<Algorithm> all, engine.Candidates(p, flags));
   if (all.empty()) {
     return Status(StatusCode::kUnimplemented,
                   std::string(engine.name()) + " has no implementation of " + FormatProblem(p));

@@ -1,13 +1,14 @@
 // Engine: the one interface every backend implements.
 //
 // availability() says whether the engine was built, whether it can run on this
-// machine, and why not. algorithms() lists the candidates for a problem in the
+// machine, and why not. Candidates() lists the candidates for a problem in the
 // engine's heuristic order, each with its determinism property (from the
 // engine's documentation or, where it has none, from how the engine builds it)
 // and workspace; an empty list means the engine has no implementation of that
-// problem. Prepare() binds a problem, a candidate and host buffers; the
+// problem. Prepare() binds a problem, the chosen candidate and host buffers; the
 // PreparedOp then runs the computation (Execute, what timings cover) and
-// copies the result into the host output buffer (Fetch). Engines return
+// copies the result into the host output buffer (Fetch). The case's flags are
+// passed to every call: an engine reads no process-wide state. Engines return
 // Status, never throw.
 #pragma once
 
@@ -21,6 +22,7 @@
 #include "harness/algorithm.h"
 #include "harness/buffers.h"
 #include "harness/case.h"
+#include "harness/flags.h"
 #include "harness/problem.h"
 #include "harness/status.h"
 
@@ -31,7 +33,8 @@ struct Availability {
   bool built = false;
   bool available = false;
   std::string reason;   // why it is (not) available, always set
-  std::string version;  // of the library actually loaded, where known
+  std::string version;  // of the library actually loaded, where known, for people: "cuDNN 9.1.0, CUDA runtime 12.4"
+  std::string library_version;  // the wrapped library's own version number alone: "9.1.0"
   // Not available because probing it failed with an error (a driver fault, a
   // bad status), not because there is no such device or library here: the
   // cases that need it fail instead of being skipped.
@@ -67,33 +70,61 @@ struct EngineSearch {
 
 class Engine {
  public:
+  Engine(std::string_view name, Device device) : name_(name), device_(device) {}
   virtual ~Engine() = default;
-  virtual std::string_view name() const = 0;
-  virtual Device device() const = 0;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+  // As backends/engines.def spells it, and the device it runs on.
+  std::string_view name() const { return name_; }
+  Device device() const { return device_; }
   virtual Availability availability() const = 0;
-  virtual std::vector<Algorithm> algorithms(const Problem& p) const = 0;
-  // algorithms(p), or the engine's error when listing them failed for a
-  // reason other than "no implementation" (a library or device fault must
-  // fail the case, not look like a problem the engine does not serve).
-  virtual Result<std::vector<Algorithm>> Candidates(const Problem& p) const { return algorithms(p); }
+  // The candidates for `p` under `flags`, in the engine's heuristic order;
+  // empty when the engine has no implementation of `p`, an error when listing
+  // them failed (a library or device fault fails the case, it does not look
+  // like a problem the engine does not serve).
+  virtual Result<std::vector<Algorithm>> Candidates(const Problem& p, const BackendFlags& flags) const = 0;
   // The algorithm PyTorch pins for deterministic mode with benchmark off, for
   // this problem's direction, when the engine has such a rule.
   virtual std::optional<std::string> PinnedDeterministic(const Problem&) const { return std::nullopt; }
-  // The engine's own search, used by benchmark mode instead of timing each
-  // candidate from the host; UNIMPLEMENTED when it has none.
-  virtual Result<EngineSearch> Search(const Problem&) const {
+  // The engine's own search (cudnnFind*AlgorithmEx) on the step's filled
+  // `inputs`, used by benchmark mode instead of timing each candidate from
+  // the host; UNIMPLEMENTED when it has none.
+  virtual Result<EngineSearch> Search(const Problem&, const BackendFlags&, const Buffers& /*inputs*/) const {
     return Status(StatusCode::kUnimplemented, "no engine search");
   }
-  // `algorithm` empty means the engine's default choice: the first candidate.
-  // The inputs in `buffers` must be filled before Prepare; the buffers must
-  // outlive the PreparedOp.
-  virtual Result<std::unique_ptr<PreparedOp>> Prepare(const Problem& p, const std::string& algorithm,
-                                                      Buffers& buffers) const = 0;
+  // Binds `algorithm` (one of Candidates(p, flags)) to `buffers`, whose
+  // inputs are filled; the buffers must outlive the PreparedOp.
+  virtual Result<std::unique_ptr<PreparedOp>> Prepare(const Problem& p, const Algorithm& algorithm, Buffers& buffers,
+                                                      const BackendFlags& flags) const = 0;
+
+ private:
+  std::string_view name_;
+  Device device_;
 };
 
-// Looks `name` up in engine.algorithms(p) (empty: the first); an unknown name
-// is an error that lists the known ones, and no candidate at all is
-// UNIMPLEMENTED.
-Result<Algorithm> FindAlgorithm(const Engine& engine, const Problem& p, const std::string& name);
+// An engine this build does not have (its library was not found at configure
+// time): not built, with the reason; it lists no candidate and refuses every
+// preparation with that reason.
+class UnbuiltEngine final : public Engine {
+ public:
+  UnbuiltEngine(std::string_view name, Device device, std::string reason)
+      : Engine(name, device), reason_(std::move(reason)) {}
+  Availability availability() const override;
+  Result<std::vector<Algorithm>> Candidates(const Problem&, const BackendFlags&) const override {
+    return std::vector<Algorithm>{};
+  }
+  Result<EngineSearch> Search(const Problem&, const BackendFlags&, const Buffers&) const override;
+  Result<std::unique_ptr<PreparedOp>> Prepare(const Problem&, const Algorithm&, Buffers&,
+                                              const BackendFlags&) const override;
+
+ private:
+  std::string reason_;
+};
+
+// Looks `name` up in engine.Candidates(p, flags) (empty: the first); an
+// unknown name is an error that lists the known ones, and no candidate at all
+// is UNIMPLEMENTED.
+Result<Algorithm> FindAlgorithm(const Engine& engine, const Problem& p, const std::string& name,
+                                const BackendFlags& flags);
 
 }  // namespace bc

@@ -1,39 +1,65 @@
 #include "backends/registry.h"
 
-#include "backends/cublas/cublas.h"
-#include "backends/cuda_native/cuda_native.h"
-#include "backends/cudnn/cudnn.h"
-#include "backends/mps/mps.h"
-#include "backends/onednn/onednn.h"
-#include "backends/openmp/openmp.h"
-#include "backends/reference/reference.h"
-
 namespace bc {
 
-// Heuristic order of the "select" pools: a device's engines in this order.
-const std::vector<const Engine*>& Engines() {
-  static const std::vector<const Engine*> kEngines = {
-      &OnednnEngine::Instance(),
-      &ReferenceEngine::Instance(),
-      &CudnnEngine::Instance(),
-      &CudaNativeEngine::Instance(),
-      &CublasEngine::Instance(),
+bool EngineEntry::Serves(std::string_view op) const {
+  std::string_view rest = ops;
+  while (!rest.empty()) {
+    const size_t space = rest.find(' ');
+    if (rest.substr(0, space) == op) return true;
+    rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
+  }
+  return false;
+}
+
+const std::vector<EngineEntry>& EngineEntries() {
+  static const std::vector<EngineEntry> kEntries = {
+#define BC_ENGINE(name, instance, device, ops, cudnn_selection, library) \
+  {name, std::string_view(#device) == "cuda" ? Device::kCuda : Device::kCpu, ops, cudnn_selection, library, instance()},
+#define BC_BACKEND(name, availability)
+#include "backends/engines.def"
+#undef BC_ENGINE
+#undef BC_BACKEND
   };
+  return kEntries;
+}
+
+const std::vector<const Engine*>& Engines() {
+  static const std::vector<const Engine*> kEngines = [] {
+    std::vector<const Engine*> out;
+    for (const EngineEntry& e : EngineEntries()) out.push_back(&e.engine);
+    return out;
+  }();
   return kEngines;
 }
 
-const Engine* FindEngine(std::string_view name) {
-  for (const Engine* e : Engines()) {
-    if (e->name() == name) return e;
+const EngineEntry* FindEngineEntry(std::string_view name) {
+  for (const EngineEntry& e : EngineEntries()) {
+    if (e.name == name) return &e;
   }
   return nullptr;
 }
 
+const Engine* FindEngine(std::string_view name) {
+  const EngineEntry* e = FindEngineEntry(name);
+  return e == nullptr ? nullptr : &e->engine;
+}
+
 std::vector<Availability> AllAvailability() {
-  return {OnednnEngine::Instance().availability(),      OpenmpAvailability(),
-          CudnnEngine::Instance().availability(),       CublasEngine::Instance().availability(),
-          CudaNativeEngine::Instance().availability(),  MpsAvailability(),
-          ReferenceEngine::Instance().availability()};
+  std::vector<Availability> out;
+  for (const EngineEntry& e : EngineEntries()) out.push_back(e.engine.availability());
+#define BC_ENGINE(name, instance, device, ops, cudnn_selection, library)
+#define BC_BACKEND(name, availability) out.push_back(availability());
+#include "backends/engines.def"
+#undef BC_ENGINE
+#undef BC_BACKEND
+  return out;
+}
+
+bool UsesCudnnSelection(std::string_view engine_field, std::string_view engine) {
+  if (engine_field.rfind("select", 0) == 0) return true;
+  const EngineEntry* e = FindEngineEntry(engine);
+  return e != nullptr && e->cudnn_selection;
 }
 
 }  // namespace bc

@@ -1,6 +1,6 @@
-// The engines of this build, in one visible list (no static registration),
-// and the availability of every backend torch.backends names, including those
-// that are not conv engines here (openmp, mps).
+// The engines of this build, from backends/engines.def (the one list, also
+// read by Python), and the availability of every backend torch.backends
+// names, including those that are not engines here (openmp, mps).
 #pragma once
 
 #include <string_view>
@@ -10,11 +10,40 @@
 
 namespace bc {
 
+// One line of engines.def.
+struct EngineEntry {
+  std::string_view name;
+  Device device;
+  std::string_view ops;  // space-separated
+  bool cudnn_selection;
+  std::string_view library;
+  const Engine& engine;
+
+  bool Serves(std::string_view op) const;
+};
+
+// In engines.def order: the heuristic order of the select pools.
+const std::vector<EngineEntry>& EngineEntries();
 const std::vector<const Engine*>& Engines();
 // nullptr when no engine has that name.
 const Engine* FindEngine(std::string_view name);
-// onednn, openmp, cudnn, cublas, cuda_native, mps, reference: what
-// torch.backends.*.is_available() and torch.cuda.is_available() mirror.
+const EngineEntry* FindEngineEntry(std::string_view name);
+// Every engine's and every other backend's: what torch.backends.*.is_available()
+// and torch.cuda.is_available() mirror.
 std::vector<Availability> AllAvailability();
+
+// Whether a case whose engine field is `engine_field` ("auto", "select",
+// "select:NAME", NAME), running on `engine`, chooses its algorithm under
+// cuDNN's selection semantics: always under select, otherwise when the
+// engine's registry line says so.
+bool UsesCudnnSelection(std::string_view engine_field, std::string_view engine);
+
+// Each engine's instance function and each backend's availability, as
+// engines.def names them; defined in the engine's own .cc.
+#define BC_ENGINE(name, instance, device, ops, cudnn_selection, library) const Engine& instance();
+#define BC_BACKEND(name, availability) Availability availability();
+#include "backends/engines.def"
+#undef BC_ENGINE
+#undef BC_BACKEND
 
 }  // namespace bc

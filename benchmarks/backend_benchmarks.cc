@@ -47,6 +47,7 @@
 #include "harness/peak.h"
 #include "harness/tensor_data.h"
 #include "suites/case_run.h"
+#include "suites/records.h"
 
 #if BC_WITH_CUDA
 #include "backends/cuda/device.h"
@@ -93,7 +94,13 @@ void BM_Engine(benchmark::State& state, const Engine* engine, const std::string&
   }
   Buffers b = Buffers::For(p);
   FillInputs(p, b);
-  auto prepared = engine->Prepare(p, "", b);
+  const BackendFlags defaults;
+  Result<Algorithm> first = FindAlgorithm(*engine, p, "", defaults);
+  if (!first.ok()) {
+    state.SkipWithError(("not evaluated: " + first.status().ToString()).c_str());
+    return;
+  }
+  auto prepared = engine->Prepare(p, first.value(), b, defaults);
   if (!prepared.ok()) {
     state.SkipWithError(("not evaluated: " + prepared.status().ToString()).c_str());
     return;
@@ -137,12 +144,11 @@ struct HarnessCase {
     repro_storage = spec.Format();
     row = CaseRow{"Overhead", "overhead", repro_storage.c_str(), 1, false, "{}"};
     const Problem& p = spec.problem();
-    FlagsGuard flags(spec.flags);
-    Result<DispatchDecision> d = Decide();
-    if (!d.ok()) return d.status();
     buffers = Buffers::For(p);
     FillInputs(p, buffers);
-    auto prepared = d->engine->Prepare(p, d->chosen.algorithm.name, buffers);
+    Result<DispatchDecision> d = Decide();
+    if (!d.ok()) return d.status();
+    auto prepared = d->engine->Prepare(p, d->chosen.algorithm, buffers, spec.flags);
     if (!prepared.ok()) return prepared.status();
     op = std::move(prepared.value());
     step.problem = p;
@@ -155,9 +161,12 @@ struct HarnessCase {
   }
 
   Result<DispatchDecision> Decide() {
-    return dispatcher.Decide(spec, spec.problem(), CurrentFlags(), [](const Candidate&) -> Result<double> {
-      return 1.0;  // the first Decide's search; every later one is a cache hit
-    });
+    return dispatcher.Decide(
+        spec, spec.problem(), spec.flags,
+        [](const Candidate&) -> Result<double> {
+          return 1.0;  // the first Decide's search; every later one is a cache hit
+        },
+        buffers);
   }
 
   // The record a case writes, from this step.
@@ -165,7 +174,7 @@ struct HarnessCase {
     CaseRun run;
     run.spec = spec;
     run.steps.push_back(step);
-    return CaseRecord(row, run);
+    return ToJson(RunRecord(row, run));
   }
 
   ~HarnessCase() {
@@ -183,7 +192,6 @@ void BM_Overhead(benchmark::State& state, Part part, const std::string& problem)
     state.SkipWithError(("not evaluated: " + s.ToString()).c_str());
     return;
   }
-  FlagsGuard flags(c.spec.flags);
   const Problem& p = c.spec.problem();
   std::vector<float>& out = c.buffers.Output(p);
   if (Status s = RunRepeat(*c.op, 0, out, c.step); !s.ok()) {  // warm, and a digest to record
@@ -288,11 +296,11 @@ benchmark::internal::Benchmark* Configure(benchmark::internal::Benchmark* b, boo
 
 void RegisterAll() {
   const Options& o = Opts();
-  for (const Engine* e : Engines()) {
-    const bool gpu = e->device() == Device::kCuda;
-    const bool slow = e->name() == "reference";
-    // cuBLAS runs matmul only; cuDNN and the native CUDA path, convolution only.
-    const bool conv = e->name() != "cublas", matmul = e->name() != "cudnn" && e->name() != "cuda_native";
+  for (const EngineEntry& entry : EngineEntries()) {
+    const Engine* e = &entry.engine;
+    const bool gpu = entry.device == Device::kCuda;
+    const bool slow = entry.name == "reference";  // the oracle: placed, not raced
+    const bool conv = entry.Serves("conv2d"), matmul = entry.Serves("matmul");
     for (const char* dir : {"fwd", "bwd_data", "bwd_weights"}) {
       for (const ResnetLayer& l : kResnet50) {
         if (!conv) break;

@@ -16,6 +16,7 @@
 
 #include "suites/case_run.h"
 #include "suites/compare.h"
+#include "suites/records.h"
 
 namespace {
 
@@ -65,8 +66,8 @@ int main(int argc, char** argv) {
       }
     }
     const nlohmann::json line{{"trial", t},
-                              {"a", bc::SamplesJson(a->Format(), sa)},
-                              {"b", bc::SamplesJson(b->Format(), sb)}};
+                              {"a", bc::ToJson(a->Format(), sa)},
+                              {"b", bc::ToJson(b->Format(), sb)}};
     std::cout << line.dump() << std::endl;
   }
   return 0;

@@ -6,7 +6,7 @@
 # DIR holds one folder per machine, as ci/nightly-gpu.sh writes them
 # (evidence/, cases.json, report/). The first machine's manifest names the
 # cases; each machine's evidence is judged as its own platform, and the
-# cross-platform claims on all of them. Needs python3 and python3-jinja2 only.
+# cross-platform claims on all of them. Needs python3, python3-jinja2 and python3-jsonschema only.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

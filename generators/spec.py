@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from inputs.engines import engines as registered_engines
 from inputs.errors import SpecError, load_toml
 from inputs.locate import LineIndex
 
@@ -19,8 +20,10 @@ from .flags import Flag, load_flags
 from .problem import DIRECTIONS, DTYPES, FIELDS, LAYOUTS, parse_any_shape
 from .tables import TABLES, table_shapes
 
-ENGINES = {"auto": ("cpu", "cuda"), "select": ("cpu", "cuda"), "onednn": ("cpu",), "reference": ("cpu",),
-           "cudnn": ("cuda",), "cuda_native": ("cuda",), "cublas": ("cuda",)}
+# The engine field's names and the devices each may run on: auto and select,
+# then every engine of backends/engines.def.
+ENGINES = {"auto": ("cpu", "cuda"), "select": ("cpu", "cuda"),
+           **{e.name: (e.device,) for e in registered_engines().values()}}
 DEVICES = ("cpu", "cuda")
 TIERS = ("smoke", "ci", "nightly")
 SUITE_KEYS = {"name", "fixture", "prefix", "repeats", "positive_control", "axes", "exclude", "only_if", "tier",

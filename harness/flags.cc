@@ -52,12 +52,17 @@ std::vector<std::string> BackendFlags::NonDefault() const {
   return out;
 }
 
-std::vector<std::string> BackendFlags::All() const {
-  std::vector<std::string> out;
-#define BC_FLAG(flag_name, member, type, init) \
-  out.push_back(std::string(flag_name) + "=" + Format(member));
+std::vector<std::pair<std::string, std::string>> BackendFlags::Values() const {
+  std::vector<std::pair<std::string, std::string>> out;
+#define BC_FLAG(flag_name, member, type, init) out.emplace_back(flag_name, Format(member));
 #include "harness/flags.def"
 #undef BC_FLAG
+  return out;
+}
+
+std::vector<std::string> BackendFlags::All() const {
+  std::vector<std::string> out;
+  for (const auto& [name, value] : Values()) out.push_back(name + "=" + value);
   return out;
 }
 

@@ -1,8 +1,10 @@
 // BackendFlags: the process-wide switches of torch.backends, mirrored.
 //
 // The fields and their defaults are those of PyTorch (see flags.def, the one
-// list of them). As in PyTorch, one set of flags is current per process;
-// engines and the dispatcher read CurrentFlags(). FlagsGuard sets new values
+// list of them). A case carries its flags and passes them to the dispatcher
+// and to every engine call; nothing reads them back from process-wide state.
+// CurrentFlags() models PyTorch's own process-wide flags, for the claims
+// about how torch.backends sets and restores them: FlagsGuard sets new values
 // for a scope and restores the previous ones on exit, also when the scope is
 // left by an early return. CudnnFlagsScope mirrors torch.backends.cudnn.flags(),
 // including its trap: its parameters default to enabled=false.
@@ -10,6 +12,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "harness/status.h"
@@ -38,6 +41,8 @@ struct BackendFlags {
   // Names of the flags whose value differs from PyTorch's default, in the
   // order of flags.def, as "name=value" tokens.
   std::vector<std::string> NonDefault() const;
+  // Every flag as (name, value text), in flags.def order.
+  std::vector<std::pair<std::string, std::string>> Values() const;
   // Every flag as "name=value", in flags.def order.
   std::vector<std::string> All() const;
 

@@ -29,32 +29,6 @@ std::string NotDeterministicWarning(const std::string& caller) {
 
 namespace {
 
-nlohmann::json CandidateJson(const Candidate& c) {
-  return {{"id", c.Id()},
-          {"determinism", DeterminismName(c.algorithm.determinism)},
-          {"workspace_bytes", c.algorithm.workspace_bytes}};
-}
-
-}  // namespace
-
-nlohmann::json Selection::ToJson() const {
-  nlohmann::json j;
-  j["chosen"] = chosen.Id();
-  j["chosen_determinism"] = DeterminismName(chosen.algorithm.determinism);
-  j["candidates"] = nlohmann::json::array();
-  for (const Candidate& c : candidates) j["candidates"].push_back(CandidateJson(c));
-  j["eligible"] = nlohmann::json::array();
-  for (const Candidate& c : eligible) j["eligible"].push_back(c.Id());
-  j["time_ns"] = time_ns;
-  j["cache"] = cache;
-  j["reason"] = reason;
-  j["search_ns"] = search_ns;
-  if (!warning.empty()) j["warning"] = warning;
-  return j;
-}
-
-namespace {
-
 std::string CacheKey(const std::string& key, const SelectorOptions& options) {
   return key + "|deterministic=" + (options.deterministic ? "1" : "0");
 }

@@ -17,8 +17,6 @@
 // caller passes a function that times one candidate.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <functional>
 #include <map>
 #include <optional>
@@ -51,7 +49,6 @@ struct Selection {
   std::string warning;  // the warn_only text, when it applied
   double search_ns = 0;  // wall time spent timing candidates
 
-  nlohmann::json ToJson() const;
 };
 
 // Times one candidate; returns nanoseconds (an error drops the candidate,

@@ -4,8 +4,6 @@ engine's achieved rate and fraction of peak on the roofline, the harness's
 overhead against a direct engine call, and the digest's throughput.
 
     python3 -m reports.benchmarks summary FILE.json        the figures, as text
-    python3 -m reports.benchmarks --smoke-check BINARY OUT.json
-                                 run every benchmark once and check the output
 
 A benchmark that could not run here (an engine without a device) carries
 Google Benchmark's error with the prefix "not evaluated: " and is shown as
@@ -18,12 +16,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from inputs.engines import device_of
 
 NOT_EVALUATED = "not evaluated: "
 OVERHEAD_PARTS = ("direct", "harness", "decide_cache_hit", "poison", "fetch", "digest", "evidence_record",
@@ -107,7 +105,7 @@ def summarize(data: Any) -> dict[str, Any]:
             _, engine, op, direction, layer = parts
             gflops = _number(row.get("GFLOP/s"))
             flop, nbytes = _number(row.get("flop")), _number(row.get("bytes"))
-            device = "cuda" if engine in ("cudnn", "cuda_native", "cublas") else "cpu"
+            device = device_of(engine)
             engines.append({
                 "name": name, "engine": engine, "op": op, "direction": direction, "layer": layer, "device": device,
                 "gflops": None if error else gflops,
@@ -170,48 +168,6 @@ def _by_engine(engines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def roofline_plot(summary: dict[str, Any], device: str) -> dict[str, Any]:
-    """Coordinates of a log-log roofline (arithmetic intensity in flop/byte
-    against GFLOP/s) for one device: the roofs and one point per benchmark
-    that ran; {} without a peak or points."""
-    roof = summary["roofs"][device]
-    peak, bw = roof.get("peak_gflops"), roof.get("bandwidth_gbs")
-    points = [e for e in summary["engines"] if e["device"] == device and e["gflops"] and e["intensity"]]
-    if not peak or not points:
-        return {}
-    xs = [p["intensity"] for p in points]
-    ys = [p["gflops"] for p in points]
-    x_lo, x_hi = math.log10(min(xs) / 2), math.log10(max(xs) * 2)
-    y_lo, y_hi = math.log10(min(ys) / 2), math.log10(peak * 2)
-    w, h, left, top = 480, 240, 60, 10
-
-    def px(x: float) -> float:
-        return round(left + w * (math.log10(x) - x_lo) / (x_hi - x_lo), 1)
-
-    def py(y: float) -> float:
-        return round(top + h * (1 - (math.log10(y) - y_lo) / (y_hi - y_lo)), 1)
-
-    roof_line = []
-    if bw:  # the bandwidth roof, from the left edge to the ridge (clipped to the plot)
-        start, end = 10 ** x_lo, 10 ** x_hi
-        ridge = min(max(peak / bw, start), end)
-        roof_line = [(px(start), py(max(start * bw, 10 ** y_lo))), (px(ridge), py(min(peak, ridge * bw)))]
-    engines = sorted({p["engine"] for p in points})
-    return {
-        "width": left + w + 10, "height": top + h + 40, "left": left, "top": top, "w": w, "h": h,
-        "peak_y": py(peak), "peak": peak, "bandwidth": bw, "roof": roof_line,
-        "points": [{"x": px(p["intensity"]), "y": py(p["gflops"]), "engine": p["engine"],
-                    "color": engines.index(p["engine"]),
-                    "title": f"{p['engine']} {p['op']} {p['direction']} {p['layer']}: {p['gflops']:.3g} GFLOP/s, "
-                             f"{p['intensity']:.3g} flop/byte" +
-                             (f", {100 * p['peak_fraction']:.0f}% of peak" if p["peak_fraction"] else "")}
-                   for p in points],
-        "engines": engines,
-        "x_ticks": [{"x": px(10 ** k), "label": f"{10 ** k:g}"} for k in range(math.ceil(x_lo), math.floor(x_hi) + 1)],
-        "y_ticks": [{"y": py(10 ** k), "label": f"{10 ** k:g}"} for k in range(math.ceil(y_lo), math.floor(y_hi) + 1)],
-    }
-
-
 def format_summary(s: dict[str, Any]) -> str:
     lines = [f"mode: {s['mode']}"]
     cpu = s["roofs"]["cpu"]
@@ -248,64 +204,18 @@ def format_summary(s: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def smoke_check(binary: Path, out: Path) -> int:
-    """Runs every benchmark once (--smoke) and checks the JSON: each compute
-    benchmark ran or was not evaluated with its reason, the overhead pairs
-    and the digest ran, nothing failed."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [str(binary), "--smoke", f"--benchmark_out={out}", "--benchmark_out_format=json",
-           f"--scratch={out.parent}"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=280)
-    if proc.returncode != 0:
-        print(f"{binary}: exit {proc.returncode}\n{proc.stderr[-4000:]}", file=sys.stderr)
-        return 1
-    try:
-        s = load(out)
-    except BenchmarkError as e:
-        print(str(e), file=sys.stderr)
-        return 1
-    print(format_summary(s))
-    problems = [f"failed: {f}" for f in s["failures"]]
-    ran = [e for e in s["engines"] if e["gflops"]]
-    if not any(e["engine"] == "onednn" for e in ran):
-        problems.append("no oneDNN benchmark ran")
-    if not any(e["engine"] == "reference" for e in ran):
-        problems.append("no reference benchmark ran")
-    problems += [f"{e['name']}: neither a rate nor a reason" for e in s["engines"]
-                 if not e["gflops"] and not e["skipped"] and not e["error"]]
-    if not s["roofs"]["cpu"]["peak_gflops"] or not s["roofs"]["cpu"]["bandwidth_gbs"]:
-        problems.append("the CPU roofs were not measured")
-    for problem in ("l1_3x3", "tiny"):
-        if s["overhead"].get(problem, {}).get("overhead_us") is None:
-            problems.append(f"no harness overhead figure for {problem}")
-    if not s["digest"] or any(d["gbs"] <= 0 for d in s["digest"]):
-        problems.append("no digest throughput")
-    for p in problems:
-        print(f"{out}:1: {p}", file=sys.stderr)
-    return 1 if problems else 0
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="backendcheck-benchmarks", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--smoke-check", nargs=2, metavar=("BINARY", "OUT"), type=Path)
-    parser.add_argument("command", nargs="?", choices=["summary"])
-    parser.add_argument("file", nargs="?", type=Path)
+    parser.add_argument("command", choices=["summary"])
+    parser.add_argument("file", type=Path)
     args = parser.parse_args(argv)
-    if args.smoke_check:
-        binary, out = args.smoke_check
-        # Under ./backendcheck, into the run's own evidence directory.
-        run_dir = os.environ.get("BACKENDCHECK_EVIDENCE_DIR")
-        return smoke_check(binary, Path(run_dir) / out.name if run_dir else out)
-    if args.command == "summary" and args.file:
-        try:
-            print(format_summary(load(args.file)))
-        except BenchmarkError as e:
-            print(str(e), file=sys.stderr)
-            return 1
-        return 0
-    parser.error("give --smoke-check BINARY OUT or summary FILE")
-    return 2
+    try:
+        print(format_summary(load(args.file)))
+    except BenchmarkError as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

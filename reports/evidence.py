@@ -79,21 +79,15 @@ def _outcomes(where: list[str]) -> set[str]:
 # What `./backendcheck bench` (and the benchmarks.smoke test) leaves in a run's evidence directory.
 BENCHMARKS_FILE = "benchmarks.json"
 
-_GPU = re.compile(r"device 0: (.+?) \((sm_\d+)\)")
-
-
 def platform_of(env: dict[str, Any]) -> tuple[str, str]:
     """(name, signature) of the platform an environment record describes: the
-    machine, oneDNN's effective ISA, the OpenMP thread count and, when a GPU is
-    usable, its name, architecture and cuDNN version. The signature, without
-    the machine, names the expectation file of that kind of platform."""
+    machine, oneDNN's effective ISA, the OpenMP thread count and, when cuDNN is
+    usable, the GPU's name, architecture and cuDNN's version. The signature,
+    without the machine, names the expectation file of that kind of platform."""
     parts = [str(env.get("onednn_isa") or "unknown-isa"), f"{env.get('omp_max_threads', '?')}t"]
-    backends = env.get("backends", {})
-    cudnn = backends.get("cudnn", {})
-    m = _GPU.search(str(cudnn.get("reason", "")) or str(backends.get("cublas", {}).get("reason", "")))
-    if cudnn.get("available") and m:
-        version = str(cudnn.get("version", "")).split(",")[0].replace("cuDNN ", "cudnn")
-        parts += [m.group(1), m.group(2), version]
+    gpu = env.get("gpu")
+    if gpu and env.get("backends", {}).get("cudnn", {}).get("available"):
+        parts += [gpu["name"], gpu["arch"], "cudnn" + env.get("versions", {}).get("cudnn", "")]
     signature = "-".join(re.sub(r"[^a-z0-9_.]+", "_", p.lower()).strip("_") for p in parts if p)
     return f"{env.get('machine', 'unknown')} ({signature})", signature
 

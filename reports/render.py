@@ -9,14 +9,13 @@ import shlex
 import statistics
 import xml.etree.ElementTree as ET
 from collections import Counter
-from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
-from .benchmarks import roofline_plot
+from .plots import interval_plot, roofline_plot, strip_plot
 from .evidence import Evidence, ctest_outcome, platform_of
 from .verdicts import VERDICTS, Fact, Verdict
 
@@ -150,39 +149,6 @@ def write_report(out: Path, verdicts: list[Verdict], manifest: list[dict[str, An
     page = out / "index.html"
     _atomic_write(page, html)
     return page
-
-
-def strip_plot(figures: dict[str, Any], a: list[float], b: list[float]) -> dict[str, Any]:
-    """Coordinates of a two-row strip plot of A and B samples (ms) with their
-    medians, on one linear axis: the template draws them as SVG."""
-    values = [x for x in a + b if isinstance(x, (int, float))]
-    if not values:
-        return {}
-    lo, hi = min(values), max(values)
-    span = (hi - lo) or (abs(hi) or 1.0)
-    lo, hi = lo - 0.05 * span, hi + 0.05 * span
-
-    def x(v: float) -> float:
-        return round(60 + 400 * (v - lo) / (hi - lo), 1)
-
-    return {"a": [x(v) for v in a], "b": [x(v) for v in b], "ma": x(statistics.median(a)),
-            "mb": x(statistics.median(b)),
-            "lo": lo, "hi": hi, "unit": figures.get("unit", "")}
-
-
-def interval_plot(figures: dict[str, Any]) -> dict[str, Any]:
-    """Coordinates of the median ratio B/A, its 90% interval and the claim's
-    bound on one log axis, or {} when a value is not finite."""
-    values = [figures.get("ratio"), *figures.get("ci", []), figures.get("bound")]
-    if len(values) != 4 or not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in values):
-        return {}
-    lo, hi = math.log(min(values)) - 0.1, math.log(max(values)) + 0.1
-
-    def x(v: float) -> float:
-        return round(60 + 400 * (math.log(v) - lo) / (hi - lo), 1)
-
-    return {"ratio": x(values[0]), "lo": x(values[1]), "hi": x(values[2]), "bound": x(values[3]),
-            "labels": {"min": math.exp(lo), "max": math.exp(hi), "bound": values[3]}}
 
 
 def write_junit(path: Path, verdicts: list[Verdict], changes: list[Any]) -> None:

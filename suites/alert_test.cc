@@ -3,8 +3,8 @@
 // and which flags reach which CPU operations.
 #include <gtest/gtest.h>
 
-#include "harness/evidence.h"
 #include "suites/case_run.h"
+#include "suites/test_evidence.h"
 
 namespace bc {
 namespace {

@@ -3,13 +3,15 @@
 // generated from suites/matrices/cpu.toml).
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "backends/dispatch.h"
 #include "backends/registry.h"
-#include "harness/evidence.h"
 #include "harness/tensor_data.h"
 #include "suites/case_table.h"
 #include "suites/case_run.h"
 #include "suites/fixtures.h"
+#include "suites/test_evidence.h"
 
 namespace bc {
 namespace {
@@ -20,6 +22,28 @@ Availability Find(const std::string& engine) {
   }
   ADD_FAILURE() << "no availability entry for " << engine;
   return {};
+}
+
+// Each line of backends/engines.def and the engine it names agree on the
+// name and the device; every backend has exactly one availability entry.
+TEST(Registry, EntriesMatchEngines) {
+  ASSERT_FALSE(EngineEntries().empty());
+  for (const EngineEntry& e : EngineEntries()) {
+    EXPECT_EQ(e.engine.name(), e.name);
+    EXPECT_EQ(e.engine.device(), e.device) << e.name;
+    EXPECT_EQ(FindEngine(e.name), &e.engine);
+    EXPECT_FALSE(e.ops.empty()) << e.name;
+  }
+  std::set<std::string> names;
+  for (const Availability& a : AllAvailability()) EXPECT_TRUE(names.insert(a.engine).second) << a.engine;
+  EXPECT_EQ(names.size(), EngineEntries().size() + 2) << "the engines, openmp and mps";
+  EXPECT_TRUE(FindEngineEntry("onednn")->Serves("conv2d"));
+  EXPECT_FALSE(FindEngineEntry("onednn")->Serves("conv"));
+  EXPECT_FALSE(FindEngineEntry("cublas")->Serves("conv2d"));
+  EXPECT_TRUE(UsesCudnnSelection("select:onednn", "onednn"));
+  EXPECT_TRUE(UsesCudnnSelection("cudnn", "cudnn"));
+  EXPECT_FALSE(UsesCudnnSelection("onednn", "onednn"));
+  EXPECT_FALSE(UsesCudnnSelection("auto", "reference"));
 }
 
 TEST(Availability, OnednnIsBuiltAndAvailable) {
@@ -82,9 +106,11 @@ TEST(Availability, CublasAndNativeCudaSayWhetherBuiltAndWhyNotAvailable) {
 // One dispatch decision with a fresh selector (benchmark is off: no timing).
 Result<DispatchDecision> DispatchOnce(const CaseSpec& c, const BackendFlags& flags) {
   Dispatcher dispatcher;
-  return dispatcher.Decide(c, c.problem(), flags, [](const Candidate&) -> Result<double> {
-    return Status(StatusCode::kInternal, "no timing expected");
-  });
+  Buffers inputs = Buffers::For(c.problem());
+  FillInputs(c.problem(), inputs);
+  return dispatcher.Decide(
+      c, c.problem(), flags,
+      [](const Candidate&) -> Result<double> { return Status(StatusCode::kInternal, "no timing expected"); }, inputs);
 }
 
 CaseSpec CpuCase(Direction d) {
@@ -187,17 +213,16 @@ TEST_P(CpuNoop, CudnnFlagsLeaveResultUnchanged) {
   const StepRun& want = base->first();
   const bool same_bits = got.digests == want.digests;
   const bool same_engine = got.engine == want.engine && got.implementation == want.implementation;
-  nlohmann::json record = CaseRecord(row, run.value());
-  record["baseline_digest"] = DigestHex(want.digests.back());
-  record["checks"] = nlohmann::json::array(
-      {{{"name", "cpu_noop"},
-        {"outcome", same_bits && same_engine && !got.degenerate ? "passed"
-                    : got.degenerate                           ? "mistrusted"
-                                                               : "failed"},
-        {"detail", "digest " + DigestHex(got.digests.back()) + " via " + got.implementation +
-                       " vs default cuDNN flags " + DigestHex(want.digests.back()) + " via " +
-                       want.implementation}}});
-  WriteEvidence(record);
+  CaseRecord record = RunRecord(row, run.value());
+  record.baseline_digest = DigestHex(want.digests.back());
+  record.checks.push_back(
+      {.name = "cpu_noop",
+       .outcome = same_bits && same_engine && !got.degenerate ? CheckOutcome::kPassed
+                  : got.degenerate                           ? CheckOutcome::kMistrusted
+                                                             : CheckOutcome::kFailed,
+       .detail = "digest " + DigestHex(got.digests.back()) + " via " + got.implementation + " vs default cuDNN flags " +
+                 DigestHex(want.digests.back()) + " via " + want.implementation});
+  WriteEvidence(std::move(record));
 
   EXPECT_NE(got.engine, "cudnn");
   EXPECT_TRUE(same_engine) << got.implementation << " vs " << want.implementation;

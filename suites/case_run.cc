@@ -1,6 +1,5 @@
 #include "suites/case_run.h"
 
-#include <gtest/gtest.h>
 #include <omp.h>
 
 #include <cstdlib>
@@ -10,7 +9,6 @@
 #include "backends/reference/reference.h"
 #include "backends/registry.h"
 #include "harness/buffers.h"
-#include "harness/evidence.h"
 #include "harness/tensor_data.h"
 #include "harness/timer.h"
 
@@ -72,15 +70,15 @@ int64_t PeakRssBytes() {
   return 0;
 }
 
-// Times one candidate as a search does: prepare it on its own buffers, run
-// it once to warm up (JIT, first touch), then keep the faster of two runs.
-TimeCandidate CandidateTimer(const Problem& p, int64_t* max_workspace) {
-  return [p, max_workspace](const Candidate& c) -> Result<double> {
+// Times one candidate as a search does: prepare it on the step's buffers
+// (their inputs are filled once per step; a candidate writes only the
+// output), run it once to warm up (JIT, first touch), then keep the faster of
+// two runs.
+TimeCandidate CandidateTimer(const Problem& p, const BackendFlags& flags, Buffers& buffers, int64_t* max_workspace) {
+  return [&p, &flags, &buffers, max_workspace](const Candidate& c) -> Result<double> {
     const Engine* engine = FindEngine(c.engine);
     if (engine == nullptr) return Status(StatusCode::kInvalidArgument, "unknown engine " + c.engine);
-    Buffers b = Buffers::For(p);
-    FillInputs(p, b);
-    auto op = engine->Prepare(p, c.algorithm.name, b);
+    auto op = engine->Prepare(p, c.algorithm, buffers, flags);
     if (!op.ok()) return op.status();
     *max_workspace = std::max(*max_workspace, c.algorithm.workspace_bytes);
     BC_RETURN_IF_ERROR(op.value()->Execute());
@@ -135,7 +133,7 @@ Result<CaseRun> RunCase(const CaseSpec& spec, const RunOptions& options) {
                         std::to_string(budget) + " bytes (BACKENDCHECK_MEMORY_BUDGET_MIB)");
     }
   }
-  FlagsGuard flags(spec.flags);
+  const BackendFlags& flags = spec.flags;
   ThreadsGuard threads(spec.threads);
   Dispatcher dispatcher;
   CaseRun run;
@@ -145,8 +143,10 @@ Result<CaseRun> RunCase(const CaseSpec& spec, const RunOptions& options) {
     step.problem = p;
     ResetPeakRss();
     Stopwatch step_watch;
+    Buffers buffers = Buffers::For(p);
+    FillInputs(p, buffers);
     Result<DispatchDecision> decision =
-        dispatcher.Decide(spec, p, CurrentFlags(), CandidateTimer(p, &step.workspace_bytes));
+        dispatcher.Decide(spec, p, flags, CandidateTimer(p, flags, buffers, &step.workspace_bytes), buffers);
     if (!decision.ok()) return decision.status();
     step.engine = decision->chosen.engine;
     step.engine_version = decision->engine->availability().version;
@@ -154,9 +154,7 @@ Result<CaseRun> RunCase(const CaseSpec& spec, const RunOptions& options) {
     step.selection = decision->selection;
     step.device_peak_bytes = decision->search_peak_device_bytes;
 
-    Buffers buffers = Buffers::For(p);
-    FillInputs(p, buffers);
-    auto prepared = decision->engine->Prepare(p, decision->chosen.algorithm.name, buffers);
+    auto prepared = decision->engine->Prepare(p, decision->chosen.algorithm, buffers, flags);
     if (!prepared.ok()) return prepared.status();
     PreparedOp& op = *prepared.value();
     step.algorithm = op.algorithm();
@@ -177,8 +175,7 @@ Result<CaseRun> RunCase(const CaseSpec& spec, const RunOptions& options) {
     step.degenerate = IsDegenerate(out);
 
     if (options.compare_to_reference) {
-      Buffers ref = Buffers::For(p);
-      FillInputs(p, ref);
+      Buffers ref = buffers;  // the same inputs; the oracle overwrites the output
       ReferenceCompute(p, ref);
       step.error = Compare(out, ref.Output(p));
       step.tolerance = ToleranceBound(*step.error, AccumulationLength(p));
@@ -187,110 +184,6 @@ Result<CaseRun> RunCase(const CaseSpec& spec, const RunOptions& options) {
   }
   run.searches = dispatcher.selector().searches();
   return run;
-}
-
-nlohmann::json CheckJson(const std::string& name, bool passed, const std::string& detail) {
-  return {{"name", name}, {"outcome", passed ? "passed" : "failed"}, {"detail", detail}};
-}
-
-void WriteEvidence(nlohmann::json record) {
-  if (Status s = ProcessEvidence().Write(std::move(record)); !s.ok()) ADD_FAILURE() << s.message();
-}
-
-void RecordFact(const std::string& repro, const std::string& check, bool passed, const std::string& detail) {
-  WriteEvidence({{"kind", "case"},
-                 {"test", CurrentTestName()},
-                 {"repro", repro},
-                 {"checks", nlohmann::json::array({CheckJson(check, passed, detail)})}});
-}
-
-std::string CurrentTestName() {
-  const testing::TestInfo* info = testing::UnitTest::GetInstance()->current_test_info();
-  return info == nullptr ? "" : std::string(info->test_suite_name()) + "." + info->name();
-}
-
-namespace {
-
-nlohmann::json BaseRecord(const CaseRow& row, const CaseSpec* spec) {
-  nlohmann::json r;
-  r["kind"] = "case";
-  r["test"] = CurrentTestName();
-  r["case_id"] = row.id;
-  r["repro"] = row.repro;
-  if (spec != nullptr) {
-    const Problem& p = spec->problem();
-    r["device"] = DeviceName(spec->device);
-    r["op"] = OpName(p);
-    r["direction"] = DirectionName(ProblemDirection(p));
-    r["dtype"] = DataTypeName(ProblemDataType(p));
-    r["shape"] = FormatShape(p);
-    r["gflop"] = ProblemGflop(p);
-    r["threads"] = spec->threads;
-    r["schedule_steps"] = spec->steps.size();
-    nlohmann::json flags = nlohmann::json::object();
-    for (const std::string& f : spec->flags.All()) {
-      const size_t eq = f.find('=');
-      flags[f.substr(0, eq)] = f.substr(eq + 1);
-    }
-    r["flags"] = flags;
-  }
-  r["step"] = 0;
-  return r;
-}
-
-nlohmann::json StepJson(const StepRun& s) {
-  nlohmann::json j;
-  j["problem"] = FormatProblem(s.problem);
-  j["engine"] = s.engine;
-  j["engine_version"] = s.engine_version;
-  j["dispatch_reason"] = s.dispatch_reason;
-  j["algorithm"] = s.algorithm.name;
-  j["determinism"] = DeterminismName(s.algorithm.determinism);
-  j["workspace_bytes"] = s.workspace_bytes;
-  j["implementation"] = s.implementation;
-  nlohmann::json digests = nlohmann::json::array();
-  for (uint64_t d : s.digests) digests.push_back(DigestHex(d));
-  j["digests"] = digests;
-  j["digest"] = s.digests.empty() ? "" : DigestHex(s.digests.back());
-  j["distinct_digests"] = s.DistinctDigests();
-  j["runs"] = s.digests.size();
-  j["runs_to_distinct"] = s.RunsToDistinct();
-  j["times_ns"] = s.times_ns;
-  j["step_ns"] = s.step_ns;
-  j["rss_peak_bytes"] = s.rss_peak_bytes;
-  j["device_peak_bytes"] = s.device_peak_bytes;
-  j["timer"] = s.device_timed ? "cuda_events" : "host";
-  j["degenerate"] = s.degenerate;
-  if (s.selection) j["selection"] = s.selection->ToJson();
-  if (s.error) {
-    j["error"] = {{"max_abs", s.error->max_abs}, {"max_rel", s.error->max_rel}, {"max_ulp", s.error->max_ulp},
-                  {"max_abs_ref", s.error->max_abs_ref}, {"nonfinite", s.error->nonfinite},
-                  {"bound", s.tolerance}};
-  }
-  return j;
-}
-
-}  // namespace
-
-nlohmann::json CaseRecord(const CaseRow& row, const CaseRun& run) {
-  nlohmann::json r = BaseRecord(row, &run.spec);
-  const nlohmann::json first = StepJson(run.first());  // items() needs a living object
-  for (const auto& [key, value] : first.items()) r[key] = value;
-  if (run.steps.size() > 1) {
-    r["steps"] = nlohmann::json::array();
-    for (const StepRun& s : run.steps) r["steps"].push_back(StepJson(s));
-  }
-  r["searches"] = run.searches;
-  r["checks"] = nlohmann::json::array();
-  return r;
-}
-
-nlohmann::json SkippedCaseRecord(const CaseRow& row, const std::string& reason) {
-  Result<CaseSpec> spec = ParseCaseSpec(row.repro);
-  nlohmann::json r = BaseRecord(row, spec.ok() ? &spec.value() : nullptr);
-  r["skip_reason"] = reason;
-  r["checks"] = nlohmann::json::array();
-  return r;
 }
 
 Result<CaseSpec> ParseRow(const CaseRow& row) {

@@ -91,22 +91,6 @@ void PoisonOutput(int r, std::vector<float>& out);
 // True for the statuses that mean "not evaluated here".
 bool IsNotEvaluated(const Status& s);
 
-// The evidence record of a run (kind "case"), for the test currently running:
-// the first step's fields at the top level, every step under "steps".
-nlohmann::json CaseRecord(const CaseRow& row, const CaseRun& run);
-// The record of a case that could not be evaluated, with the reason.
-nlohmann::json SkippedCaseRecord(const CaseRow& row, const std::string& reason);
-// One check of a fact: {"name", "outcome": passed|failed, "detail"}.
-nlohmann::json CheckJson(const std::string& name, bool passed, const std::string& detail);
-// Writes a record to the process's evidence. A write that fails fails the
-// running test (ADD_FAILURE) with the file and the error: a test never
-// passes without its evidence.
-void WriteEvidence(nlohmann::json record);
-// Writes a case record holding one check, for a test that is a single fact.
-void RecordFact(const std::string& repro, const std::string& check, bool passed, const std::string& detail);
-// "Suite.Test" of the running gtest test ("Prefix/Fixture.Test/Param").
-std::string CurrentTestName();
-
 // The row's fixture options (an empty object when none).
 nlohmann::json RowOptions(const CaseRow& row);
 // Whether the suite asked for a check ("bitwise", "tolerance", "selection",

@@ -26,18 +26,4 @@ Sample Measure(const CaseRun& run) {
   return s;
 }
 
-nlohmann::json SamplesJson(const std::string& repro, const std::vector<Sample>& samples) {
-  nlohmann::json j{{"repro", repro}};
-  for (const Sample& s : samples) {
-    j["total_ns"].push_back(s.total_ns);
-    j["steady_ns"].push_back(s.steady_ns);
-    j["first_ns"].push_back(s.first_ns);
-    j["search_ns"].push_back(s.search_ns);
-    j["workspace_bytes"].push_back(s.workspace_bytes);
-    j["rss_peak_bytes"].push_back(s.rss_peak_bytes);
-    j["chosen"].push_back(s.chosen);
-  }
-  return j;
-}
-
 }  // namespace bc

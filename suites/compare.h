@@ -4,8 +4,6 @@
 // statistics on exactly the samples the perf claims are judged on.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,9 +23,6 @@ struct Sample {
 };
 
 Sample Measure(const CaseRun& run);
-
-// {"repro", and one array per field of Sample}.
-nlohmann::json SamplesJson(const std::string& repro, const std::vector<Sample>& samples);
 
 // Whether the k-th (0 or 1) run of rep `rep` is configuration A: A first on
 // even reps, B first on odd ones, so drift on a shared machine hits both alike.

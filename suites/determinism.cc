@@ -18,43 +18,41 @@ DeterminismVerdict JudgeDeterminism(const StepRun& run, const CaseSpec& spec, bo
   const std::string what = std::to_string(distinct) + " distinct digest(s) in " +
                            std::to_string(run.digests.size()) + " runs of " + run.implementation;
   if (positive_control && !nondeterministic) {
-    v.bitwise = "misconfigured";
+    v.bitwise = CheckOutcome::kMisconfigured;
     v.message = "a positive control must use an algorithm declared nondeterministic, not " + run.implementation;
   } else if (control && spec.threads < 2 && spec.device == Device::kCpu) {
     v.not_applicable = true;
-    v.bitwise = "not_applicable";
+    v.bitwise = CheckOutcome::kNotApplicable;
     v.message = "a nondeterministic CPU algorithm on one thread has no race to expose";
   } else if (run.degenerate) {
-    v.bitwise = "mistrusted";
+    v.bitwise = CheckOutcome::kMistrusted;
     v.bitwise_as_expected = true;  // not a failure, but never evidence
     v.message = "output is constant: " + what;
   } else if (control) {
-    v.bitwise = distinct > 1 ? "caught" : "missed";
+    v.bitwise = distinct > 1 ? CheckOutcome::kCaught : CheckOutcome::kMissed;
     v.bitwise_as_expected = distinct > 1;
     v.message = distinct > 1 ? "positive control caught after " + std::to_string(run.RunsToDistinct()) + " runs: " + what
                              : "positive control missed: " + what;
   } else if (nondeterministic) {
-    v.bitwise = distinct > 1 ? "varied" : "stable";
+    v.bitwise = distinct > 1 ? CheckOutcome::kVaried : CheckOutcome::kStable;
     v.bitwise_as_expected = true;
     v.message = "declared nondeterministic (not a designated control): " + what;
   } else {
-    v.bitwise = distinct == 1 ? "passed" : "failed";
+    v.bitwise = distinct == 1 ? CheckOutcome::kPassed : CheckOutcome::kFailed;
     v.bitwise_as_expected = distinct == 1;
     v.message = (distinct == 1 ? "bitwise identical: " : "declared deterministic, but ") + what;
   }
-  v.checks.push_back({{"name", "bitwise"},
-                      {"outcome", v.bitwise},
-                      {"expected", DeterminismName(run.algorithm.determinism)},
-                      {"positive_control", positive_control},
-                      {"runs_to_distinct", run.RunsToDistinct()},
-                      {"detail", v.message}});
+  v.checks.push_back({.name = "bitwise",
+                      .outcome = v.bitwise,
+                      .detail = v.message,
+                      .expected = DeterminismName(run.algorithm.determinism),
+                      .positive_control = positive_control,
+                      .runs_to_distinct = run.RunsToDistinct()});
   if (run.error) {
     const ToleranceJudgement t = JudgeTolerance(run);
     v.within_tolerance = t.within;
     v.tolerance_message = t.detail;
-    v.checks.push_back({{"name", "tolerance"},
-                        {"outcome", v.within_tolerance ? "passed" : "failed"},
-                        {"detail", v.tolerance_message}});
+    v.checks.push_back(Check("tolerance", v.within_tolerance, v.tolerance_message));
   }
   return v;
 }

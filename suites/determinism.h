@@ -10,24 +10,23 @@
 // nondeterministic, and on the CPU needs two threads to race.
 #pragma once
 
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include <string>
+#include <vector>
 
-#include "suites/case_table.h"
 #include "suites/case_run.h"
+#include "suites/case_table.h"
+#include "suites/records.h"
 
 namespace bc {
 
 struct DeterminismVerdict {
-  std::string bitwise;  // passed, failed, caught, missed, mistrusted
+  CheckOutcome bitwise = CheckOutcome::kFailed;
   bool bitwise_as_expected = false;
   bool not_applicable = false;
   bool within_tolerance = true;
   std::string message;
   std::string tolerance_message;
-  nlohmann::json checks = nlohmann::json::array();
+  std::vector<CheckRecord> checks;  // bitwise, and tolerance when the run was compared
 };
 
 // The tolerance check of one step that was compared with the reference:

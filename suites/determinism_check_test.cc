@@ -22,7 +22,7 @@ TEST(DeterminismCheck, CatchesAtomicReferenceWithTwoThreads) {
         RunCase(c, {.repeats = 2, .compare_to_reference = true, .until_distinct_ns = kControlBudgetNs});
     ASSERT_TRUE(run.ok()) << run.status().ToString();
     const DeterminismVerdict v = JudgeDeterminism(run->first(), c, /*positive_control=*/true);
-    EXPECT_EQ(v.bitwise, "caught") << dir << ": " << v.message;
+    EXPECT_EQ(OutcomeName(v.bitwise), "caught") << dir << ": " << v.message;
     EXPECT_TRUE(v.within_tolerance) << v.tolerance_message;
   }
 }
@@ -32,7 +32,7 @@ TEST(DeterminismCheck, PassesOnednnForward) {
   Result<CaseRun> run = RunCase(c, {.repeats = 10, .compare_to_reference = true});
   ASSERT_TRUE(run.ok()) << run.status().ToString();
   const DeterminismVerdict v = JudgeDeterminism(run->first(), c, /*positive_control=*/false);
-  EXPECT_EQ(v.bitwise, "passed") << v.message;
+  EXPECT_EQ(OutcomeName(v.bitwise), "passed") << v.message;
   EXPECT_TRUE(v.within_tolerance) << v.tolerance_message;
 }
 
@@ -53,19 +53,19 @@ StepRun Synthetic(Determinism declared, std::vector<uint64_t> digests, bool dege
 
 TEST(DeterminismCheck, FailsADeclaredDeterministicAlgorithmThatDiffers) {
   const DeterminismVerdict v = JudgeDeterminism(Synthetic(Determinism::kDeterministic, {1, 1, 2}, false), TwoThreads(), false);
-  EXPECT_EQ(v.bitwise, "failed");
+  EXPECT_EQ(OutcomeName(v.bitwise), "failed");
   EXPECT_FALSE(v.bitwise_as_expected);
 }
 
 TEST(DeterminismCheck, ReportsAMissedPositiveControl) {
   const DeterminismVerdict v = JudgeDeterminism(Synthetic(Determinism::kNondeterministic, {7, 7, 7}, false), TwoThreads(), true);
-  EXPECT_EQ(v.bitwise, "missed");
+  EXPECT_EQ(OutcomeName(v.bitwise), "missed");
   EXPECT_FALSE(v.bitwise_as_expected);
 }
 
 TEST(DeterminismCheck, MistrustsConstantOutput) {
   const DeterminismVerdict v = JudgeDeterminism(Synthetic(Determinism::kDeterministic, {3, 3}, true), TwoThreads(), false);
-  EXPECT_EQ(v.bitwise, "mistrusted");
+  EXPECT_EQ(OutcomeName(v.bitwise), "mistrusted");
 }
 
 TEST(DeterminismCheck, OneThreadControlIsNotApplicable) {
@@ -75,13 +75,13 @@ TEST(DeterminismCheck, OneThreadControlIsNotApplicable) {
 }
 
 TEST(DeterminismCheck, NondeterministicAlgorithmOutsideControlsMayVary) {
-  EXPECT_EQ(JudgeDeterminism(Synthetic(Determinism::kNondeterministic, {1, 2}, false), TwoThreads(), false).bitwise, "varied");
-  EXPECT_EQ(JudgeDeterminism(Synthetic(Determinism::kNondeterministic, {1, 1}, false), TwoThreads(), false).bitwise, "stable");
+  EXPECT_EQ(OutcomeName(JudgeDeterminism(Synthetic(Determinism::kNondeterministic, {1, 2}, false), TwoThreads(), false).bitwise), "varied");
+  EXPECT_EQ(OutcomeName(JudgeDeterminism(Synthetic(Determinism::kNondeterministic, {1, 1}, false), TwoThreads(), false).bitwise), "stable");
 }
 
 TEST(DeterminismCheck, ControlDeclaredDeterministicIsMisconfigured) {
   const DeterminismVerdict v = JudgeDeterminism(Synthetic(Determinism::kDeterministic, {1, 2}, false), TwoThreads(), true);
-  EXPECT_EQ(v.bitwise, "misconfigured");
+  EXPECT_EQ(OutcomeName(v.bitwise), "misconfigured");
   EXPECT_FALSE(v.bitwise_as_expected);
 }
 

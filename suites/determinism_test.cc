@@ -8,10 +8,10 @@
 // The case tables (Cpu/, Gpu/) are generated from suites/matrices/*.toml.
 #include <gtest/gtest.h>
 
-#include "harness/evidence.h"
 #include "suites/case_run.h"
 #include "suites/determinism.h"
 #include "suites/fixtures.h"
+#include "suites/test_evidence.h"
 
 namespace bc::suite {
 
@@ -26,7 +26,7 @@ TEST_P(Determinism, Bitwise) {
                                                .compare_to_reference = tolerance,
                                                .until_distinct_ns = row.positive_control ? kControlBudgetNs : 0});
   if (!run.ok() && IsNotEvaluated(run.status())) {
-    WriteEvidence(SkippedCaseRecord(row, run.status().message()));
+    WriteEvidence(SkippedRecord(row, run.status().message()));
     GTEST_SKIP() << run.status().message();
   }
   ASSERT_TRUE(run.ok()) << run.status().ToString() << "\nrepro: " << row.repro;
@@ -35,15 +35,11 @@ TEST_P(Determinism, Bitwise) {
   if (!bitwise) {  // the suite asked for tolerance only: the digests are recorded, not judged
     verdict.bitwise_as_expected = true;
     verdict.not_applicable = false;
-    nlohmann::json kept = nlohmann::json::array();
-    for (const nlohmann::json& c : verdict.checks) {
-      if (c["name"] != "bitwise") kept.push_back(c);
-    }
-    verdict.checks = kept;
+    std::erase_if(verdict.checks, [](const CheckRecord& c) { return c.name == "bitwise"; });
   }
-  nlohmann::json record = CaseRecord(row, run.value());
-  record["checks"] = verdict.checks;
-  WriteEvidence(record);
+  CaseRecord record = RunRecord(row, run.value());
+  record.checks = verdict.checks;
+  WriteEvidence(std::move(record));
 
   if (verdict.not_applicable) GTEST_SKIP() << verdict.message;
   EXPECT_TRUE(verdict.bitwise_as_expected) << verdict.message << "\nrepro: " << row.repro;

@@ -6,8 +6,8 @@
 
 #include "backends/cudnn/cudnn.h"
 #include "backends/registry.h"
-#include "harness/evidence.h"
 #include "suites/case_run.h"
+#include "suites/test_evidence.h"
 
 namespace bc {
 namespace {

@@ -7,19 +7,20 @@
 #include <map>
 #include <set>
 
-#include "harness/evidence.h"
+#include "backends/registry.h"
 #include "harness/timer.h"
 #include "suites/case_run.h"
 #include "suites/compare.h"
 #include "suites/determinism.h"
 #include "suites/fixtures.h"
 #include "suites/probe.h"
+#include "suites/test_evidence.h"
 
 namespace bc::suite {
 namespace {
 
 // The selector's flags as dispatch derives them for cuDNN semantics.
-bool CudnnSemantics(const CaseSpec& c) { return c.engine.rfind("select", 0) == 0 || c.engine == "cudnn"; }
+bool CudnnSemantics(const CaseSpec& c) { return UsesCudnnSelection(c.engine, c.engine); }
 
 std::string Join(const std::vector<std::string>& parts) {
   std::string out;
@@ -37,7 +38,7 @@ std::optional<CaseRun> RunOrSkip(const CaseRow& row, const CaseSpec& spec, int r
   Result<CaseRun> run = RunCase(spec, {.repeats = repeats, .compare_to_reference = compare_to_reference});
   if (!run.ok() && IsNotEvaluated(run.status())) {
     *skip = run.status().message();
-    WriteEvidence(SkippedCaseRecord(row, *skip));
+    WriteEvidence(SkippedRecord(row, *skip));
     return std::nullopt;
   }
   EXPECT_TRUE(run.ok()) << run.status().ToString() << "\nrepro: " << row.repro;
@@ -58,20 +59,20 @@ TEST_P(Schedule, Run) {
     if (!skip.empty()) GTEST_SKIP() << skip;
     return;
   }
-  nlohmann::json checks = nlohmann::json::array();
+  std::vector<CheckRecord> checks;
   if (tolerance) {
     for (size_t i = 0; i < run->steps.size(); ++i) {
       const StepRun& s = run->steps[i];
       if (!s.error) continue;
       const ToleranceJudgement t = JudgeTolerance(s);
-      checks.push_back(CheckJson("tolerance", t.within, "step " + std::to_string(i) + ": " + t.detail));
+      checks.push_back(Check("tolerance", t.within, "step " + std::to_string(i) + ": " + t.detail));
       EXPECT_TRUE(t.within) << "step " << i << ": " << t.detail << "\nrepro: " << row.repro;
     }
   }
   if (!CheckRequested(row, "selection")) {
-    nlohmann::json record = CaseRecord(row, *run);
-    record["checks"] = checks;
-    WriteEvidence(record);
+    CaseRecord record = RunRecord(row, *run);
+    record.checks = std::move(checks);
+    WriteEvidence(std::move(record));
     return;
   }
   const BackendFlags& f = spec->flags;
@@ -82,7 +83,7 @@ TEST_P(Schedule, Run) {
   std::set<std::string> distinct;
   for (const Problem& p : spec->steps) distinct.insert(FormatProblem(p));
   const int expected_searches = benchmark ? static_cast<int>(distinct.size()) : 0;
-  checks.push_back(CheckJson("searches", run->searches == expected_searches,
+  checks.push_back(Check("searches", run->searches == expected_searches,
                          std::to_string(run->searches) + " search(es) over " + std::to_string(spec->steps.size()) +
                              " step(s) of " + std::to_string(distinct.size()) + " distinct problem(s), expected " +
                              std::to_string(expected_searches)));
@@ -119,21 +120,21 @@ TEST_P(Schedule, Run) {
     }
   }
   if (benchmark) {
-    checks.push_back(CheckJson("chosen_fastest", fastest, fastest ? "every search chose its fastest timed candidate"
+    checks.push_back(Check("chosen_fastest", fastest, fastest ? "every search chose its fastest timed candidate"
                                                               : detail_fastest));
-    checks.push_back(CheckJson("benchmark_limit", within_limit,
+    checks.push_back(Check("benchmark_limit", within_limit,
                            within_limit ? "no search timed more than cudnn.benchmark_limit candidates" : detail_limit));
   }
   if (deterministic) {
-    checks.push_back(CheckJson("deterministic_only", det_only,
+    checks.push_back(Check("deterministic_only", det_only,
                            det_only ? "only deterministic candidates were timed or chosen" : detail_det));
   }
   EXPECT_TRUE(fastest) << detail_fastest;
   EXPECT_TRUE(within_limit) << detail_limit;
   EXPECT_TRUE(det_only) << detail_det;
-  nlohmann::json record = CaseRecord(row, *run);
-  record["checks"] = checks;
-  WriteEvidence(record);
+  CaseRecord record = RunRecord(row, *run);
+  record.checks = std::move(checks);
+  WriteEvidence(std::move(record));
 }
 
 TEST_P(Compare, SideBySide) {
@@ -160,13 +161,15 @@ TEST_P(Compare, SideBySide) {
       if (is_a) last_a = std::move(run);
     }
   }
-  nlohmann::json record = CaseRecord(row, *last_a);
-  record["compare"] = {{"a", SamplesJson(row.repro, sa)},
-                       {"b", SamplesJson(b->Format(), sb)},
-                       {"versus_flags", options.value("versus_flags", nlohmann::json::object())},
-                       {"reps", reps}};
-  record["checks"] = nlohmann::json::array({CheckJson("measured", true, std::to_string(reps) + " interleaved reps")});
-  WriteEvidence(record);
+  CaseRecord record = RunRecord(row, *last_a);
+  record.compare = CompareRecord{.repro_a = row.repro,
+                                 .repro_b = b->Format(),
+                                 .a = std::move(sa),
+                                 .b = std::move(sb),
+                                 .versus_flags = options.value("versus_flags", nlohmann::json::object()),
+                                 .reps = reps};
+  record.checks.push_back(Check("measured", true, std::to_string(reps) + " interleaved reps"));
+  WriteEvidence(std::move(record));
 }
 
 TEST_P(CrossProcess, Probe) {
@@ -178,8 +181,9 @@ TEST_P(CrossProcess, Probe) {
   const std::string expect = options.value("expect", std::string("observe"));
   nlohmann::json envs = options.value("env", nlohmann::json::array({nlohmann::json::object()}));
 
-  nlohmann::json results = nlohmann::json::array();
-  std::map<std::string, int> choices, digests;
+  CrossProcessRecord x;
+  std::map<std::string, int>& choices = x.choice_distribution;
+  std::map<std::string, int>& digests = x.digest_distribution;
   std::map<std::string, std::set<std::string>> digests_by_env;
   for (const nlohmann::json& env_json : envs) {
     std::map<std::string, std::string> env = env_json.get<std::map<std::string, std::string>>();
@@ -191,7 +195,7 @@ TEST_P(CrossProcess, Probe) {
       ASSERT_TRUE(probe.ok()) << probe.status().ToString();
       if (probe->exit_code == kProbeNotEvaluated) {
         const std::string reason = probe->output.value("status", std::string("not evaluated"));
-        WriteEvidence(SkippedCaseRecord(row, reason));
+        WriteEvidence(SkippedRecord(row, reason));
         GTEST_SKIP() << reason;
       }
       ASSERT_EQ(probe->exit_code, 0) << probe->stderr_text << probe->output.dump();
@@ -204,37 +208,30 @@ TEST_P(CrossProcess, Probe) {
       ++choices[choice];
       ++digests[digest];
       digests_by_env[env_label].insert(digest);
-      results.push_back({{"env", env_label}, {"chosen", choice}, {"digest", digest},
-                         {"implementation", probe->output["steps"][0]["implementation"]},
-                         {"threads", probe->output["threads"]}});
+      x.processes.push_back({.env = env_label,
+                             .chosen = choice,
+                             .digest = digest,
+                             .implementation = probe->output["steps"][0]["implementation"].get<std::string>(),
+                             .threads = probe->output["threads"].get<int>()});
     }
   }
-  nlohmann::json checks = nlohmann::json::array();
+  std::vector<CheckRecord> checks;
   if (expect == "same_choice") {
-    checks.push_back(CheckJson("same_choice", choices.size() == 1,
+    checks.push_back(Check("same_choice", choices.size() == 1,
                            std::to_string(choices.size()) + " distinct choice(s) in " +
-                               std::to_string(results.size()) + " processes"));
+                               std::to_string(x.processes.size()) + " processes"));
     EXPECT_EQ(choices.size(), 1u) << nlohmann::json(choices).dump();
   } else if (expect == "same_digest") {
-    checks.push_back(CheckJson("same_digest", digests.size() == 1,
+    checks.push_back(Check("same_digest", digests.size() == 1,
                            std::to_string(digests.size()) + " distinct digest(s) in " +
-                               std::to_string(results.size()) + " processes"));
+                               std::to_string(x.processes.size()) + " processes"));
     EXPECT_EQ(digests.size(), 1u) << nlohmann::json(digests).dump();
   }
-  nlohmann::json record = SkippedCaseRecord(row, "");
-  record.erase("skip_reason");
-  record["processes"] = results;
-  record["choice_distribution"] = choices;
-  record["digest_distribution"] = digests;
-  record["distinct_choices"] = choices.size();
-  record["distinct_digests"] = digests.size();
-  // Whether each environment agrees with itself, and all environments with one another.
-  bool each_env_stable = true;
-  for (const auto& [label, set] : digests_by_env) each_env_stable = each_env_stable && set.size() == 1;
-  record["digests_stable_within_env"] = each_env_stable;
-  record["digests_equal_across_envs"] = digests.size() == 1;
-  record["checks"] = checks;
-  WriteEvidence(record);
+  for (const auto& [label, set] : digests_by_env) x.digests_stable_within_env = x.digests_stable_within_env && set.size() == 1;
+  CaseRecord record = SkippedRecord(row, "");
+  record.cross_process = std::move(x);
+  record.checks = std::move(checks);
+  WriteEvidence(std::move(record));
 }
 
 }  // namespace bc::suite

@@ -14,53 +14,35 @@
 #include <filesystem>
 #include <vector>
 
-#include "backends/onednn/onednn.h"
-#include "backends/registry.h"
-#include "harness/environment.h"
 #include "harness/evidence.h"
 #include "suites/case_table.h"
 #include "suites/probe.h"
+#include "suites/records.h"
 
 namespace {
 
 class ResultRecorder : public testing::EmptyTestEventListener {
   void OnTestEnd(const testing::TestInfo& info) override {
     const testing::TestResult& result = *info.result();
-    nlohmann::json r;
-    r["kind"] = "result";
-    r["test"] = std::string(info.test_suite_name()) + "." + info.name();
-    r["outcome"] = result.Skipped() ? "skipped" : result.Failed() ? "failed" : "passed";
-    r["elapsed_ms"] = result.elapsed_time();
-    std::string message;
+    bc::ResultRecord r{.test = std::string(info.test_suite_name()) + "." + info.name(),
+                       .outcome = result.Skipped()  ? bc::ResultOutcome::kSkipped
+                                  : result.Failed() ? bc::ResultOutcome::kFailed
+                                                    : bc::ResultOutcome::kPassed,
+                       .elapsed_ms = static_cast<double>(result.elapsed_time())};
     for (int i = 0; i < result.total_part_count(); ++i) {
       const testing::TestPartResult& part = result.GetTestPartResult(i);
       if (part.skipped() || part.failed()) {
-        message = part.message();
+        r.message = part.message();
         break;
       }
     }
-    r["message"] = message;
     // The test has ended: a failure here is reported by Close(), and the
     // process then exits non-zero, so ctest fails the test.
-    if (bc::Status s = bc::ProcessEvidence().Write(std::move(r)); !s.ok()) {
+    if (bc::Status s = bc::ProcessEvidence().Write(bc::ToJson(r)); !s.ok()) {
       std::fprintf(stderr, "backendcheck: %s\n", s.message().c_str());
     }
   }
 };
-
-nlohmann::json Environment() {
-  nlohmann::json env = bc::ProbeHostEnvironment();
-  env["onednn_isa"] = bc::OnednnEffectiveIsa();
-  nlohmann::json backends = nlohmann::json::object();
-  for (const bc::Availability& a : bc::AllAvailability()) {
-    backends[a.engine] = {{"built", a.built}, {"available", a.available}, {"reason", a.reason}, {"version", a.version},
-                          {"error", a.error}};
-  }
-  env["backends"] = backends;
-  env["default_flags"] = bc::BackendFlags().All();
-  env["gtest_filter"] = testing::GTEST_FLAG(filter);
-  return env;
-}
 
 // Test-only fault injection: BACKENDCHECK_INJECT_FAULT="MODE=GLOB,..." with
 // MODE crash (SIGSEGV), abort (SIGABRT) or hang (sleeps until killed) makes
@@ -138,7 +120,7 @@ int main(int argc, char** argv) {
   if (dir == nullptr || *dir == '\0') dir = std::getenv("BACKENDCHECK_DEFAULT_EVIDENCE_DIR");
   if (dir != nullptr && *dir != '\0' && !testing::GTEST_FLAG(list_tests)) {
     const std::string tag = std::filesystem::path(argv[0]).filename().string();
-    if (bc::Status s = bc::ProcessEvidence().Open(dir, tag, Environment()); !s.ok()) {
+    if (bc::Status s = bc::ProcessEvidence().Open(dir, tag, bc::ToJson(bc::ProbeEnvironment(testing::GTEST_FLAG(filter)))); !s.ok()) {
       std::fprintf(stderr, "backendcheck: cannot write evidence: %s\n", s.ToString().c_str());
       return 2;
     }

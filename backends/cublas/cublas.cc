@@ -1,4 +1,12 @@
-#include "backends/cublas/cublas.h"
+// The cuBLAS engine: matmul (C = A B, row-major) through cublasGemmEx, fp32
+// and fp16. For fp32 the compute type follows cuda.matmul.allow_tf32
+// (CUBLAS_COMPUTE_32F_FAST_TF32 when on), as PyTorch sets the math mode.
+// cuBLAS is bitwise reproducible on one GPU architecture and toolkit for a
+// single stream; under use_deterministic_algorithms PyTorch also demands
+// CUBLAS_WORKSPACE_CONFIG=:4096:8 or :16:8 (workspace_config.h): Prepare
+// fails with PyTorch's error, or runs with its warning under warn_only.
+#include "backends/engine.h"
+#include "backends/registry.h"
 
 #include <cstdlib>
 
@@ -13,8 +21,8 @@ const cuda::CublasState& Handle() { return cuda::SharedCublas(); }
 
 class CublasPrepared final : public PreparedOp {
  public:
-  CublasPrepared(const MatmulProblem& p, Buffers& b, Algorithm a, std::string warning)
-      : p_(p), b_(b), algorithm_(std::move(a)), warning_(std::move(warning)) {}
+  CublasPrepared(const MatmulProblem& p, Buffers& b, Algorithm a, std::string warning, bool allow_tf32)
+      : p_(p), b_(b), algorithm_(std::move(a)), warning_(std::move(warning)), allow_tf32_(allow_tf32) {}
 
   Status Init() {
     // Row-major A [m,k], B [k,n], C [m,n] as 2-d tensors: (1, 1, rows, cols).
@@ -48,13 +56,13 @@ class CublasPrepared final : public PreparedOp {
 
  private:
   cublasComputeType_t ComputeType() const {
-    return p_.dtype == DataType::kF32 && CurrentFlags().cuda_matmul_allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                                                               : CUBLAS_COMPUTE_32F;
+    return p_.dtype == DataType::kF32 && allow_tf32_ ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   }
   MatmulProblem p_;
   Buffers& b_;
   Algorithm algorithm_;
   std::string warning_;
+  bool allow_tf32_;  // cuda.matmul.allow_tf32 of the case
   cuda::DeviceBuffer a_, bm_, c_;
   cuda::EventTimer timer_;
   std::optional<double> device_ns_;
@@ -62,29 +70,40 @@ class CublasPrepared final : public PreparedOp {
 
 }  // namespace
 
-const CublasEngine& CublasEngine::Instance() {
+class CublasEngine final : public Engine {
+ public:
+  CublasEngine() : Engine("cublas", Device::kCuda) {}
+  Availability availability() const override;
+  Result<std::vector<Algorithm>> Candidates(const Problem& p, const BackendFlags& flags) const override;
+  Result<std::unique_ptr<PreparedOp>> Prepare(const Problem& p, const Algorithm& algorithm, Buffers& buffers,
+                                              const BackendFlags& flags) const override;
+};
+
+const Engine& CublasEngineInstance() {
   static const CublasEngine kEngine;
   return kEngine;
 }
 
 Availability CublasEngine::availability() const { return Handle().availability; }
 
-std::vector<Algorithm> CublasEngine::algorithms(const Problem& p) const {
-  if (Handle().handle == nullptr || !std::holds_alternative<MatmulProblem>(p)) return {};
-  return {{"gemm_ex", Determinism::kDeterministic, 0}};
+Result<std::vector<Algorithm>> CublasEngine::Candidates(const Problem& p, const BackendFlags&) const {
+  if (Handle().handle == nullptr || !std::holds_alternative<MatmulProblem>(p)) return std::vector<Algorithm>{};
+  return std::vector<Algorithm>{{"gemm_ex", Determinism::kDeterministic, 0}};
 }
 
-Result<std::unique_ptr<PreparedOp>> CublasEngine::Prepare(const Problem& p, const std::string& algorithm,
-                                                          Buffers& buffers) const {
+Result<std::unique_ptr<PreparedOp>> CublasEngine::Prepare(const Problem& p, const Algorithm& algorithm,
+                                                          Buffers& buffers, const BackendFlags& flags) const {
   const cuda::CublasState& hs = Handle();
   if (hs.handle == nullptr) return NotAvailable(hs.availability);
-  Result<Algorithm> a = FindAlgorithm(*this, p, algorithm);
-  if (!a.ok()) return a.status();
+  if (!std::holds_alternative<MatmulProblem>(p)) {
+    return Status(StatusCode::kUnimplemented, "cublas has no implementation of " + FormatProblem(p));
+  }
   const char* config = std::getenv("CUBLAS_WORKSPACE_CONFIG");
   const cublas::ConfigCheck check = cublas::CheckWorkspaceConfig(
-      CurrentFlags(), config ? std::optional<std::string>(config) : std::nullopt, hs.cuda_version);
+      flags, config ? std::optional<std::string>(config) : std::nullopt, hs.cuda_version);
   if (check.error) return Status(StatusCode::kNotDeterministic, check.message);
-  auto prepared = std::make_unique<CublasPrepared>(std::get<MatmulProblem>(p), buffers, a.value(), check.message);
+  auto prepared = std::make_unique<CublasPrepared>(std::get<MatmulProblem>(p), buffers, algorithm, check.message,
+                                                   flags.cuda_matmul_allow_tf32);
   BC_RETURN_IF_ERROR(prepared->Init());
   return std::unique_ptr<PreparedOp>(std::move(prepared));
 }

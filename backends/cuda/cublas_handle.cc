@@ -25,8 +25,8 @@ const CublasState& SharedCublas() {
     (void)cublasGetProperty(MAJOR_VERSION, &major);
     (void)cublasGetProperty(MINOR_VERSION, &minor);
     (void)cublasGetProperty(PATCH_LEVEL, &patch);
-    s.availability.version = "cuBLAS " + std::to_string(major) + "." + std::to_string(minor) + "." +
-                             std::to_string(patch) + ", " + s.availability.version;
+    s.availability.library_version = std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+    s.availability.version = "cuBLAS " + s.availability.library_version + ", " + s.availability.version;
     if (!s.availability.available) return s;
     const cublasStatus_t cs = cublasCreate(&s.handle);
     if (cs != CUBLAS_STATUS_SUCCESS) {

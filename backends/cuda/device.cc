@@ -19,13 +19,42 @@ Status FromCuda(cudaError_t e, const char* call) {
                                                         cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + ")");
 }
 
+namespace {
+
+std::string CudaVersion(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+}  // namespace
+
+CudaVersions LoadedCudaVersions() {
+  int driver = 0, runtime = 0;
+  (void)cudaDriverGetVersion(&driver);
+  (void)cudaRuntimeGetVersion(&runtime);
+  return {driver == 0 ? "0" : CudaVersion(driver), CudaVersion(runtime)};
+}
+
+std::optional<GpuInfo> FirstGpu() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) return std::nullopt;
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) return std::nullopt;
+  int driver = 0, runtime = 0;
+  (void)cudaDriverGetVersion(&driver);
+  (void)cudaRuntimeGetVersion(&runtime);
+  return GpuInfo{.name = prop.name,
+                 .arch = "sm_" + std::to_string(prop.major) + std::to_string(prop.minor),
+                 .count = count,
+                 .driver = CudaVersion(driver),
+                 .cuda_runtime = CudaVersion(runtime)};
+}
+
 Availability CudaAvailability() {
   Availability a;
   a.engine = "cuda";
   a.built = true;
   int runtime = 0;
   (void)cudaRuntimeGetVersion(&runtime);
-  a.version = "CUDA runtime " + std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10);
+  a.library_version = CudaVersion(runtime);
+  a.version = "CUDA runtime " + a.library_version;
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
@@ -34,18 +63,14 @@ Availability CudaAvailability() {
     a.error = s.code() != StatusCode::kUnavailable;
     return a;
   }
-  if (count == 0) {
+  const std::optional<GpuInfo> gpu = FirstGpu();
+  if (count == 0 || !gpu) {
     a.reason = "cudaGetDeviceCount found no CUDA device";
     return a;
   }
-  cudaDeviceProp prop{};
-  (void)cudaGetDeviceProperties(&prop, 0);
-  int driver = 0;
-  (void)cudaDriverGetVersion(&driver);
   a.available = true;
-  a.reason = std::to_string(count) + " device(s); device 0: " + prop.name + " (sm_" + std::to_string(prop.major) +
-             std::to_string(prop.minor) + "), driver API " + std::to_string(driver / 1000) + "." +
-             std::to_string(driver % 1000 / 10);
+  a.reason = std::to_string(count) + " device(s); device 0: " + gpu->name + " (" + gpu->arch + "), driver API " +
+             gpu->driver;
   return a;
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/gpu.h"
 #include "backends/engine.h"
 
 namespace bc::cuda {

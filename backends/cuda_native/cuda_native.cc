@@ -1,4 +1,12 @@
-#include "backends/cuda_native/cuda_native.h"
+// The native CUDA engine: what PyTorch falls back to when cudnn.enabled is
+// false. conv2d fp32 NCHW in three directions as im2col + cuBLAS GEMM
+// ("im2col_gemm", deterministic: a gather col2im, and backward-weights
+// accumulated over the batch by sequential GEMMs), plus "atomic" for
+// backward-weights: one thread per output pixel adding into the weight
+// gradient with atomicAdd, the GPU's own nondeterministic path and positive
+// control. GEMMs follow cuda.matmul.allow_tf32. It makes no cuDNN call.
+#include "backends/engine.h"
+#include "backends/registry.h"
 
 #include "backends/cuda/cublas_handle.h"
 #include "backends/cuda/device.h"
@@ -21,7 +29,8 @@ bool Supported(const Problem& p) {
 
 class NativePrepared final : public PreparedOp {
  public:
-  NativePrepared(const Conv2dProblem& p, Buffers& b, Algorithm a) : p_(p), b_(b), algorithm_(std::move(a)) {
+  NativePrepared(const Conv2dProblem& p, Buffers& b, Algorithm a, bool allow_tf32)
+      : p_(p), b_(b), algorithm_(std::move(a)), allow_tf32_(allow_tf32) {
     G_ = {p.ic, p.ih, p.iw, p.oc, p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, p.dh, p.dw, p.g, p.oh(), p.ow()};
   }
 
@@ -34,8 +43,8 @@ class NativePrepared final : public PreparedOp {
 
   Status Execute() override {
     cublasHandle_t h = cuda::SharedCublas().handle;
-    BC_CUBLAS(cublasSetMathMode(h, CurrentFlags().cuda_matmul_allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
-                                                                         : CUBLAS_DEFAULT_MATH));
+    BC_CUBLAS(cublasSetMathMode(h, allow_tf32_ ? CUBLAS_TF32_TENSOR_OP_MATH
+                                             : CUBLAS_DEFAULT_MATH));
     return cuda::TimedOnDevice(timer_, device_ns_, [&]() -> Status {
       float* x = static_cast<float*>(x_.get());
       float* w = static_cast<float*>(w_.get());
@@ -94,6 +103,7 @@ class NativePrepared final : public PreparedOp {
   Conv2dProblem p_;
   Buffers& b_;
   Algorithm algorithm_;
+  bool allow_tf32_;  // cuda.matmul.allow_tf32 of the case
   cuda_native::ConvGeometry G_{};
   cuda::DeviceBuffer x_, w_, y_, col_;
   cuda::EventTimer timer_;
@@ -102,15 +112,24 @@ class NativePrepared final : public PreparedOp {
 
 }  // namespace
 
-const CudaNativeEngine& CudaNativeEngine::Instance() {
+class CudaNativeEngine final : public Engine {
+ public:
+  CudaNativeEngine() : Engine("cuda_native", Device::kCuda) {}
+  Availability availability() const override;
+  Result<std::vector<Algorithm>> Candidates(const Problem& p, const BackendFlags& flags) const override;
+  Result<std::unique_ptr<PreparedOp>> Prepare(const Problem& p, const Algorithm& algorithm, Buffers& buffers,
+                                              const BackendFlags& flags) const override;
+};
+
+const Engine& CudaNativeEngineInstance() {
   static const CudaNativeEngine kEngine;
   return kEngine;
 }
 
 Availability CudaNativeEngine::availability() const { return NativeAvailability(); }
 
-std::vector<Algorithm> CudaNativeEngine::algorithms(const Problem& p) const {
-  if (cuda::SharedCublas().handle == nullptr || !Supported(p)) return {};
+Result<std::vector<Algorithm>> CudaNativeEngine::Candidates(const Problem& p, const BackendFlags&) const {
+  if (cuda::SharedCublas().handle == nullptr || !Supported(p)) return std::vector<Algorithm>{};
   std::vector<Algorithm> out = {{"im2col_gemm", Determinism::kDeterministic, 0}};
   if (std::get<Conv2dProblem>(p).direction == Direction::kBackwardWeights) {
     out.push_back({"atomic", Determinism::kNondeterministic, 0});
@@ -118,12 +137,12 @@ std::vector<Algorithm> CudaNativeEngine::algorithms(const Problem& p) const {
   return out;
 }
 
-Result<std::unique_ptr<PreparedOp>> CudaNativeEngine::Prepare(const Problem& p, const std::string& algorithm,
-                                                              Buffers& buffers) const {
+Result<std::unique_ptr<PreparedOp>> CudaNativeEngine::Prepare(const Problem& p, const Algorithm& algorithm,
+                                                              Buffers& buffers, const BackendFlags& flags) const {
   if (cuda::SharedCublas().handle == nullptr) return NotAvailable(NativeAvailability());
-  Result<Algorithm> a = FindAlgorithm(*this, p, algorithm);
-  if (!a.ok()) return a.status();
-  auto prepared = std::make_unique<NativePrepared>(std::get<Conv2dProblem>(p), buffers, a.value());
+  if (!Supported(p)) return Status(StatusCode::kUnimplemented, "cuda_native has no implementation of " + FormatProblem(p));
+  auto prepared =
+      std::make_unique<NativePrepared>(std::get<Conv2dProblem>(p), buffers, algorithm, flags.cuda_matmul_allow_tf32);
   BC_RETURN_IF_ERROR(prepared->Init());
   return std::unique_ptr<PreparedOp>(std::move(prepared));
 }

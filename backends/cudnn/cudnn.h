@@ -9,7 +9,7 @@
 // succeeds; otherwise the reason carries the CUDA or cuDNN error. No cuDNN
 // call that takes a handle is made without a successful cudnnCreate.
 //
-// algorithms(): cudnnGet*Algorithm_v7's list in its order, each with the
+// Candidates() (v7.cc): cudnnGet*Algorithm_v7's list in its order, each with the
 // determinism field cuDNN reports. Search(): cudnnFind*AlgorithmEx, which
 // times every algorithm on the device; the shared AlgorithmSelector then
 // chooses (see backends/cudnn/policy.h). The math type follows PyTorch
@@ -29,21 +29,6 @@
 #include "backends/engine.h"
 
 namespace bc {
-
-class CudnnEngine final : public Engine {
- public:
-  static const CudnnEngine& Instance();
-
-  std::string_view name() const override { return "cudnn"; }
-  Device device() const override { return Device::kCuda; }
-  Availability availability() const override;
-  std::vector<Algorithm> algorithms(const Problem& p) const override;
-  Result<std::vector<Algorithm>> Candidates(const Problem& p) const override;
-  std::optional<std::string> PinnedDeterministic(const Problem& p) const override;
-  Result<EngineSearch> Search(const Problem& p) const override;
-  Result<std::unique_ptr<PreparedOp>> Prepare(const Problem& p, const std::string& algorithm,
-                                              Buffers& buffers) const override;
-};
 
 // cuDNN calls made by this process so far (0 in a build without cuDNN).
 int64_t CudnnCallCount();

@@ -1,4 +1,5 @@
 #include "backends/onednn/onednn.h"
+#include "backends/registry.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -215,7 +216,18 @@ std::string IsaName(dnnl::cpu_isa isa) {
 
 std::string OnednnEffectiveIsa() { return IsaName(dnnl::get_effective_cpu_isa()); }
 
-const OnednnEngine& OnednnEngine::Instance() {
+class OnednnEngine final : public Engine {
+ public:
+  OnednnEngine() : Engine("onednn", Device::kCpu) {}
+  Availability availability() const override;
+  Result<std::vector<Algorithm>> Candidates(const Problem& p, const BackendFlags& flags) const override;
+  // "gemm", the GEMM-based analogue of PyTorch's pinned cuDNN defaults.
+  std::optional<std::string> PinnedDeterministic(const Problem& p) const override;
+  Result<std::unique_ptr<PreparedOp>> Prepare(const Problem& p, const Algorithm& algorithm, Buffers& buffers,
+                                              const BackendFlags& flags) const override;
+};
+
+const Engine& OnednnEngineInstance() {
   static const OnednnEngine kEngine;
   return kEngine;
 }
@@ -225,8 +237,8 @@ Availability OnednnEngine::availability() const {
   a.engine = "onednn";
   a.built = true;
   const dnnl_version_t* v = dnnl_version();
-  a.version = std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
-              " (" + v->hash + ")";
+  a.library_version = std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+  a.version = a.library_version + " (" + v->hash + ")";
   try {
     (void)CpuEngine();
     a.available = true;
@@ -237,7 +249,7 @@ Availability OnednnEngine::availability() const {
   return a;
 }
 
-std::vector<Algorithm> OnednnEngine::algorithms(const Problem& p) const {
+Result<std::vector<Algorithm>> OnednnEngine::Candidates(const Problem& p, const BackendFlags&) const {
   std::vector<Algorithm> out;
   if (!IsPlainF32(p)) return out;
   const auto add = [&](const std::string& name) {
@@ -261,11 +273,12 @@ std::optional<std::string> OnednnEngine::PinnedDeterministic(const Problem& p) c
   return "gemm";
 }
 
-Result<std::unique_ptr<PreparedOp>> OnednnEngine::Prepare(const Problem& p, const std::string& algorithm,
-                                                          Buffers& buffers) const {
-  Result<Algorithm> found = FindAlgorithm(*this, p, algorithm);
-  if (!found.ok()) return found.status();
-  auto prepared = std::make_unique<OnednnPrepared>(p, found.value(), buffers);
+Result<std::unique_ptr<PreparedOp>> OnednnEngine::Prepare(const Problem& p, const Algorithm& algorithm, Buffers& buffers,
+                                                          const BackendFlags&) const {
+  if (!IsPlainF32(p) || std::holds_alternative<ScatterAddProblem>(p)) {
+    return Status(StatusCode::kUnimplemented, "onednn has no implementation of " + FormatProblem(p));
+  }
+  auto prepared = std::make_unique<OnednnPrepared>(p, algorithm, buffers);
   BC_RETURN_IF_ERROR(prepared->Init());
   return std::unique_ptr<PreparedOp>(std::move(prepared));
 }

@@ -23,20 +23,6 @@
 
 namespace bc {
 
-class OnednnEngine final : public Engine {
- public:
-  static const OnednnEngine& Instance();
-
-  std::string_view name() const override { return "onednn"; }
-  Device device() const override { return Device::kCpu; }
-  Availability availability() const override;
-  std::vector<Algorithm> algorithms(const Problem& p) const override;
-  // "gemm", the GEMM-based analogue of PyTorch's pinned cuDNN defaults.
-  std::optional<std::string> PinnedDeterministic(const Problem& p) const override;
-  Result<std::unique_ptr<PreparedOp>> Prepare(const Problem& p, const std::string& algorithm,
-                                              Buffers& buffers) const override;
-};
-
 // "avx512_core", "avx2", ...: the ISA oneDNN dispatches to on this CPU.
 std::string OnednnEffectiveIsa();
 

@@ -1,4 +1,5 @@
 #include "backends/reference/reference.h"
+#include "backends/registry.h"
 
 #include <omp.h>
 
@@ -239,7 +240,17 @@ class ReferencePrepared final : public PreparedOp {
 
 void ReferenceCompute(const Problem& p, Buffers& b) { Compute(p, b, std::holds_alternative<ScatterAddProblem>(p)); }
 
-const ReferenceEngine& ReferenceEngine::Instance() {
+class ReferenceEngine final : public Engine {
+ public:
+  ReferenceEngine() : Engine("reference", Device::kCpu) {}
+  Availability availability() const override;
+  Result<std::vector<Algorithm>> Candidates(const Problem& p, const BackendFlags& flags) const override;
+  std::optional<std::string> PinnedDeterministic(const Problem& p) const override;
+  Result<std::unique_ptr<PreparedOp>> Prepare(const Problem& p, const Algorithm& algorithm, Buffers& buffers,
+                                              const BackendFlags& flags) const override;
+};
+
+const Engine& ReferenceEngineInstance() {
   static const ReferenceEngine kEngine;
   return kEngine;
 }
@@ -248,11 +259,11 @@ Availability ReferenceEngine::availability() const {
   return {"reference", true, true, "built in: OpenMP loops accumulating in fp64", "1"};
 }
 
-std::vector<Algorithm> ReferenceEngine::algorithms(const Problem& p) const {
-  if (!IsPlainF32(p)) return {};  // the oracle serves other types through ReferenceCompute only
+Result<std::vector<Algorithm>> ReferenceEngine::Candidates(const Problem& p, const BackendFlags&) const {
+  if (!IsPlainF32(p)) return std::vector<Algorithm>{};  // the oracle serves other types through ReferenceCompute only
   const Algorithm atomic{"atomic", Determinism::kNondeterministic, 0};
-  if (std::holds_alternative<ScatterAddProblem>(p)) return {atomic};
-  return {{"owner", Determinism::kDeterministic, 0}, atomic};
+  if (std::holds_alternative<ScatterAddProblem>(p)) return std::vector<Algorithm>{atomic};
+  return std::vector<Algorithm>{{"owner", Determinism::kDeterministic, 0}, atomic};
 }
 
 std::optional<std::string> ReferenceEngine::PinnedDeterministic(const Problem& p) const {
@@ -260,11 +271,12 @@ std::optional<std::string> ReferenceEngine::PinnedDeterministic(const Problem& p
   return "owner";
 }
 
-Result<std::unique_ptr<PreparedOp>> ReferenceEngine::Prepare(const Problem& p, const std::string& algorithm,
-                                                             Buffers& buffers) const {
-  Result<Algorithm> found = FindAlgorithm(*this, p, algorithm);
-  if (!found.ok()) return found.status();
-  return std::unique_ptr<PreparedOp>(new ReferencePrepared(p, found.value(), buffers));
+Result<std::unique_ptr<PreparedOp>> ReferenceEngine::Prepare(const Problem& p, const Algorithm& algorithm,
+                                                             Buffers& buffers, const BackendFlags&) const {
+  if (algorithm.name != "owner" && algorithm.name != "atomic") {
+    return Status(StatusCode::kInvalidArgument, "reference has no algorithm '" + algorithm.name + "'");
+  }
+  return std::unique_ptr<PreparedOp>(new ReferencePrepared(p, algorithm, buffers));
 }
 
 }  // namespace bc

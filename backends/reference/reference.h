@@ -20,19 +20,6 @@
 
 namespace bc {
 
-class ReferenceEngine final : public Engine {
- public:
-  static const ReferenceEngine& Instance();
-
-  std::string_view name() const override { return "reference"; }
-  Device device() const override { return Device::kCpu; }
-  Availability availability() const override;
-  std::vector<Algorithm> algorithms(const Problem& p) const override;
-  std::optional<std::string> PinnedDeterministic(const Problem& p) const override;
-  Result<std::unique_ptr<PreparedOp>> Prepare(const Problem& p, const std::string& algorithm,
-                                              Buffers& buffers) const override;
-};
-
 // The oracle: the owner algorithm (the atomic one for scatter_add, which has
 // no other), run directly on `b`, for any dtype and layout (buffers are
 // logical NCHW; fp16 inputs are already rounded to half). As an engine it

@@ -9,7 +9,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from reports import benchmarks
+from reports import benchmarks, plots
 from reports.evidence import read_evidence
 from reports.statistics import decide_ratio
 
@@ -87,12 +87,12 @@ class SummaryTest(unittest.TestCase):
     def test_roofline_places_points_under_the_roofs(self) -> None:
         rows = [_row(ONEDNN, **{"GFLOP/s": 150.0, "peak_fraction": 0.375, "flop": 2e9, "bytes": 1e7}),
                 _row("Engine/reference/conv2d/fwd/l1_3x3", **{"GFLOP/s": 1.0, "flop": 2e9, "bytes": 1e7})]
-        plot = benchmarks.roofline_plot(benchmarks.summarize(_file(rows)), "cpu")
+        plot = plots.roofline_plot(benchmarks.summarize(_file(rows)), "cpu")
         self.assertEqual(plot["engines"], ["onednn", "reference"])
         onednn, reference = plot["points"]
         self.assertLess(onednn["y"], reference["y"])  # faster is higher (smaller y)
         self.assertGreater(onednn["y"], plot["peak_y"])  # below the peak line
-        self.assertEqual(benchmarks.roofline_plot(benchmarks.summarize(_file(rows)), "cuda"), {})
+        self.assertEqual(plots.roofline_plot(benchmarks.summarize(_file(rows)), "cuda"), {})
 
     def test_evidence_directory_carries_its_benchmarks_into_the_report(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:

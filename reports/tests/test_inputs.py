@@ -105,8 +105,9 @@ class Inputs(unittest.TestCase):
                 d = self.evidence_with(json.dumps(bad))
                 self.one_line(self.report(evidence=d), str(d), f"'{field}' must be")
         for record, want in (({"kind": "case", "schema": 1, "test": "T", "checks": {"a": 1}}, "'checks' must be"),
-                             ({"kind": "case", "schema": 1, "test": "T", "times_ns": [1, "x"]}, "'times_ns' must be"),
-                             ({"kind": "result", "schema": 1, "test": "T", "outcome": 1}, "'outcome' must be"),
+                             ({"kind": "case", "schema": 1, "test": "T", "times_ns": [1, "x"]},
+                              "'times_ns[1]' must be"),
+                             ({"kind": "result", "schema": 1, "test": "T", "outcome": 1}, "'outcome': unknown outcome"),
                              ({"kind": "result", "schema": 9, "test": "T", "outcome": "passed"}, "schema 9")):
             with self.subTest(record=record):
                 self.setUp()
@@ -154,3 +155,26 @@ class Inputs(unittest.TestCase):
         d.mkdir()
         (d / "avx512_core_vnni-2t.toml").write_text("[" * 600 + "]" * 600 + "\n")
         self.one_line(self.report("--expectations", str(d), "--check-expectations"))
+
+
+class EngineRegistryTest(unittest.TestCase):
+    """inputs/engines.py reads backends/engines.def, the C++ registry's list."""
+
+    def test_the_engines_and_their_devices(self) -> None:
+        from inputs import engines
+        found = engines.engines()
+        self.assertEqual(list(found)[:2], ["onednn", "reference"])
+        self.assertEqual(found["cudnn"].device, "cuda")
+        self.assertTrue(found["cudnn"].cudnn_selection)
+        self.assertEqual(found["onednn"].library, "oneDNN")
+        self.assertIn("scatter_add", found["reference"].ops)
+        self.assertEqual(engines.device_of("cublas"), "cuda")
+        self.assertEqual(engines.backends()[-2:], ("openmp", "mps"))
+
+    def test_a_line_it_cannot_read_names_file_and_line(self) -> None:
+        from inputs import engines
+        with tempfile.TemporaryDirectory() as d:
+            f = Path(d) / "engines.def"
+            f.write_text('// x\nBC_ENGINE("a", AInstance, cpu, "conv2d", true, "A")\nBC_ENGINE("b", gpu)\n')
+            with self.assertRaisesRegex(RuntimeError, r"engines\.def:3: "):
+                engines.engines.__wrapped__(f)

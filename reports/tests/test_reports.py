@@ -260,8 +260,11 @@ CLAIM_TABLE = (
 def environment(machine: str, isa: str = "avx512_core", threads: int = 2, gpu: str = "") -> dict:
     backends = {"cudnn": {"available": bool(gpu), "built": True, "version": "cuDNN 9.19.0, CUDA runtime 13.0",
                           "reason": f"1 device(s); device 0: {gpu} (sm_90), driver API 13.0" if gpu else "no GPU"}}
-    return {"kind": "environment", "schema": 1, "machine": machine, "onednn_isa": isa, "omp_max_threads": threads,
-            "backends": backends}
+    env = {"kind": "environment", "schema": 1, "machine": machine, "onednn_isa": isa, "omp_max_threads": threads,
+           "backends": backends, "versions": {"cudnn": "9.19.0"} if gpu else {}}
+    if gpu:
+        env["gpu"] = {"name": gpu, "arch": "sm_90", "count": 1, "driver": "13.0"}
+    return env
 
 
 def write_run(directory: Path, env: dict, records: dict[str, list[dict]]) -> Path:
@@ -517,11 +520,13 @@ class TrustTest(unittest.TestCase):
     def test_unknown_kind_schema_type_or_outcome_is_refused_with_file_and_line(self) -> None:
         for old, new, why in (('"kind":"result"', '"kind":"verdict"', "unknown record kind"),
                               ('"schema":1', '"schema":2', "evidence schema 2"),
-                              ('"outcome":"passed","schema":1', '"outcome":"maybe","schema":1', "unknown result outcome"),
+                              ('"outcome":"passed","schema":1', '"outcome":"maybe","schema":1',
+                               "'outcome': unknown outcome 'maybe'"),
                               ('"name":"bitwise","outcome":"passed"', '"name":"bitwise","outcome":"great"',
-                               "unknown outcome"),
-                              ('"cpu_isa_flags":[', '"cpu_isa_flags":[1,', "'cpu_isa_flags' must be list[str]"),
-                              ('"times_ns":[', '"times_ns":["x",', "'times_ns' must be list[number]")):
+                               "'checks[0].outcome': unknown outcome 'great'"),
+                              ('"cpu_isa_flags":[', '"cpu_isa_flags":[1,', "'cpu_isa_flags[0]' must be string"),
+                              ('"times_ns":[', '"times_ns":["x",', "'times_ns[0]' must be number"),
+                              ('"degenerate":false', '"degenerat":false', "'degenerat' was unexpected")):
             with self.subTest(why=why):
                 self.setUp()
                 lines = self.refused(old, new)

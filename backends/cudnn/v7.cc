@@ -1,0 +1,255 @@
+// The legacy cuDNN API as PyTorch's Conv_v7.cpp uses it: candidates from
+// cudnnGet*Algorithm_v7 in its order, a search with cudnnFind*AlgorithmEx on
+// the step's inputs, and execution with the algorithm's workspace.
+#include <array>
+
+#include "backends/cudnn/paths.h"
+#include "backends/cudnn/policy.h"
+
+namespace bc::cudnn {
+namespace {
+
+cudnnDataType_t CudnnType(DataType t) { return t == DataType::kF16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT; }
+cudnnTensorFormat_t CudnnFormat(Layout l) { return l == Layout::kNhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW; }
+cudnnMathType_t CudnnMath(MathType m) {
+  switch (m) {
+    case MathType::kTensorOp: return CUDNN_TENSOR_OP_MATH;
+    case MathType::kFma: return CUDNN_FMA_MATH;
+    case MathType::kDefault: break;
+  }
+  return CUDNN_DEFAULT_MATH;
+}
+
+// RAII for the descriptors of one problem.
+struct Descriptors {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  ~Descriptors() {
+    if (x) cudnnDestroyTensorDescriptor(x);
+    if (y) cudnnDestroyTensorDescriptor(y);
+    if (w) cudnnDestroyFilterDescriptor(w);
+    if (conv) cudnnDestroyConvolutionDescriptor(conv);
+  }
+  Status Init(const Conv2dProblem& p, bool allow_tf32) {
+    BC_CUDNN(cudnnCreateTensorDescriptor(&x));
+    BC_CUDNN(cudnnCreateTensorDescriptor(&y));
+    BC_CUDNN(cudnnCreateFilterDescriptor(&w));
+    BC_CUDNN(cudnnCreateConvolutionDescriptor(&conv));
+    const auto i = [](int64_t v) { return static_cast<int>(v); };
+    const cudnnDataType_t dt = CudnnType(p.dtype);
+    const cudnnTensorFormat_t fmt = CudnnFormat(p.layout);
+    BC_CUDNN(cudnnSetTensor4dDescriptor(x, fmt, dt, i(p.mb), i(p.ic), i(p.ih), i(p.iw)));
+    BC_CUDNN(cudnnSetTensor4dDescriptor(y, fmt, dt, i(p.mb), i(p.oc), i(p.oh()), i(p.ow())));
+    BC_CUDNN(cudnnSetFilter4dDescriptor(w, dt, fmt, i(p.oc), i(p.ic / p.g), i(p.kh), i(p.kw)));
+    // fp16 computes in fp32, as PyTorch configures it.
+    BC_CUDNN(cudnnSetConvolution2dDescriptor(conv, i(p.ph), i(p.pw), i(p.sh), i(p.sw), i(p.dh), i(p.dw),
+                                             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    BC_CUDNN(cudnnSetConvolutionGroupCount(conv, i(p.g)));
+    BC_CUDNN(cudnnSetConvolutionMathType(conv, CudnnMath(CudnnMathType(p.dtype, allow_tf32))));
+    return Status::Ok();
+  }
+};
+
+template <typename Perf>
+PerfRecord ToRecord(Direction d, const Perf& perf) {
+  return {AlgoName(d, static_cast<int>(perf.algo)), perf.status == CUDNN_STATUS_SUCCESS,
+          static_cast<double>(perf.time), static_cast<int64_t>(perf.memory),
+          perf.determinism == CUDNN_DETERMINISTIC};
+}
+
+template <typename Perf, size_t N>
+std::vector<PerfRecord> ToRecords(Direction d, const std::array<Perf, N>& perf, int returned, bool timed) {
+  std::vector<PerfRecord> out;
+  for (int k = 0; k < returned; ++k) {
+    PerfRecord r = ToRecord(d, perf[k]);
+    if (!timed) r.time_ms = -1;
+    out.push_back(r);
+  }
+  return out;
+}
+
+Result<std::vector<PerfRecord>> Heuristics(cudnnHandle_t h, const Descriptors& d, const Conv2dProblem& p) {
+  int n = 0;
+  switch (p.direction) {
+    case Direction::kForward: {
+      std::array<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT> perf{};
+      BC_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.w, d.conv, d.y, perf.size(), &n, perf.data()));
+      return ToRecords(p.direction, perf, n, false);
+    }
+    case Direction::kBackwardData: {
+      std::array<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT> perf{};
+      BC_CUDNN(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w, d.y, d.conv, d.x, perf.size(), &n, perf.data()));
+      return ToRecords(p.direction, perf, n, false);
+    }
+    case Direction::kBackwardWeights: {
+      std::array<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT> perf{};
+      BC_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.conv, d.w, perf.size(), &n, perf.data()));
+      return ToRecords(p.direction, perf, n, false);
+    }
+  }
+  return Status(StatusCode::kInternal, "unknown direction");
+}
+
+Status WorkspaceSize(cudnnHandle_t h, const Descriptors& d, const Conv2dProblem& p, int algo, size_t* bytes) {
+  switch (p.direction) {
+    case Direction::kForward:
+      BC_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(h, d.x, d.w, d.conv, d.y,
+                                                       static_cast<cudnnConvolutionFwdAlgo_t>(algo), bytes));
+      break;
+    case Direction::kBackwardData:
+      BC_CUDNN(cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w, d.y, d.conv, d.x,
+                                                            static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), bytes));
+      break;
+    case Direction::kBackwardWeights:
+      BC_CUDNN(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+          h, d.x, d.y, d.conv, d.w, static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), bytes));
+      break;
+  }
+  return Status::Ok();
+}
+
+Status Run(cudnnHandle_t h, const Descriptors& d, const Conv2dProblem& p, int algo, DeviceTensors& t, void* ws,
+           size_t ws_bytes) {
+  const float alpha = 1, beta = 0;
+  switch (p.direction) {
+    case Direction::kForward:
+      BC_CUDNN(cudnnConvolutionForward(h, &alpha, d.x, t.x.get(), d.w, t.w.get(), d.conv,
+                                       static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws, ws_bytes, &beta, d.y,
+                                       t.y.get()));
+      break;
+    case Direction::kBackwardData:
+      BC_CUDNN(cudnnConvolutionBackwardData(h, &alpha, d.w, t.w.get(), d.y, t.y.get(), d.conv,
+                                            static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), ws, ws_bytes, &beta,
+                                            d.x, t.x.get()));
+      break;
+    case Direction::kBackwardWeights:
+      BC_CUDNN(cudnnConvolutionBackwardFilter(h, &alpha, d.x, t.x.get(), d.y, t.y.get(), d.conv,
+                                              static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), ws, ws_bytes,
+                                              &beta, d.w, t.w.get()));
+      break;
+  }
+  return Status::Ok();
+}
+
+class CudnnPrepared final : public PreparedOp {
+ public:
+  CudnnPrepared(const Conv2dProblem& p, Buffers& b, Algorithm a, bool allow_tf32)
+      : p_(p), b_(b), algorithm_(std::move(a)), allow_tf32_(allow_tf32) {}
+
+  Status Init(cudnnHandle_t h) {
+    h_ = h;
+    algo_ = AlgoIndex(p_.direction, algorithm_.name);
+    if (algo_ < 0) return Status(StatusCode::kInvalidArgument, "unknown cuDNN algorithm " + algorithm_.name);
+    BC_RETURN_IF_ERROR(d_.Init(p_, allow_tf32_));
+    BC_RETURN_IF_ERROR(t_.Init(p_, b_));
+    BC_RETURN_IF_ERROR(WorkspaceSize(h_, d_, p_, algo_, &ws_bytes_));
+    return ws_.Allocate(ws_bytes_);
+  }
+
+  Status Execute() override {
+    return cuda::TimedOnDevice(timer_, device_ns_, [&] { return Run(h_, d_, p_, algo_, t_, ws_.get(), ws_bytes_); });
+  }
+  Status Fetch() override { return FetchOutput(p_, t_, b_); }
+
+  std::string implementation() const override {
+    static constexpr const char* kPrefix[] = {"CUDNN_CONVOLUTION_FWD_ALGO_", "CUDNN_CONVOLUTION_BWD_DATA_ALGO_",
+                                              "CUDNN_CONVOLUTION_BWD_FILTER_ALGO_"};
+    std::string name = algorithm_.name;
+    for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (name.rfind("ALGO_", 0) == 0) name = name.substr(5);
+    return kPrefix[static_cast<int>(p_.direction)] + name + " (" +
+           MathTypeName(CudnnMathType(p_.dtype, allow_tf32_)) + ")";
+  }
+  const Algorithm& algorithm() const override { return algorithm_; }
+  std::optional<double> DeviceTimeNs() const override { return device_ns_; }
+
+ private:
+  Conv2dProblem p_;
+  Buffers& b_;
+  Algorithm algorithm_;
+  bool allow_tf32_;  // cudnn.allow_tf32 of the case
+  int algo_ = -1;
+  cudnnHandle_t h_ = nullptr;
+  Descriptors d_;
+  DeviceTensors t_;
+  cuda::DeviceBuffer ws_;
+  size_t ws_bytes_ = 0;
+  cuda::EventTimer timer_;
+  std::optional<double> device_ns_;
+};
+
+}  // namespace
+
+Result<std::vector<Algorithm>> V7Candidates(cudnnHandle_t h, const Conv2dProblem& p, const BackendFlags& flags) {
+  Descriptors d;
+  BC_RETURN_IF_ERROR(d.Init(p, flags.cudnn_allow_tf32));
+  BC_ASSIGN_OR_RETURN(const std::vector<PerfRecord> perf, Heuristics(h, d, p));
+  std::vector<Algorithm> out;
+  for (const Candidate& c : CandidatesFromPerf(perf)) out.push_back(c.algorithm);
+  return out;
+}
+
+Result<EngineSearch> V7Search(cudnnHandle_t h, const Conv2dProblem& p, const BackendFlags& flags, const Buffers& inputs) {
+  DeviceTensors t;
+  BC_RETURN_IF_ERROR(t.Init(p, inputs));
+  Descriptors d;
+  BC_RETURN_IF_ERROR(d.Init(p, flags.cudnn_allow_tf32));
+  // The largest workspace any algorithm asks for, as PyTorch sizes the search.
+  size_t ws_bytes = 0;
+  Result<std::vector<PerfRecord>> heur = Heuristics(h, d, p);
+  if (!heur.ok()) return heur.status();
+  for (const PerfRecord& r : heur.value()) {
+    if (r.ok) ws_bytes = std::max(ws_bytes, static_cast<size_t>(r.memory));
+  }
+  cuda::DeviceBuffer ws;
+  BC_RETURN_IF_ERROR(ws.Allocate(ws_bytes));
+  EngineSearch out;
+  out.peak_device_bytes = cuda::DeviceBytesInUse();
+  int n = 0;
+  std::vector<PerfRecord> records;
+  switch (p.direction) {
+    case Direction::kForward: {
+      std::array<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT> perf{};
+      BC_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(h, d.x, t.x.get(), d.w, t.w.get(), d.conv, d.y,
+                                                      t.y.get(), perf.size(), &n, perf.data(), ws.get(), ws_bytes));
+      records = ToRecords(p.direction, perf, n, true);
+      break;
+    }
+    case Direction::kBackwardData: {
+      std::array<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT> perf{};
+      BC_CUDNN(cudnnFindConvolutionBackwardDataAlgorithmEx(h, d.w, t.w.get(), d.y, t.y.get(), d.conv, d.x,
+                                                           t.x.get(), perf.size(), &n, perf.data(), ws.get(),
+                                                           ws_bytes));
+      records = ToRecords(p.direction, perf, n, true);
+      break;
+    }
+    case Direction::kBackwardWeights: {
+      std::array<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT> perf{};
+      BC_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithmEx(h, d.x, t.x.get(), d.y, t.y.get(), d.conv,
+                                                             d.w, t.w.get(), perf.size(), &n, perf.data(), ws.get(),
+                                                             ws_bytes));
+      records = ToRecords(p.direction, perf, n, true);
+      break;
+    }
+  }
+  out.peak_device_bytes = std::max(out.peak_device_bytes, cuda::DeviceBytesInUse());
+  for (const PerfRecord& r : records) {
+    if (r.ok && r.time_ms >= 0) out.time_ns[r.algo] = r.time_ms * 1e6;
+  }
+  return out;
+}
+
+Result<std::unique_ptr<PreparedOp>> V7Prepare(cudnnHandle_t h, const Conv2dProblem& p, const Algorithm& algorithm,
+                                              Buffers& buffers, const BackendFlags& flags) {
+  // A pinned or forced algorithm need not be in the heuristic list (PyTorch
+  // pins without asking); cuDNN itself says whether it supports the problem.
+  if (AlgoIndex(p.direction, algorithm.name) < 0) {
+    return Status(StatusCode::kInvalidArgument, "unknown cuDNN algorithm " + algorithm.name);
+  }
+  auto prepared = std::make_unique<CudnnPrepared>(p, buffers, algorithm, flags.cudnn_allow_tf32);
+  BC_RETURN_IF_ERROR(prepared->Init(h));
+  return std::unique_ptr<PreparedOp>(std::move(prepared));
+}
+
+}  // namespace bc::cudnn

@@ -1,0 +1,89 @@
+// Prints one record of every kind and every outcome, each made by the real
+// serialiser from a real run, one JSON line each; with --names, the C++ side
+// of the contract: kEvidenceSchema and every outcome enum's names. The
+// `evidence.contract` test (reports/tests/evidence_contract.py) checks both
+// against harness/evidence.schema.json, so a writer and the schema cannot
+// drift apart unnoticed.
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+
+#include "harness/evidence.h"
+#include "suites/records.h"
+
+namespace bc {
+namespace {
+
+int Names() {
+  nlohmann::json j{{"schema", kEvidenceSchema},
+                   {"check_outcome", CheckOutcomeNames()},
+                   {"result_outcome", ResultOutcomeNames()}};
+  std::cout << j.dump() << "\n";
+  return 0;
+}
+
+void Print(nlohmann::json record) {
+  record["schema"] = kEvidenceSchema;  // as EvidenceWriter::Write adds it
+  std::cout << record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
+
+int Samples() {
+  Print(ToJson(ProbeEnvironment("*")));
+  const CaseRow row{"Sample", "0123456789abcdef",
+                    "conv2d:fwd:f32:mb1ic4ih8oc4kh3ph1 device=cpu engine=select:reference threads=2 cudnn.benchmark=true",
+                    2, false, "{}"};
+  Result<CaseRun> run = RunCase(ParseCaseSpec(row.repro).value(), {.repeats = 2, .compare_to_reference = true});
+  if (!run.ok()) {
+    std::cerr << "evidence_samples: " << run.status().ToString() << "\n";
+    return 1;
+  }
+  CaseRun two_steps = run.value();
+  two_steps.steps.push_back(two_steps.steps.front());
+
+  CaseRecord record = RunRecord(row, two_steps);
+  record.test = "Sample/Determinism.Bitwise/Sample";
+  for (size_t i = 0; i < CheckOutcomeNames().size(); ++i) {
+    record.checks.push_back({.name = "bitwise",
+                             .outcome = static_cast<CheckOutcome>(i),
+                             .detail = "every outcome",
+                             .expected = "deterministic",
+                             .positive_control = false,
+                             .runs_to_distinct = 0});
+  }
+  record.baseline_digest = "00000000000000000000000000000000";
+  Print(ToJson(record));
+
+  CaseRecord compare = RunRecord(row, run.value());
+  compare.test = "Sample/Compare.SideBySide/Sample";
+  compare.compare = CompareRecord{.repro_a = row.repro, .repro_b = row.repro, .a = {Measure(run.value())},
+                                  .b = {Measure(run.value())}, .versus_flags = {{"cudnn.benchmark", false}}, .reps = 1};
+  Print(ToJson(compare));
+
+  CaseRecord cross = SkippedRecord(row, "");
+  cross.test = "Sample/CrossProcess.Probe/Sample";
+  cross.cross_process = CrossProcessRecord{
+      .processes = {{.env = "(inherited)", .chosen = "reference:direct", .digest = "d", .implementation = "i", .threads = 2}},
+      .choice_distribution = {{"reference:direct", 1}},
+      .digest_distribution = {{"d", 1}}};
+  Print(ToJson(cross));
+
+  CaseRecord skipped = SkippedRecord(row, "not evaluated: no such device here");
+  skipped.test = "Sample/Determinism.Bitwise/Skipped";
+  Print(ToJson(skipped));
+  CaseRecord fact = FactRecord(row.repro, Check("alert_raised", true, "a fact"));
+  fact.test = "Sample.Fact";
+  Print(ToJson(fact));
+  for (size_t i = 0; i < ResultOutcomeNames().size(); ++i) {
+    Print(ToJson(ResultRecord{.test = "Sample.Result", .outcome = static_cast<ResultOutcome>(i), .message = "m",
+                              .elapsed_ms = 1}));
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace bc
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--names") == 0) return bc::Names();
+  return bc::Samples();
+}

@@ -1,0 +1,264 @@
+#include "suites/records.h"
+
+#include <cctype>
+
+#include "backends/cuda/gpu.h"
+#include "backends/onednn/onednn.h"
+#include "backends/registry.h"
+#include "harness/environment.h"
+#include "harness/tensor_data.h"
+
+namespace bc {
+
+namespace {
+
+template <typename Enum>
+struct Names;
+
+template <>
+struct Names<CheckOutcome> {
+  static constexpr std::string_view kAll[] = {
+#define BC_ENUM_NAME(member, name) name,
+      BC_CHECK_OUTCOMES(BC_ENUM_NAME)
+#undef BC_ENUM_NAME
+  };
+};
+
+template <>
+struct Names<ResultOutcome> {
+  static constexpr std::string_view kAll[] = {
+#define BC_ENUM_NAME(member, name) name,
+      BC_RESULT_OUTCOMES(BC_ENUM_NAME)
+#undef BC_ENUM_NAME
+  };
+};
+
+template <typename Enum>
+std::vector<std::string_view> AllNames() {
+  return {std::begin(Names<Enum>::kAll), std::end(Names<Enum>::kAll)};
+}
+
+}  // namespace
+
+std::string_view OutcomeName(CheckOutcome o) { return Names<CheckOutcome>::kAll[static_cast<int>(o)]; }
+std::string_view OutcomeName(ResultOutcome o) { return Names<ResultOutcome>::kAll[static_cast<int>(o)]; }
+std::vector<std::string_view> CheckOutcomeNames() { return AllNames<CheckOutcome>(); }
+std::vector<std::string_view> ResultOutcomeNames() { return AllNames<ResultOutcome>(); }
+
+CheckRecord Check(std::string name, bool passed, std::string detail) {
+  return {.name = std::move(name),
+          .outcome = passed ? CheckOutcome::kPassed : CheckOutcome::kFailed,
+          .detail = std::move(detail)};
+}
+
+CaseRecord RunRecord(const CaseRow& row, const CaseRun& run) {
+  return {.case_id = row.id, .repro = row.repro, .spec = run.spec, .steps = run.steps, .searches = run.searches};
+}
+
+CaseRecord SkippedRecord(const CaseRow& row, const std::string& reason) {
+  CaseRecord r{.case_id = row.id, .repro = row.repro};
+  if (Result<CaseSpec> spec = ParseCaseSpec(row.repro); spec.ok()) r.spec = std::move(spec).value();
+  if (!reason.empty()) r.skip_reason = reason;
+  return r;
+}
+
+CaseRecord FactRecord(const std::string& repro, CheckRecord check) {
+  CaseRecord r{.repro = repro};
+  r.checks.push_back(std::move(check));
+  return r;
+}
+
+nlohmann::json ToJson(const CheckRecord& c) {
+  nlohmann::json j{{"name", c.name}, {"outcome", OutcomeName(c.outcome)}, {"detail", c.detail}};
+  if (c.expected) j["expected"] = *c.expected;
+  if (c.positive_control) j["positive_control"] = *c.positive_control;
+  if (c.runs_to_distinct) j["runs_to_distinct"] = *c.runs_to_distinct;
+  return j;
+}
+
+nlohmann::json ToJson(const Selection& s) {
+  nlohmann::json j;
+  j["chosen"] = s.chosen.Id();
+  j["chosen_determinism"] = DeterminismName(s.chosen.algorithm.determinism);
+  j["candidates"] = nlohmann::json::array();
+  for (const Candidate& c : s.candidates) {
+    j["candidates"].push_back({{"id", c.Id()},
+                               {"determinism", DeterminismName(c.algorithm.determinism)},
+                               {"workspace_bytes", c.algorithm.workspace_bytes}});
+  }
+  j["eligible"] = nlohmann::json::array();
+  for (const Candidate& c : s.eligible) j["eligible"].push_back(c.Id());
+  j["time_ns"] = s.time_ns;
+  j["cache"] = s.cache;
+  j["reason"] = s.reason;
+  j["search_ns"] = s.search_ns;
+  if (!s.warning.empty()) j["warning"] = s.warning;
+  return j;
+}
+
+nlohmann::json ToJson(const StepRun& s) {
+  nlohmann::json j;
+  j["problem"] = FormatProblem(s.problem);
+  j["engine"] = s.engine;
+  j["engine_version"] = s.engine_version;
+  j["dispatch_reason"] = s.dispatch_reason;
+  j["algorithm"] = s.algorithm.name;
+  j["determinism"] = DeterminismName(s.algorithm.determinism);
+  j["workspace_bytes"] = s.workspace_bytes;
+  j["implementation"] = s.implementation;
+  nlohmann::json digests = nlohmann::json::array();
+  for (uint64_t d : s.digests) digests.push_back(DigestHex(d));
+  j["digests"] = digests;
+  j["digest"] = s.digests.empty() ? "" : DigestHex(s.digests.back());
+  j["distinct_digests"] = s.DistinctDigests();
+  j["runs"] = s.digests.size();
+  j["runs_to_distinct"] = s.RunsToDistinct();
+  j["times_ns"] = s.times_ns;
+  j["step_ns"] = s.step_ns;
+  j["rss_peak_bytes"] = s.rss_peak_bytes;
+  j["device_peak_bytes"] = s.device_peak_bytes;
+  j["timer"] = s.device_timed ? "cuda_events" : "host";
+  j["degenerate"] = s.degenerate;
+  if (s.selection) j["selection"] = ToJson(*s.selection);
+  if (s.error) {
+    j["error"] = {{"max_abs", s.error->max_abs}, {"max_rel", s.error->max_rel}, {"max_ulp", s.error->max_ulp},
+                  {"max_abs_ref", s.error->max_abs_ref}, {"nonfinite", s.error->nonfinite},
+                  {"bound", s.tolerance}};
+  }
+  return j;
+}
+
+nlohmann::json ToJson(const std::string& repro, const std::vector<Sample>& samples) {
+  nlohmann::json j{{"repro", repro}};
+  for (const char* field :
+       {"total_ns", "steady_ns", "first_ns", "search_ns", "workspace_bytes", "rss_peak_bytes", "chosen"}) {
+    j[field] = nlohmann::json::array();
+  }
+  for (const Sample& s : samples) {
+    j["total_ns"].push_back(s.total_ns);
+    j["steady_ns"].push_back(s.steady_ns);
+    j["first_ns"].push_back(s.first_ns);
+    j["search_ns"].push_back(s.search_ns);
+    j["workspace_bytes"].push_back(s.workspace_bytes);
+    j["rss_peak_bytes"].push_back(s.rss_peak_bytes);
+    j["chosen"].push_back(s.chosen);
+  }
+  return j;
+}
+
+nlohmann::json ToJson(const CaseRecord& r) {
+  nlohmann::json j;
+  j["kind"] = "case";
+  j["test"] = r.test;
+  if (!r.case_id.empty()) j["case_id"] = r.case_id;
+  j["repro"] = r.repro;
+  if (r.spec) {
+    const Problem& p = r.spec->problem();
+    j["device"] = DeviceName(r.spec->device);
+    j["op"] = OpName(p);
+    j["direction"] = DirectionName(ProblemDirection(p));
+    j["dtype"] = DataTypeName(ProblemDataType(p));
+    j["shape"] = FormatShape(p);
+    j["gflop"] = ProblemGflop(p);
+    j["threads"] = r.spec->threads;
+    j["schedule_steps"] = r.spec->steps.size();
+    nlohmann::json flags = nlohmann::json::object();
+    for (const auto& [name, value] : r.spec->flags.Values()) flags[name] = value;
+    j["flags"] = flags;
+  }
+  if (r.case_id.empty() && !r.spec && r.steps.empty()) {
+    // A single fact: no case of a table, no step.
+  } else {
+    j["step"] = 0;
+  }
+  if (!r.steps.empty()) {
+    const nlohmann::json first = ToJson(r.steps.front());  // items() needs a living object
+    for (const auto& [key, value] : first.items()) j[key] = value;
+    if (r.steps.size() > 1) {
+      j["steps"] = nlohmann::json::array();
+      for (const StepRun& s : r.steps) j["steps"].push_back(ToJson(s));
+    }
+    j["searches"] = r.searches;
+  }
+  if (r.skip_reason) j["skip_reason"] = *r.skip_reason;
+  if (r.baseline_digest) j["baseline_digest"] = *r.baseline_digest;
+  if (r.compare) {
+    j["compare"] = {{"a", ToJson(r.compare->repro_a, r.compare->a)},
+                    {"b", ToJson(r.compare->repro_b, r.compare->b)},
+                    {"versus_flags", r.compare->versus_flags},
+                    {"reps", r.compare->reps}};
+  }
+  if (r.cross_process) {
+    const CrossProcessRecord& x = *r.cross_process;
+    nlohmann::json processes = nlohmann::json::array();
+    for (const ProcessRecord& p : x.processes) {
+      processes.push_back({{"env", p.env}, {"chosen", p.chosen}, {"digest", p.digest},
+                           {"implementation", p.implementation}, {"threads", p.threads}});
+    }
+    j["processes"] = processes;
+    j["choice_distribution"] = x.choice_distribution;
+    j["digest_distribution"] = x.digest_distribution;
+    j["distinct_choices"] = x.choice_distribution.size();
+    j["distinct_digests"] = x.digest_distribution.size();
+    // Whether each environment agrees with itself, and all of them with one another.
+    j["digests_stable_within_env"] = x.digests_stable_within_env;
+    j["digests_equal_across_envs"] = x.digest_distribution.size() == 1;
+  }
+  j["checks"] = nlohmann::json::array();
+  for (const CheckRecord& c : r.checks) j["checks"].push_back(ToJson(c));
+  return j;
+}
+
+nlohmann::json ToJson(const ResultRecord& r) {
+  return {{"kind", "result"},
+          {"test", r.test},
+          {"outcome", OutcomeName(r.outcome)},
+          {"elapsed_ms", r.elapsed_ms},
+          {"message", r.message}};
+}
+
+EnvironmentRecord ProbeEnvironment(const std::string& gtest_filter) {
+  EnvironmentRecord e;
+  e.host = ProbeHostEnvironment();
+  e.onednn_isa = OnednnEffectiveIsa();
+  e.backends = AllAvailability();
+  // Keyed by the library each engine wraps (engines.def), lower case.
+  for (const EngineEntry& entry : EngineEntries()) {
+    const std::string version = entry.engine.availability().library_version;
+    if (entry.library.empty() || version.empty()) continue;
+    std::string library(entry.library);
+    for (char& c : library) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    e.versions[library] = version;
+  }
+  if (const cuda::CudaVersions cuda = cuda::LoadedCudaVersions(); !cuda.runtime.empty()) {
+    e.versions["cuda_runtime"] = cuda.runtime;
+    e.versions["cuda_driver"] = cuda.driver;
+  }
+  if (std::optional<cuda::GpuInfo> gpu = cuda::FirstGpu()) {
+    e.gpu = GpuRecord{.name = gpu->name, .arch = gpu->arch, .count = gpu->count, .driver = gpu->driver};
+  }
+  e.default_flags = BackendFlags().All();
+  e.gtest_filter = gtest_filter;
+  return e;
+}
+
+nlohmann::json ToJson(const EnvironmentRecord& r) {
+  nlohmann::json j = r.host;
+  j["kind"] = "environment";
+  j["onednn_isa"] = r.onednn_isa;
+  nlohmann::json backends = nlohmann::json::object();
+  for (const Availability& a : r.backends) {
+    backends[a.engine] = {{"built", a.built}, {"available", a.available}, {"reason", a.reason}, {"version", a.version},
+                          {"error", a.error}};
+  }
+  j["backends"] = backends;
+  j["versions"] = r.versions;
+  if (r.gpu) {
+    j["gpu"] = {{"name", r.gpu->name}, {"arch", r.gpu->arch}, {"count", r.gpu->count}, {"driver", r.gpu->driver}};
+  }
+  j["default_flags"] = r.default_flags;
+  j["gtest_filter"] = r.gtest_filter;
+  return j;
+}
+
+}  // namespace bc

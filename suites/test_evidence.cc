@@ -1,0 +1,23 @@
+#include "suites/test_evidence.h"
+
+#include <gtest/gtest.h>
+
+#include "harness/evidence.h"
+
+namespace bc {
+
+std::string CurrentTestName() {
+  const testing::TestInfo* info = testing::UnitTest::GetInstance()->current_test_info();
+  return info == nullptr ? "" : std::string(info->test_suite_name()) + "." + info->name();
+}
+
+void WriteEvidence(CaseRecord record) {
+  if (record.test.empty()) record.test = CurrentTestName();
+  if (Status s = ProcessEvidence().Write(ToJson(record)); !s.ok()) ADD_FAILURE() << s.message();
+}
+
+void RecordFact(const std::string& repro, const std::string& check, bool passed, const std::string& detail) {
+  WriteEvidence(FactRecord(repro, Check(check, passed, detail)));
+}
+
+}  // namespace bc

@@ -1,0 +1,21 @@
+// The evidence of the GoogleTest test that is running: its name, and writing
+// its records so that a test never passes without them.
+#pragma once
+
+#include <string>
+
+#include "suites/records.h"
+
+namespace bc {
+
+// "Suite.Test" of the running test ("Prefix/Fixture.Test/Param"); empty
+// outside a test.
+std::string CurrentTestName();
+// Writes the record to the process's evidence, as the running test's when
+// it names no test. A write that fails fails the running test (ADD_FAILURE)
+// with the file and the error.
+void WriteEvidence(CaseRecord record);
+// A test that is a single fact: its repro and one check.
+void RecordFact(const std::string& repro, const std::string& check, bool passed, const std::string& detail);
+
+}  // namespace bc
