@@ -56,18 +56,25 @@ Result<std::vector<const Engine*>> EnginesFor(const CaseSpec& c, const Problem& 
   } else if (c.device == Device::kCpu) {
     const Engine* onednn = FindEngine("onednn");
     const Availability a = onednn->availability();
-    if (flags.mkldnn_enabled && a.available) {
+    const auto* conv = std::get_if<Conv2dProblem>(&p);
+    const bool heuristic = conv != nullptr && PytorchChoosesMkldnn(*conv, c.threads);
+    if (flags.mkldnn_enabled && a.available && heuristic) {
       BC_ASSIGN_OR_RETURN(*listed, onednn->Candidates(p, flags));
       if ((*listed)->empty()) listed->reset();
     }
     if (listed->has_value()) {
       e = onednn;
-      *reason = "mkldnn.enabled=true and oneDNN implements " + std::string(OpName(p));
+      *reason = "mkldnn.enabled=true, PyTorch's use_mkldnn heuristic holds and oneDNN implements " +
+                std::string(OpName(p));
     } else {
       e = FindEngine("reference");
-      *reason = !flags.mkldnn_enabled ? "mkldnn.enabled=false: native CPU path"
-                : !a.available       ? "oneDNN unavailable (" + a.reason + "): native CPU path"
-                                     : "oneDNN does not implement " + std::string(OpName(p)) + ": native CPU path";
+      *reason = conv == nullptr       ? std::string(OpName(p)) + " on the CPU: PyTorch's native kernel (its BLAS for "
+                                                                 "fp32 GEMM), not oneDNN"
+                : !flags.mkldnn_enabled ? "mkldnn.enabled=false: native CPU path"
+                : !a.available          ? "oneDNN unavailable (" + a.reason + "): native CPU path"
+                : !heuristic            ? "PyTorch's use_mkldnn heuristic prefers its native convolution for this "
+                                          "shape and thread count"
+                                        : "oneDNN does not implement " + std::string(OpName(p)) + ": native CPU path";
     }
   } else if (!std::holds_alternative<Conv2dProblem>(p)) {
     e = FindEngine("cublas");
@@ -84,6 +91,13 @@ Result<std::vector<const Engine*>> EnginesFor(const CaseSpec& c, const Problem& 
 }
 
 }  // namespace
+
+bool PytorchChoosesMkldnn(const Conv2dProblem& c, int threads) {
+  const bool strided = c.sh > 1 || c.sw > 1, dilated = c.dh > 1 || c.dw > 1;
+  const bool not_single_threaded_1x1 = strided || dilated || c.mb >= 16 || c.kw != 1 || c.kh != 1 || threads > 1;
+  const bool not_tiny = c.g > 1 || (c.kw > 3 && c.kh > 3) || c.mb > 1 || c.mb * c.ic * c.ih * c.iw > 20480;
+  return c.dtype == DataType::kF32 && not_single_threaded_1x1 && not_tiny;
+}
 
 Result<DispatchDecision> Dispatcher::Decide(const CaseSpec& c, const Problem& p, const BackendFlags& flags,
                                             const TimeCandidate& time, const Buffers& inputs) {
@@ -132,7 +146,9 @@ Result<DispatchDecision> Dispatcher::Decide(const CaseSpec& c, const Problem& p,
     }
     for (const Algorithm& a : *listed) candidates.push_back({std::string(e->name()), a});
     listed.reset();
-    if (options.pinned_deterministic.empty()) {
+    // Only cuDNN pins an algorithm for deterministic mode; PyTorch's CPU paths
+    // run their kernel whatever use_deterministic_algorithms says.
+    if (cudnn_semantics && options.pinned_deterministic.empty()) {
       if (std::optional<std::string> pinned = e->PinnedDeterministic(p)) {
         options.pinned_deterministic = std::string(e->name()) + ":" + *pinned;
       }

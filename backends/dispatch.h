@@ -2,8 +2,10 @@
 // PyTorch decides, with every decision recorded as evidence.
 //
 // Engine (the case's engine field):
-//   auto    CPU: mkldnn.enabled and oneDNN implements the op -> onednn,
-//           otherwise the native path, here the reference engine.
+//   auto    CPU convolution: mkldnn.enabled, PyTorch's use_mkldnn shape
+//           heuristic (PytorchChoosesMkldnn) and oneDNN implements it ->
+//           onednn; otherwise, and for every other CPU op (PyTorch's fp32
+//           mm calls its BLAS), the native path, here the reference engine.
 //           CUDA: convolution with cudnn.enabled -> cudnn; without ->
 //           cuda_native (im2col + cuBLAS, no cuDNN call); matmul -> cublas.
 //   NAME    that engine, forced; the device must match.
@@ -36,6 +38,12 @@ struct DispatchDecision {
   std::optional<Selection> selection;  // when the selector decided
   int64_t search_peak_device_bytes = 0;  // from the engine's own search, when it ran
 };
+
+// PyTorch's ConvParams::use_mkldnn for a CPU conv2d (Convolution.cpp): fp32,
+// not a single-threaded unstrided 1x1 at batch < 16, and not a tiny problem
+// (one image of at most 20480 input elements with a kernel of at most 3 on
+// a side and one group), where PyTorch finds its native kernel faster.
+bool PytorchChoosesMkldnn(const Conv2dProblem& c, int threads);
 
 class Dispatcher {
  public:

@@ -14,8 +14,9 @@ bool EngineEntry::Serves(std::string_view op) const {
 
 const std::vector<EngineEntry>& EngineEntries() {
   static const std::vector<EngineEntry> kEntries = {
-#define BC_ENGINE(name, instance, device, ops, cudnn_selection, library) \
-  {name, std::string_view(#device) == "cuda" ? Device::kCuda : Device::kCpu, ops, cudnn_selection, library, instance()},
+#define BC_ENGINE(name, instance, device, ops, cudnn_selection, library, system)                                    \
+  {name, std::string_view(#device) == "cuda" ? Device::kCuda : Device::kCpu, ops, cudnn_selection, library, system, \
+   instance()},
 #define BC_BACKEND(name, availability)
 #include "backends/engines.def"
 #undef BC_ENGINE
@@ -48,7 +49,7 @@ const Engine* FindEngine(std::string_view name) {
 std::vector<Availability> AllAvailability() {
   std::vector<Availability> out;
   for (const EngineEntry& e : EngineEntries()) out.push_back(e.engine.availability());
-#define BC_ENGINE(name, instance, device, ops, cudnn_selection, library)
+#define BC_ENGINE(name, instance, device, ops, cudnn_selection, library, system)
 #define BC_BACKEND(name, availability) out.push_back(availability());
 #include "backends/engines.def"
 #undef BC_ENGINE
@@ -60,6 +61,12 @@ bool UsesCudnnSelection(std::string_view engine_field, std::string_view engine) 
   if (engine_field.rfind("select", 0) == 0) return true;
   const EngineEntry* e = FindEngineEntry(engine);
   return e != nullptr && e->cudnn_selection;
+}
+
+std::string_view SystemOf(std::string_view engine_field) {
+  if (engine_field == "auto" || engine_field.rfind("select", 0) == 0) return "model";
+  const EngineEntry* e = FindEngineEntry(engine_field);
+  return e == nullptr ? "model" : e->system;
 }
 
 }  // namespace bc

@@ -17,6 +17,7 @@ struct EngineEntry {
   std::string_view ops;  // space-separated
   bool cudnn_selection;
   std::string_view library;
+  std::string_view system;  // whose behaviour its evidence shows
   const Engine& engine;
 
   bool Serves(std::string_view op) const;
@@ -38,9 +39,14 @@ std::vector<Availability> AllAvailability();
 // engine's registry line says so.
 bool UsesCudnnSelection(std::string_view engine_field, std::string_view engine);
 
+// The system whose behaviour a case with this engine field shows: "model"
+// when dispatch chooses (auto, select, select:NAME), otherwise the engine's
+// registry line ("model" for an unknown name).
+std::string_view SystemOf(std::string_view engine_field);
+
 // Each engine's instance function and each backend's availability, as
 // engines.def names them; defined in the engine's own .cc.
-#define BC_ENGINE(name, instance, device, ops, cudnn_selection, library) const Engine& instance();
+#define BC_ENGINE(name, instance, device, ops, cudnn_selection, library, system) const Engine& instance();
 #define BC_BACKEND(name, availability) Availability availability();
 #include "backends/engines.def"
 #undef BC_ENGINE

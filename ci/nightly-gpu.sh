@@ -36,6 +36,17 @@ if [[ -n "${CTEST_PARALLEL_LEVEL:-}" ]]; then
   export BACKENDCHECK_RESOURCE_SPEC="$PWD/build/gpu-resources.json"
 fi
 rc=0
+# PyTorch under test is the machine's own (a CUDA build), when its Python has
+# one: CMake finds that libtorch through Torch_DIR, and the Python probes use
+# that interpreter. Otherwise Debian's CPU PyTorch, and the pytorch_cuda cases
+# skip with "built without CUDA".
+TORCH_PY="${BACKENDCHECK_TORCH_PYTHON:-python3}"
+if [[ $DRY -eq 0 ]] && torch_cmake=$("$TORCH_PY" -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null); then
+  export Torch_DIR="$torch_cmake/Torch"
+  BACKENDCHECK_TORCH_PYTHON="$(command -v "$TORCH_PY")"
+  export BACKENDCHECK_TORCH_PYTHON
+  echo "nightly-gpu: PyTorch from $Torch_DIR ($BACKENDCHECK_TORCH_PYTHON)"
+fi
 # The machine name keys this run's platform in the merged report.
 export BACKENDCHECK_MACHINE="$NAME"
 # A GPU run in which every GPU test skipped fails, with the first skip's reason.

@@ -53,3 +53,25 @@ if(NOT BACKENDCHECK_WITH_CUDA STREQUAL "OFF")
     message(STATUS "backendcheck: GPU engines OFF (CUDA toolkit or cuDNN not found)")
   endif()
 endif()
+
+# PyTorch itself (libtorch): Debian's libtorch-dev by default; -DTorch_DIR=
+# <libtorch>/share/cmake/Torch builds against any other (a pip wheel's, with
+# CUDA). Without it the pytorch engines report "not built" and their tests
+# skip with that reason.
+set(BACKENDCHECK_WITH_TORCH AUTO CACHE STRING "Build the PyTorch engine: AUTO, ON or OFF")
+set_property(CACHE BACKENDCHECK_WITH_TORCH PROPERTY STRINGS AUTO ON OFF)
+set(BC_HAVE_TORCH OFF)
+if(NOT BACKENDCHECK_WITH_TORCH STREQUAL "OFF")
+  find_package(Torch QUIET)
+  if(Torch_FOUND OR TORCH_FOUND)
+    set(BC_HAVE_TORCH ON)
+    message(STATUS "backendcheck: PyTorch engine ON (${TORCH_INSTALL_PREFIX})")
+  elseif(BACKENDCHECK_WITH_TORCH STREQUAL "ON")
+    message(FATAL_ERROR "BACKENDCHECK_WITH_TORCH=ON but libtorch was not found (install libtorch-dev or set Torch_DIR)")
+  else()
+    message(STATUS "backendcheck: PyTorch engine OFF (libtorch not found)")
+  endif()
+endif()
+# The interpreter whose torch the Python-only probes use (Debian's
+# python3-torch imports with /usr/bin/python3).
+set(BACKENDCHECK_TORCH_PYTHON "${Python3_EXECUTABLE}" CACHE STRING "Python interpreter that imports torch")

@@ -23,6 +23,8 @@ FIXTURES: dict[str, Fixture] = {
                            ("bitwise", "tolerance")),
     "CpuNoop": Fixture("CpuNoop", "CudnnFlagsLeaveResultUnchanged", {"cpu": "availability_tests"}, ("cpu",),
                        ("bitwise",)),
+    "Conformance": Fixture("Conformance", "ModelVersusPytorch", {"cpu": "availability_tests"}, ("cpu",),
+                           ("conformance",)),
     "Schedule": Fixture("Schedule", "Run", _SELECTION, _BOTH, ("selection", "tolerance")),
     "Compare": Fixture("Compare", "SideBySide", _SELECTION, _BOTH, ("perf-bound",)),
     "CrossProcess": Fixture("CrossProcess", "Probe", _SELECTION, _BOTH, ("selection", "bitwise")),
@@ -33,8 +35,9 @@ FIXTURES: dict[str, Fixture] = {
 # accumulation-length bound of the fp64 reference; selection: the selector's
 # facts (searches, fastest chosen, benchmark_limit, deterministic only; across
 # processes, the choices); perf-bound: side-by-side timings that the report
-# compares with a claim's bound (never asserted in the test).
-CHECKS = ("bitwise", "tolerance", "selection", "perf-bound")
+# compares with a claim's bound (never asserted in the test); conformance: the
+# model and PyTorch side by side on one case.
+CHECKS = ("bitwise", "tolerance", "selection", "perf-bound", "conformance")
 
 # Every binary with a generated table, and the ctest labels CMake gives it.
 BINARIES: dict[str, tuple[str, ...]] = {

@@ -10,7 +10,8 @@ from functools import lru_cache
 from pathlib import Path
 
 ENGINES_DEF = Path(__file__).resolve().parent.parent / "backends" / "engines.def"
-_ENGINE = re.compile(r'^BC_ENGINE\("([a-z_0-9]+)",\s*\w+,\s*(cpu|cuda),\s*"([a-z_0-9 ]*)",\s*(true|false),\s*"([^"]*)"\)$')
+_ENGINE = re.compile(r'^BC_ENGINE\("([a-z_0-9]+)",\s*\w+,\s*(cpu|cuda),\s*"([a-z_0-9 ]*)",\s*(true|false),\s*"([^"]*)",'
+                     r'\s*"([a-z_]+)"\)$')
 _BACKEND = re.compile(r'^BC_BACKEND\("([a-z_0-9]+)",\s*\w+\)$')
 
 
@@ -21,6 +22,7 @@ class Engine:
     ops: tuple[str, ...]
     cudnn_selection: bool
     library: str  # "" for the harness's own code
+    system: str  # whose behaviour its evidence shows: pytorch, onednn, cudnn, cublas, reference, model
 
 
 @lru_cache(maxsize=1)
@@ -34,8 +36,8 @@ def engines(path: Path = ENGINES_DEF) -> dict[str, Engine]:
         m = _ENGINE.match(line)
         if not m:
             raise RuntimeError(f"{path}:{number}: not a BC_ENGINE line this reader understands: {line}")
-        name, device, ops, selection, library = m.groups()
-        out[name] = Engine(name, device, tuple(ops.split()), selection == "true", library)
+        name, device, ops, selection, library, system = m.groups()
+        out[name] = Engine(name, device, tuple(ops.split()), selection == "true", library, system)
     if not out:
         raise RuntimeError(f"{path}: no BC_ENGINE lines")
     return out

@@ -28,6 +28,7 @@ from inputs.errors import SpecError, read_regular
 from . import expectations
 from .catalog import load_catalog
 from .evidence import MAX_FILE_BYTES, Evidence, read_evidence, read_junit, read_manifest, read_registered
+from .conformance import summarize as conformance_summary
 from .render import write_junit, write_report
 from .verdicts import judge_all, refuted_guarantees
 
@@ -164,6 +165,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"tests: {coverage['expected']} expected ({coverage['source']}), {coverage['got']} left a result"
           + (f"; none from {coverage['missing_count']}, e.g. {coverage['missing'][0]}" if coverage["missing"] else ""))
     print("claims: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
+    decided = Counter(v.decided_by for v in verdicts if v.decided_by)
+    print("decided by: " + (", ".join(f"{s} {n}" for s, n in sorted(decided.items())) or "none"))
+    cf = conformance_summary(evidence)
+    if cf["cases"]:
+        print(f"model versus PyTorch: {cf['cases']} cases, {len(cf['disagreements'])} disagreement(s), "
+              f"{cf['unexplained']} not explained")
     for c in changes:
         print(f"EXPECTATION CHANGED {c.claim} on {c.platform}: expected {c.expected}, got {c.got}", file=sys.stderr)
     bad = refuted_guarantees(verdicts)

@@ -17,7 +17,12 @@ METRICS = ("total_ns", "steady_ns", "search_ns", "workspace_bytes", "rss_peak_by
 FIELDS = ("distinct_choices", "distinct_digests")
 MIN_REPS = 9
 POLARITIES = ("supports", "refutes")
-CLAIM_KEYS = {"id", "statement", "source", "kind", "scope", "evidence"}
+# What a claim is about, and which system an evidence block's tests show
+# (backends/engines.def names the systems; "model" is the harness's own
+# re-implementation of PyTorch's dispatch and cuDNN selection).
+ABOUT = ("pytorch", "onednn", "cudnn", "cublas", "reference", "any")
+SYSTEMS = ("pytorch", "onednn", "cudnn", "cublas", "reference", "model", "any")
+CLAIM_KEYS = {"id", "statement", "source", "kind", "scope", "about", "evidence", "prediction"}
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
@@ -40,6 +45,14 @@ class Claim:
     count: str = ""            # distribution: which count of a CrossProcess record
     observe: list[dict[str, Any]] = field(default_factory=list)  # context shown, never judged
     across: str = ""           # across: compare digests of one computation across devices or platforms
+    about: str = "any"         # the system the claim is about
+    system: str = ""           # the system the evidence block's tests show
+    prediction: Claim | None = None  # the model's evidence, shown beside the deciding one, never deciding
+
+    def decides(self) -> bool:
+        """Whether this evidence may decide the claim: only evidence from the
+        system the claim is about does (any system, for a claim about any)."""
+        return self.rule == "out-of-scope" or self.about == "any" or self.system == self.about
 
 
 def load_catalog(path: Path) -> list[Claim]:
@@ -70,52 +83,75 @@ def load_catalog(path: Path) -> list[Claim]:
         seen.add(cid)
         if raw["kind"] not in KINDS:
             raise error(here + ("kind",), f"unknown kind '{raw['kind']}' (known: {', '.join(KINDS)})")
-        ev = raw["evidence"]
-        rule = ev.get("rule")
-        if rule not in RULES:
-            raise error(here + ("evidence", "rule"), f"unknown rule {rule!r} (known: {', '.join(RULES)})")
-        claim = Claim(id=cid, statement=raw["statement"], source=raw["source"], kind=raw["kind"],
-                      scope=dict(raw.get("scope", {})), rule=rule)
-        if rule == "out-of-scope":
-            claim.reason = ev.get("reason", "")
-            if not claim.reason:
-                raise error(here + ("evidence",), "an out-of-scope claim needs a reason")
-        else:
-            claim.polarity = ev.get("polarity", "supports")
-            if claim.polarity not in POLARITIES:
-                raise error(here + ("evidence", "polarity"), f"polarity must be one of {', '.join(POLARITIES)}")
-            claim.tests = list(ev.get("tests", []))
-            claim.cases = dict(ev.get("cases", {}))
-            claim.check = str(ev.get("check", ""))
-            if not claim.tests and not claim.cases:
-                raise error(here + ("evidence",), f"a {rule} rule needs 'tests' or 'cases'")
-            if rule == "ratio":
-                claim.metric = ev.get("metric", "")
-                claim.bound = float(ev.get("bound", 1.0))
-                claim.supports_when = ev.get("supports_when", "")
-                if claim.metric not in METRICS:
-                    raise error(here + ("evidence", "metric"), f"metric must be one of {', '.join(METRICS)}")
-                if claim.supports_when not in ("below", "above"):
-                    raise error(here + ("evidence", "supports_when"), "supports_when must be below or above")
-            if rule == "across":
-                claim.across = ev.get("across", "")
-                claim.supports_when = ev.get("supports_when", "")
-                if claim.across not in ACROSS:
-                    raise error(here + ("evidence", "across"), f"across must be one of {', '.join(ACROSS)}")
-                if claim.supports_when != "differs":
-                    raise error(here + ("evidence", "supports_when"),
-                                "an across rule supports a claim when digests differ: supports_when = \"differs\"")
-            if rule == "distribution":
-                claim.count = ev.get("count", "")
-                claim.supports_when = ev.get("supports_when", "")
-                if claim.count not in FIELDS:
-                    raise error(here + ("evidence", "count"), f"count must be one of {', '.join(FIELDS)}")
-                if claim.supports_when not in ("varies", "constant"):
-                    raise error(here + ("evidence", "supports_when"), "supports_when must be varies or constant")
-        observe = ev.get("observe", [])
-        if not isinstance(observe, list) or not all(isinstance(o, dict) and "cases" in o and "show" in o
-                                                    for o in observe):
-            raise error(here + ("evidence", "observe"), "observe must be a list of { cases = {...}, show = FIELD }")
-        claim.observe = observe
+        if raw.get("about") not in ABOUT:
+            raise error(here + ("about",), f"about must be one of {', '.join(ABOUT)}: the system the claim is about")
+        claim = _evidence(raw["evidence"], here + ("evidence",), error,
+                          Claim(id=cid, statement=raw["statement"], source=raw["source"], kind=raw["kind"],
+                                scope=dict(raw.get("scope", {})), rule="", about=raw["about"]))
+        if "prediction" in raw:
+            claim.prediction = _evidence(raw["prediction"], here + ("prediction",), error,
+                                         Claim(id=cid, statement=raw["statement"], source=raw["source"],
+                                               kind=raw["kind"], scope=dict(raw.get("scope", {})), rule="",
+                                               about=raw["about"]))
+            if claim.prediction.decides() or claim.prediction.rule == "out-of-scope":
+                raise error(here + ("prediction", "system"),
+                            f"a prediction is evidence from a system other than '{claim.about}', the one the claim "
+                            "is about")
         claims.append(claim)
     return claims
+
+
+def _evidence(ev: Any, here: tuple[str | int, ...], error: Any, claim: Claim) -> Claim:
+    """An evidence block (the deciding one, or a prediction) into `claim`."""
+    if not isinstance(ev, dict):
+        raise error(here, "an evidence block must be a table")
+    rule = ev.get("rule")
+    if rule not in RULES:
+        raise error(here + ("rule",), f"unknown rule {rule!r} (known: {', '.join(RULES)})")
+    claim.rule = rule
+    if rule == "out-of-scope":
+        claim.reason = ev.get("reason", "")
+        if not claim.reason:
+            raise error(here, "an out-of-scope claim needs a reason")
+        return claim
+    claim.system = ev.get("system", "")
+    if claim.system not in SYSTEMS:
+        raise error(here + ("system",), f"system must be one of {', '.join(SYSTEMS)}: whose behaviour the "
+                                        "selected tests show")
+    claim.polarity = ev.get("polarity", "supports")
+    if claim.polarity not in POLARITIES:
+        raise error(here + ("polarity",), f"polarity must be one of {', '.join(POLARITIES)}")
+    claim.tests = list(ev.get("tests", []))
+    claim.cases = dict(ev.get("cases", {}))
+    claim.check = str(ev.get("check", ""))
+    if not claim.tests and not claim.cases:
+        raise error(here, f"a {rule} rule needs 'tests' or 'cases'")
+    if rule == "ratio":
+        claim.metric = ev.get("metric", "")
+        claim.bound = float(ev.get("bound", 1.0))
+        claim.supports_when = ev.get("supports_when", "")
+        if claim.metric not in METRICS:
+            raise error(here + ("metric",), f"metric must be one of {', '.join(METRICS)}")
+        if claim.supports_when not in ("below", "above"):
+            raise error(here + ("supports_when",), "supports_when must be below or above")
+    if rule == "across":
+        claim.across = ev.get("across", "")
+        claim.supports_when = ev.get("supports_when", "")
+        if claim.across not in ACROSS:
+            raise error(here + ("across",), f"across must be one of {', '.join(ACROSS)}")
+        if claim.supports_when != "differs":
+            raise error(here + ("supports_when",),
+                        "an across rule supports a claim when digests differ: supports_when = \"differs\"")
+    if rule == "distribution":
+        claim.count = ev.get("count", "")
+        claim.supports_when = ev.get("supports_when", "")
+        if claim.count not in FIELDS:
+            raise error(here + ("count",), f"count must be one of {', '.join(FIELDS)}")
+        if claim.supports_when not in ("varies", "constant"):
+            raise error(here + ("supports_when",), "supports_when must be varies or constant")
+    observe = ev.get("observe", [])
+    if not isinstance(observe, list) or not all(isinstance(o, dict) and "cases" in o and "show" in o
+                                                for o in observe):
+        raise error(here + ("observe",), "observe must be a list of { cases = {...}, show = FIELD }")
+    claim.observe = observe
+    return claim

@@ -15,6 +15,7 @@ from typing import Any
 
 import jinja2
 
+from .conformance import summarize as conformance_summary
 from .plots import interval_plot, roofline_plot, strip_plot
 from .evidence import Evidence, ctest_outcome, platform_of
 from .verdicts import VERDICTS, Fact, Verdict
@@ -96,6 +97,16 @@ def _devices(v: Verdict) -> list[str]:
     return sorted({d.strip() for d in scope.split(",") if d.strip()} or {"any"})
 
 
+def _system_version(system: str, evidence: Evidence) -> str:
+    """"pytorch 1.13.0": the system and the version its environment records
+    name (the harness's own version for the model and the reference)."""
+    if not system:
+        return ""
+    key = "backendcheck" if system in ("model", "reference") else system
+    versions = sorted({str(env.get("versions", {}).get(key, "")) for env in evidence.platform_env.values()} - {""})
+    return f"{system} {', '.join(versions)}" if versions else system
+
+
 def to_json(verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: Evidence,
             baseline: dict[str, Any] | None = None, changes: list[Any] | None = None,
             no_expectations: list[str] | None = None, coverage: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -120,13 +131,17 @@ def to_json(verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: E
         "claims": [{
             "id": v.claim.id, "statement": v.claim.statement, "source": v.claim.source, "kind": v.claim.kind,
             "scope": v.claim.scope, "devices": _devices(v), "rule": v.claim.rule, "verdict": v.verdict,
-            "reason": v.reason,
+            "reason": v.reason, "about": v.claim.about, "evidence_system": v.claim.system,
+            "decided_by": _system_version(v.decided_by, evidence),
+            "prediction": None if v.prediction is None else {
+                "system": v.prediction.claim.system, "verdict": v.prediction.verdict, "reason": v.prediction.reason},
             "platforms": {p: pv.verdict for p, pv in v.platforms.items()},
             "platform_reasons": {p: pv.reason for p, pv in v.platforms.items()},
             "facts": [_fact_json(f) for f in v.facts],
             "observations": v.observations,
         } for v in verdicts],
         "cases": _case_rows(manifest, evidence),
+        "conformance": conformance_summary(evidence),
         "benchmarks": evidence.benchmarks,
         "problems": list(dict.fromkeys(evidence.problems)),
         "baseline": None if baseline is None else {

@@ -69,6 +69,8 @@ class Verdict:
     facts: list[Fact]
     observations: list[dict[str, Any]] = field(default_factory=list)
     platforms: dict[str, Verdict] = field(default_factory=dict)  # per platform, when judged per platform
+    decided_by: str = ""  # the system whose evidence decided it ("" when no evidence could)
+    prediction: Verdict | None = None  # what the model's evidence says, shown beside, never deciding
 
 
 def _case_matches(case: dict[str, Any], selector: dict[str, Any]) -> bool:
@@ -120,7 +122,8 @@ def _mistrust(records: list[dict[str, Any]], missed: dict[str, str]) -> str:
 
 
 def fact_for(test: str, manifest_by_test: dict[str, dict[str, Any]], evidence: Evidence, check: str = "",
-             missed: dict[str, str] | None = None, conflicts: dict[str, list[str]] | None = None) -> Fact:
+             missed: dict[str, str] | None = None, conflicts: dict[str, list[str]] | None = None,
+             system: str = "") -> Fact:
     records = evidence.cases.get(test, [])
     result = evidence.results.get(test)
     if result is not None:
@@ -135,6 +138,9 @@ def fact_for(test: str, manifest_by_test: dict[str, dict[str, Any]], evidence: E
     mistrust = _mistrust(records, missed or {})
     if (conflict := (evidence.conflicts() if conflicts is None else conflicts).get(test)) is not None:
         mistrust = "conflicting result records: " + ", ".join(conflict)
+    shown = sorted({str(r["system"]) for r in records if "system" in r} - {system})
+    if system and shown:
+        mistrust = f"the catalog takes this test as {system} evidence, but its records come from {', '.join(shown)}"
     if check and outcome in ("passed", "failed"):
         found = [c for r in records for c in r.get("checks", []) if c.get("name") == check]
         if not found:
@@ -149,7 +155,7 @@ def fact_for(test: str, manifest_by_test: dict[str, dict[str, Any]], evidence: E
 def _facts(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) -> list[Fact]:
     by_test = {c["test"]: c for c in manifest}
     missed, conflicts = missed_controls(evidence), evidence.conflicts()  # once per claim, not per fact
-    return [fact_for(t, by_test, evidence, claim.check, missed, conflicts)
+    return [fact_for(t, by_test, evidence, claim.check, missed, conflicts, claim.system)
             for t in select_tests(claim.tests, claim.cases, manifest, evidence)]
 
 
@@ -304,6 +310,24 @@ _GRAVITY = ("error", "refuted", "supported", "inconclusive", "not evaluated")
 
 
 def judge(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence, partial: bool = False) -> Verdict:
+    """The claim's verdict from evidence of the system it is about. Evidence
+    of another system (the model) never decides: the claim is then not
+    evaluated, with what that evidence predicts; a claim's prediction block
+    is judged the same way and shown beside the deciding verdict."""
+    verdict = _judge_block(claim, manifest, evidence, partial)
+    if claim.rule != "out-of-scope" and not claim.decides():
+        predicted = verdict
+        verdict = Verdict(claim, "not evaluated",
+                          f"needs {claim.about} evidence; the {claim.system} predicts {predicted.verdict}: "
+                          f"{predicted.reason}", predicted.facts, predicted.observations, prediction=predicted)
+    else:
+        verdict.decided_by = claim.system if verdict.verdict not in ("not evaluated", "error") else ""
+        if claim.prediction is not None:
+            verdict.prediction = _judge_block(claim.prediction, manifest, evidence, partial)
+    return verdict
+
+
+def _judge_block(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence, partial: bool) -> Verdict:
     if claim.rule == "out-of-scope":
         return Verdict(claim, "not evaluated", f"out of scope: {claim.reason}", [])
     if claim.rule == "across":
@@ -336,7 +360,8 @@ def judge_platforms(claim: Claim, manifest: list[dict[str, Any]], evidence: Evid
         worst.platforms = per
         return worst
     reason = "; ".join(f"{p}: {v.verdict}" for p, v in per.items()) + f". {worst.reason}"
-    return Verdict(claim, worst.verdict, reason, worst.facts, worst.observations, per)
+    return Verdict(claim, worst.verdict, reason, worst.facts, worst.observations, per, worst.decided_by,
+                   worst.prediction)
 
 
 def judge_all(claims: list[Claim], manifest: list[dict[str, Any]], evidence: Evidence,

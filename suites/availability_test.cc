@@ -231,3 +231,61 @@ TEST_P(CpuNoop, CudnnFlagsLeaveResultUnchanged) {
 
 }  // namespace suite
 }  // namespace bc
+
+namespace bc::suite {
+namespace {
+
+// One side of a conformance case: what ran and what it gave, or its alert or
+// error. The kernel class is PyTorch's own distinction: its mkldnn
+// convolution or its native kernels (ConvBackend::Slow2d and the like, and
+// the BLAS GEMM); the model's onednn engine is the former, the reference the
+// latter.
+ConformanceSide Side(const Result<CaseRun>& run) {
+  ConformanceSide s;
+  if (!run.ok()) {
+    (run.status().code() == StatusCode::kNotDeterministic ? s.alert : s.error) = run.status().message();
+    return s;
+  }
+  const StepRun& step = run->first();
+  s.engine = step.engine;
+  s.algorithm = step.algorithm.name;
+  s.implementation = step.implementation;
+  s.digest = step.digests.empty() ? "" : DigestHex(step.digests.back());
+  const bool mkldnn = step.engine == "onednn" || step.implementation.find("ConvBackend::Mkldnn") != std::string::npos;
+  s.kernel_class = mkldnn ? "mkldnn" : "native";
+  return s;
+}
+
+}  // namespace
+
+TEST_P(Conformance, ModelVersusPytorch) {
+  const CaseRow& row = GetParam();
+  Result<CaseSpec> model_spec = ParseRow(row);
+  ASSERT_TRUE(model_spec.ok()) << model_spec.status().ToString();
+  ASSERT_EQ(model_spec->engine, "auto") << "a conformance case runs the model as engine=auto";
+  CaseSpec torch_spec = model_spec.value();
+  torch_spec.engine = "pytorch";
+  const RunOptions options{.repeats = 2, .compare_to_reference = false};
+  const Result<CaseRun> torch_run = RunCase(torch_spec, options);
+  if (!torch_run.ok() && IsNotEvaluated(torch_run.status())) {
+    WriteEvidence(SkippedRecord(row, torch_run.status().message()));
+    GTEST_SKIP() << torch_run.status().message();
+  }
+  const Result<CaseRun> model_run = RunCase(model_spec.value(), options);
+  CaseRecord record = model_run.ok() ? RunRecord(row, model_run.value()) : SkippedRecord(row, "");
+  record.conformance = ConformanceRecord{.model = Side(model_run), .pytorch = Side(torch_run)};
+  const ConformanceRecord& c = *record.conformance;
+  record.checks.push_back(Check("same_kernel_class", c.model.kernel_class == c.pytorch.kernel_class,
+                                "model " + c.model.kernel_class + " (" + c.model.implementation + "), PyTorch " +
+                                    c.pytorch.kernel_class + " (" + c.pytorch.implementation + ")"));
+  record.checks.push_back(Check("same_alert", c.model.alert.empty() == c.pytorch.alert.empty(),
+                                "model: " + (c.model.alert.empty() ? "no alert" : c.model.alert) +
+                                    "; PyTorch: " + (c.pytorch.alert.empty() ? "no alert" : c.pytorch.alert)));
+  WriteEvidence(std::move(record));
+  // Disagreements are findings for the report, not failures; a side that
+  // could not run at all is one.
+  EXPECT_TRUE(c.model.error.empty()) << c.model.error;
+  EXPECT_TRUE(c.pytorch.error.empty()) << c.pytorch.error;
+}
+
+}  // namespace bc::suite

@@ -9,13 +9,17 @@
 #include <iostream>
 
 #include "harness/evidence.h"
+#include "backends/registry.h"
 #include "suites/records.h"
 
 namespace bc {
 namespace {
 
 int Names() {
+  nlohmann::json systems = nlohmann::json::array({"model"});
+  for (const EngineEntry& e : EngineEntries()) systems.push_back(e.system);
   nlohmann::json j{{"schema", kEvidenceSchema},
+                   {"systems", systems},
                    {"check_outcome", CheckOutcomeNames()},
                    {"result_outcome", ResultOutcomeNames()}};
   std::cout << j.dump() << "\n";

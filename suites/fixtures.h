@@ -15,6 +15,11 @@ class Determinism : public testing::TestWithParam<CaseRow> {};
 // engine, as under PyTorch's default cuDNN flags.
 class CpuNoop : public testing::TestWithParam<CaseRow> {};
 
+// A case run on the model (engine auto: the harness's dispatch over oneDNN
+// and the reference) and on PyTorch itself: kernel class, algorithm, bits
+// and alert, side by side; every disagreement is recorded for the report.
+class Conformance : public testing::TestWithParam<CaseRow> {};
+
 }  // namespace bc::suite
 
 namespace bc::suite {

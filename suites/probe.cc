@@ -79,11 +79,17 @@ Result<ProbeResult> SpawnProbe(const std::string& repro, int repeats, const std:
     env_strings.push_back(entry);
   }
   for (const auto& [name, value] : env) env_strings.push_back(name + "=" + value);
+  return SpawnJson({"/proc/self/exe", "--bc_probe=" + repro, "--bc_repeats=" + std::to_string(repeats)}, env_strings);
+}
+
+Result<ProbeResult> SpawnJson(std::vector<std::string> args, std::vector<std::string> env_strings) {
   std::vector<char*> envp;
   for (std::string& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
-  std::string exe = "/proc/self/exe", a1 = "--bc_probe=" + repro, a2 = "--bc_repeats=" + std::to_string(repeats);
-  char* argv[] = {exe.data(), a1.data(), a2.data(), nullptr};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const std::string exe = args.front();
 
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
@@ -94,7 +100,7 @@ Result<ProbeResult> SpawnProbe(const std::string& repro, int repeats, const std:
   posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv, envp.data());
+  const int rc = posix_spawnp(&pid, exe.c_str(), &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);

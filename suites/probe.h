@@ -33,4 +33,9 @@ struct ProbeResult {
 // (evidence directories removed, so probes write no evidence).
 Result<ProbeResult> SpawnProbe(const std::string& repro, int repeats, const std::map<std::string, std::string>& env);
 
+// Runs `args` (args[0] looked up on PATH) with exactly `env` ("NAME=value"),
+// collects stdout and stderr, and parses the last stdout line that starts
+// with '{' as the result.
+Result<ProbeResult> SpawnJson(std::vector<std::string> args, std::vector<std::string> env);
+
 }  // namespace bc

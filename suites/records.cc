@@ -51,19 +51,33 @@ CheckRecord Check(std::string name, bool passed, std::string detail) {
           .detail = std::move(detail)};
 }
 
+namespace {
+
+std::string SystemOfRepro(const std::string& repro) {
+  Result<CaseSpec> spec = ParseCaseSpec(repro);
+  return std::string(SystemOf(spec.ok() ? spec->engine : "auto"));
+}
+
+}  // namespace
+
 CaseRecord RunRecord(const CaseRow& row, const CaseRun& run) {
-  return {.case_id = row.id, .repro = row.repro, .spec = run.spec, .steps = run.steps, .searches = run.searches};
+  return {.case_id = row.id,
+          .repro = row.repro,
+          .system = std::string(SystemOf(run.spec.engine)),
+          .spec = run.spec,
+          .steps = run.steps,
+          .searches = run.searches};
 }
 
 CaseRecord SkippedRecord(const CaseRow& row, const std::string& reason) {
-  CaseRecord r{.case_id = row.id, .repro = row.repro};
+  CaseRecord r{.case_id = row.id, .repro = row.repro, .system = SystemOfRepro(row.repro)};
   if (Result<CaseSpec> spec = ParseCaseSpec(row.repro); spec.ok()) r.spec = std::move(spec).value();
   if (!reason.empty()) r.skip_reason = reason;
   return r;
 }
 
-CaseRecord FactRecord(const std::string& repro, CheckRecord check) {
-  CaseRecord r{.repro = repro};
+CaseRecord FactRecord(const std::string& repro, CheckRecord check, std::string system) {
+  CaseRecord r{.repro = repro, .system = system.empty() ? SystemOfRepro(repro) : std::move(system)};
   r.checks.push_back(std::move(check));
   return r;
 }
@@ -152,6 +166,7 @@ nlohmann::json ToJson(const CaseRecord& r) {
   j["test"] = r.test;
   if (!r.case_id.empty()) j["case_id"] = r.case_id;
   j["repro"] = r.repro;
+  if (!r.system.empty()) j["system"] = r.system;
   if (r.spec) {
     const Problem& p = r.spec->problem();
     j["device"] = DeviceName(r.spec->device);
@@ -204,6 +219,19 @@ nlohmann::json ToJson(const CaseRecord& r) {
     j["digests_stable_within_env"] = x.digests_stable_within_env;
     j["digests_equal_across_envs"] = x.digest_distribution.size() == 1;
   }
+  if (r.conformance) {
+    const auto side = [](const ConformanceSide& x) {
+      return nlohmann::json{{"engine", x.engine},       {"algorithm", x.algorithm}, {"implementation", x.implementation},
+                            {"kernel_class", x.kernel_class}, {"digest", x.digest},   {"alert", x.alert},
+                            {"error", x.error}};
+    };
+    const ConformanceRecord& c = *r.conformance;
+    j["conformance"] = {{"model", side(c.model)},
+                        {"pytorch", side(c.pytorch)},
+                        {"same_kernel_class", c.model.kernel_class == c.pytorch.kernel_class},
+                        {"same_bits", !c.model.digest.empty() && c.model.digest == c.pytorch.digest},
+                        {"same_alert", c.model.alert.empty() == c.pytorch.alert.empty()}};
+  }
   j["checks"] = nlohmann::json::array();
   for (const CheckRecord& c : r.checks) j["checks"].push_back(ToJson(c));
   return j;
@@ -230,6 +258,7 @@ EnvironmentRecord ProbeEnvironment(const std::string& gtest_filter) {
     for (char& c : library) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     e.versions[library] = version;
   }
+  e.versions["backendcheck"] = BC_PROJECT_VERSION;
   if (const cuda::CudaVersions cuda = cuda::LoadedCudaVersions(); !cuda.runtime.empty()) {
     e.versions["cuda_runtime"] = cuda.runtime;
     e.versions["cuda_driver"] = cuda.driver;

@@ -100,10 +100,27 @@ struct CrossProcessRecord {
   bool digests_stable_within_env = true;
 };
 
+// Conformance: one case run on the model (engine auto) and on PyTorch.
+struct ConformanceSide {
+  std::string engine;          // "onednn", "reference", "pytorch"
+  std::string algorithm;
+  std::string implementation;  // what ran, as the engine names it
+  std::string kernel_class;    // "mkldnn" or "native"
+  std::string digest;          // the last run's output digest
+  std::string alert;           // PyTorch's (or the model's) not-deterministic alert, when raised
+  std::string error;           // any other failure
+};
+struct ConformanceRecord {
+  ConformanceSide model, pytorch;
+};
+
 struct CaseRecord {
   std::string test;  // "Suite.Test"; WriteEvidence fills it in when empty
   std::string case_id;
   std::string repro;
+  // Whose behaviour this evidence shows (backends/engines.def): pytorch,
+  // onednn, cudnn, cublas, reference or model; from the repro's engine field.
+  std::string system;
   std::optional<CaseSpec> spec;  // when the repro parses: the case's device, op, flags, ...
   std::vector<StepRun> steps;    // the first step's fields also stand at the top level
   int searches = 0;
@@ -112,6 +129,7 @@ struct CaseRecord {
   std::optional<std::string> baseline_digest;  // cpu_noop: the digest under default flags
   std::optional<CompareRecord> compare;
   std::optional<CrossProcessRecord> cross_process;
+  std::optional<ConformanceRecord> conformance;
 };
 
 // A run's record (steps and searches from `run`).
@@ -119,8 +137,9 @@ CaseRecord RunRecord(const CaseRow& row, const CaseRun& run);
 // The record of a case that was not run: `reason` empty for a case whose
 // evidence is not a run of its own (CrossProcess).
 CaseRecord SkippedRecord(const CaseRow& row, const std::string& reason);
-// A test that is a single fact: its repro and one check.
-CaseRecord FactRecord(const std::string& repro, CheckRecord check);
+// A test that is a single fact: its repro and one check. `system` empty: the
+// system the repro's engine field names.
+CaseRecord FactRecord(const std::string& repro, CheckRecord check, std::string system = "");
 
 struct ResultRecord {
   std::string test;

@@ -16,8 +16,9 @@ void WriteEvidence(CaseRecord record) {
   if (Status s = ProcessEvidence().Write(ToJson(record)); !s.ok()) ADD_FAILURE() << s.message();
 }
 
-void RecordFact(const std::string& repro, const std::string& check, bool passed, const std::string& detail) {
-  WriteEvidence(FactRecord(repro, Check(check, passed, detail)));
+void RecordFact(const std::string& repro, const std::string& check, bool passed, const std::string& detail,
+                const std::string& system) {
+  WriteEvidence(FactRecord(repro, Check(check, passed, detail), system));
 }
 
 }  // namespace bc

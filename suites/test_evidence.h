@@ -15,7 +15,9 @@ std::string CurrentTestName();
 // it names no test. A write that fails fails the running test (ADD_FAILURE)
 // with the file and the error.
 void WriteEvidence(CaseRecord record);
-// A test that is a single fact: its repro and one check.
-void RecordFact(const std::string& repro, const std::string& check, bool passed, const std::string& detail);
+// A test that is a single fact: its repro and one check, shown by `system`
+// (empty: the system the repro's engine field names).
+void RecordFact(const std::string& repro, const std::string& check, bool passed, const std::string& detail,
+                const std::string& system = "");
 
 }  // namespace bc

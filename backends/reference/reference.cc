@@ -208,13 +208,22 @@ void ScatterAddAtomic(const ScatterAddProblem& p, Buffers& b) {
   for (int64_t i = 0; i < p.n; ++i) AtomicAdd(b.dst[static_cast<size_t>(b.index[i])], b.src[i]);
 }
 
+// Every value added into its destination in index order, in fp64: one pass,
+// one owner, the same bits for any thread count (PyTorch's CPU scatter_add is
+// deterministic too: it has no alert under use_deterministic_algorithms).
+void ScatterAddOwner(const ScatterAddProblem& p, Buffers& b) {
+  std::vector<double> acc(b.dst.size(), 0.0);
+  for (int64_t i = 0; i < p.n; ++i) acc[static_cast<size_t>(b.index[i])] += b.src[i];
+  for (size_t j = 0; j < acc.size(); ++j) b.dst[j] = static_cast<float>(acc[j]);
+}
+
 void Compute(const Problem& p, Buffers& b, bool atomic) {
   if (const auto* c = std::get_if<Conv2dProblem>(&p)) {
     atomic ? ConvAtomic(*c, b) : ConvOwner(*c, b);
   } else if (const auto* m = std::get_if<MatmulProblem>(&p)) {
     MatmulCompute(*m, b, atomic);
   } else if (const auto* s = std::get_if<ScatterAddProblem>(&p)) {
-    ScatterAddAtomic(*s, b);
+    atomic ? ScatterAddAtomic(*s, b) : ScatterAddOwner(*s, b);
   }
 }
 
@@ -238,7 +247,7 @@ class ReferencePrepared final : public PreparedOp {
 
 }  // namespace
 
-void ReferenceCompute(const Problem& p, Buffers& b) { Compute(p, b, std::holds_alternative<ScatterAddProblem>(p)); }
+void ReferenceCompute(const Problem& p, Buffers& b) { Compute(p, b, /*atomic=*/false); }
 
 class ReferenceEngine final : public Engine {
  public:
@@ -262,14 +271,10 @@ Availability ReferenceEngine::availability() const {
 Result<std::vector<Algorithm>> ReferenceEngine::Candidates(const Problem& p, const BackendFlags&) const {
   if (!IsPlainF32(p)) return std::vector<Algorithm>{};  // the oracle serves other types through ReferenceCompute only
   const Algorithm atomic{"atomic", Determinism::kNondeterministic, 0};
-  if (std::holds_alternative<ScatterAddProblem>(p)) return std::vector<Algorithm>{atomic};
   return std::vector<Algorithm>{{"owner", Determinism::kDeterministic, 0}, atomic};
 }
 
-std::optional<std::string> ReferenceEngine::PinnedDeterministic(const Problem& p) const {
-  if (std::holds_alternative<ScatterAddProblem>(p)) return std::nullopt;
-  return "owner";
-}
+std::optional<std::string> ReferenceEngine::PinnedDeterministic(const Problem&) const { return "owner"; }
 
 Result<std::unique_ptr<PreparedOp>> ReferenceEngine::Prepare(const Problem& p, const Algorithm& algorithm,
                                                              Buffers& buffers, const BackendFlags&) const {

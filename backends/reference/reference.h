@@ -10,18 +10,17 @@
 //   add. With two or more threads the order of those adds, and so the
 //   rounding, changes from run to run: the CPU's positive control, built the
 //   way cuDNN's atomic algorithms are.
-// Operations: conv2d (fwd, bwd_data, bwd_weights) and matmul with both
-// algorithms; scatter_add with "atomic" only, so it is the CPU operation that
-// has no deterministic implementation (use_deterministic_algorithms(True)
-// raises PyTorch's alert for it).
+// Operations: conv2d (fwd, bwd_data, bwd_weights), matmul and scatter_add,
+// each with both algorithms. ("owner" for scatter_add adds in index order in
+// fp64: PyTorch's CPU scatter_add is deterministic and raises no alert under
+// use_deterministic_algorithms, and the model agrees.)
 #pragma once
 
 #include "backends/engine.h"
 
 namespace bc {
 
-// The oracle: the owner algorithm (the atomic one for scatter_add, which has
-// no other), run directly on `b`, for any dtype and layout (buffers are
+// The oracle: the owner algorithm, run directly on `b`, for any dtype and layout (buffers are
 // logical NCHW; fp16 inputs are already rounded to half). As an engine it
 // offers f32 NCHW problems only.
 void ReferenceCompute(const Problem& p, Buffers& b);

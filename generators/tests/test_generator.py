@@ -210,9 +210,9 @@ class ScheduleAndOptionsTest(SpecTestCase):
 
     def test_check_errors(self) -> None:
         for checks, extra, expected in (
-                ('["speed"]', "", "unknown check 'speed' (known: bitwise, tolerance, selection, perf-bound)"),
+                ('["speed"]', "", "unknown check 'speed' (known: bitwise, tolerance, selection, perf-bound, conformance)"),
                 ('["selection"]', "", "fixture Determinism has no 'selection' check (it has: bitwise, tolerance)"),
-                ('[]', "", "checks must be a non-empty list of bitwise, tolerance, selection, perf-bound"),
+                ('[]', "", "checks must be a non-empty list of bitwise, tolerance, selection, perf-bound, conformance"),
                 ('["bitwise", "bitwise"]', "", "checks lists a check twice"),
                 ('["tolerance"]', "positive_control = true\n",
                  "a positive control is caught by the bitwise check: keep 'bitwise'")):

@@ -20,6 +20,9 @@ def main(binary: str) -> int:
     for enum, schema_values in (("check_outcome", records.CHECK_OUTCOMES), ("result_outcome", records.RESULT_OUTCOMES)):
         if tuple(names[enum]) != schema_values:
             failures.append(f"{enum}: C++ {names[enum]} vs schema {list(schema_values)}")
+    systems = set(records.contract()["$defs"]["system"]["enum"])
+    if set(names["systems"]) - systems:
+        failures.append(f"systems of engines.def missing from the schema: {sorted(set(names['systems']) - systems)}")
     out = subprocess.run([binary], check=True, capture_output=True, text=True).stdout.splitlines()
     kinds, outcomes = set(), set()
     for number, line in enumerate(out, 1):

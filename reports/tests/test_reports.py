@@ -133,7 +133,7 @@ class CatalogTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "claims.toml"
             path.write_text('[[claim]]\nid = "x"\nstatement = "s"\nsource = "s"\nkind = "rumour"\n'
-                            '[claim.evidence]\nrule = "fact"\ntests = ["A"]\n')
+                            'about = "any"\n[claim.evidence]\nrule = "fact"\nsystem = "any"\ntests = ["A"]\n')
             with self.assertRaises(SpecError) as ctx:
                 load_catalog(path)
             self.assertEqual(ctx.exception.line, 5)
@@ -159,7 +159,7 @@ class RenderTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             t = Path(tmp)
             (t / "claims.toml").write_text('[[claim]]\nid = "g"\nstatement = "s"\nsource = "s"\nkind = "guarantee"\n'
-                                           '[claim.evidence]\nrule = "fact"\ntests = ["T.a"]\n')
+                                           'about = "any"\n[claim.evidence]\nrule = "fact"\nsystem = "any"\ntests = ["T.a"]\n')
             (t / "cases.json").write_text('{"cases": []}')
             (t / "ev").mkdir()
             (t / "ev" / "x-1.jsonl").write_text(json.dumps({"kind": "result", "schema": 1, "test": "T.a",
@@ -292,7 +292,7 @@ class CatalogCoverageTest(unittest.TestCase):
             for evidence, message in (('rule = "fact"\n', "a fact rule needs 'tests' or 'cases'"),
                                       ('rule = "out-of-scope"\n', "an out-of-scope claim needs a reason")):
                 path.write_text('[[claim]]\nid = "x"\nstatement = "s"\nsource = "s"\nkind = "folklore"\n'
-                                f'[claim.evidence]\n{evidence}')
+                                f'about = "any"\n[claim.evidence]\nsystem = "any"\n{evidence}')
                 with self.assertRaises(SpecError) as ctx:
                     load_catalog(path)
                 self.assertEqual(ctx.exception.message, message)
@@ -370,7 +370,7 @@ class MergeTest(unittest.TestCase):
 
     def test_expectations_flag_a_changed_folklore_verdict(self) -> None:
         (self.t / "claims.toml").write_text('[[claim]]\nid = "f"\nstatement = "s"\nsource = "s"\nkind = "folklore"\n'
-                                            '[claim.evidence]\nrule = "fact"\ntests = ["Cpu/*"]\n')
+                                            'about = "any"\n[claim.evidence]\nrule = "fact"\nsystem = "any"\ntests = ["Cpu/*"]\n')
         (self.t / "cases.json").write_text(json.dumps({"cases": self.manifest}))
         rec = [{"repro": self.REPRO, "device": "cpu", "digest": "aaaa", "distinct_digests": 1}]
         run = write_run(self.t / "a", environment("m1", "avx2", 1), {"Cpu/Determinism.Bitwise/X": rec})
@@ -394,7 +394,7 @@ class MergeTest(unittest.TestCase):
 
     def test_baseline_shows_changed_verdicts(self) -> None:
         (self.t / "claims.toml").write_text('[[claim]]\nid = "f"\nstatement = "s"\nsource = "s"\nkind = "folklore"\n'
-                                            '[claim.evidence]\nrule = "fact"\ntests = ["Cpu/*"]\n')
+                                            'about = "any"\n[claim.evidence]\nrule = "fact"\nsystem = "any"\ntests = ["Cpu/*"]\n')
         (self.t / "cases.json").write_text(json.dumps({"cases": self.manifest}))
         old = self.t / "old.json"
         old.write_text(json.dumps({"generated": "2026-01-01", "claims": [{"id": "f", "verdict": "refuted"}]}))
@@ -459,7 +459,7 @@ class RecordedEvidenceTest(unittest.TestCase):
         self.assertEqual(judge_all([self.det], [], read_evidence([run]))[0].verdict, "refuted")
         t = Path(self.tmp.name)
         (t / "claims.toml").write_text('[[claim]]\nid = "det"\nstatement = "s"\nsource = "s"\nkind = "guarantee"\n'
-                                       '[claim.evidence]\nrule = "fact"\ntests = ["Cpu/Determinism.*"]\n')
+                                       'about = "any"\n[claim.evidence]\nrule = "fact"\nsystem = "any"\ntests = ["Cpu/Determinism.*"]\n')
         (t / "cases.json").write_text('{"cases": []}')
         r = subprocess.run([sys.executable, "-m", "reports", "--claims", str(t / "claims.toml"), "--manifest",
                             str(t / "cases.json"), "--out", str(t / "out"), str(run)],
@@ -562,3 +562,55 @@ class TrustTest(unittest.TestCase):
         self.assertTrue(any("unreadable record skipped" in p for p in ev.problems))
         f.write_text('{"kind":"case","te\n' + f.read_text())
         self.assertTrue(read_evidence([self.run_dir]).refused)
+
+
+class SystemsTest(unittest.TestCase):
+    """Only evidence from the system a claim is about decides it."""
+
+    def test_model_evidence_alone_leaves_a_pytorch_claim_not_evaluated_with_its_prediction(self) -> None:
+        c = claim(about="pytorch", system="model")
+        v = judge_all([c], [], evidence(**{"T.a": "passed"}))[0]
+        self.assertEqual(v.verdict, "not evaluated")
+        self.assertIn("needs pytorch evidence; the model predicts supported", v.reason)
+        self.assertEqual(v.prediction.verdict, "supported")
+        self.assertEqual(v.decided_by, "")
+
+    def test_pytorch_evidence_decides_and_the_model_is_shown_beside(self) -> None:
+        c = claim(about="pytorch", system="pytorch", tests=["P.*"])
+        c.prediction = claim(about="pytorch", system="model", tests=["M.*"])
+        v = judge_all([c], [], evidence(**{"P.a": "failed", "M.a": "passed"}))[0]
+        self.assertEqual(v.verdict, "refuted")
+        self.assertEqual(v.decided_by, "pytorch")
+        self.assertEqual(v.prediction.verdict, "supported")
+
+    def test_records_from_another_system_than_the_catalog_says_decide_nothing(self) -> None:
+        ev = evidence(**{"P.a": "passed"})
+        ev.cases["P.a"] = [{"kind": "case", "system": "model", "checks": []}]
+        v = judge_all([claim(about="pytorch", system="pytorch", tests=["P.*"])], [], ev)[0]
+        self.assertEqual(v.verdict, "inconclusive")
+        self.assertIn("records come from model", v.reason)
+
+    def test_the_repository_catalog_decides_at_least_twelve_claims_by_pytorch(self) -> None:
+        claims = load_catalog(ROOT / "suites" / "claims.toml")
+        self.assertGreaterEqual(sum(c.about == "pytorch" and c.system == "pytorch" for c in claims), 12)
+
+
+class ConformanceTest(unittest.TestCase):
+    def test_every_disagreement_is_listed_and_only_known_ones_are_explained(self) -> None:
+        from reports.conformance import summarize
+        side = {"engine": "", "algorithm": "", "implementation": "", "digest": "", "alert": "", "error": ""}
+        ev = Evidence()
+        ev.cases["C.a"] = [{"kind": "case", "repro": "a", "conformance": {
+            "model": dict(side, kernel_class="native", digest="1"), "pytorch": dict(side, kernel_class="native",
+                                                                                      digest="2"),
+            "same_kernel_class": True, "same_bits": False, "same_alert": True}}]
+        ev.cases["C.b"] = [{"kind": "case", "repro": "b", "conformance": {
+            "model": dict(side, kernel_class="mkldnn", digest="1"), "pytorch": dict(side, kernel_class="native",
+                                                                                      digest="2"),
+            "same_kernel_class": False, "same_bits": False, "same_alert": True}}]
+        s = summarize(ev)
+        self.assertEqual(s["cases"], 2)
+        self.assertEqual([(d["repro"], d["aspect"]) for d in s["disagreements"]],
+                         [("a", "bits"), ("b", "kernel class"), ("b", "bits")])
+        self.assertEqual(s["unexplained"], 2)
+        self.assertIn("by design", s["disagreements"][0]["why"])

@@ -1,0 +1,299 @@
+// The PyTorch engine: PyTorch itself, through libtorch's ATen API, so that
+// PyTorch's own dispatch decides which kernel runs. It is the engine claims
+// about PyTorch are judged on; the rest of the harness (dispatch.cc and the
+// AlgorithmSelector over the raw engines) is the model of it.
+//
+// Operations, on the same seeded inputs as every other engine:
+//   conv2d  at::convolution (fwd) and at::convolution_backward with the
+//           output mask of the direction (bwd_data, bwd_weights): "aten".
+//   matmul  at::mm: "aten".
+//   scatter_add  "index_put_accumulate" (index_put_ with accumulate=True),
+//           and "put" (put_ with accumulate=False, last write wins), which
+//           PyTorch refuses under use_deterministic_algorithms(True): the
+//           alert is PyTorch's own.
+// Flags are set the way torch.backends sets them, on at::globalContext(),
+// before every run. A flag this PyTorch does not have makes the case not
+// evaluated with that reason (mkldnn.deterministic does not exist in 1.13).
+// implementation() names the kernel class PyTorch chose for a convolution
+// (at::native::select_conv_backend: Mkldnn, Slow2d, SlowDilated2d, Cudnn,
+// ...), and the BLAS library loaded into the process for its GEMM paths.
+//
+// Devices: "pytorch" runs on the CPU; "pytorch_cuda" on the first CUDA device
+// when this libtorch was built with CUDA and a device is present.
+//
+// This file is a module of its own (libbc_pytorch.so), loaded on first use
+// by backends/pytorch/loader.cc: a process that runs no PyTorch case does not
+// pay for loading libtorch (about 0.6 s per test process here).
+#include <ATen/ATen.h>
+#include <ATen/Context.h>
+#include <ATen/Parallel.h>
+#include <ATen/native/ConvUtils.h>
+#include <ATen/Version.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+#include <c10/util/Exception.h>
+#include <torch/csrc/api/include/torch/version.h>
+
+#include <omp.h>
+
+#include <cstring>
+#include <fstream>
+
+#include "backends/engine.h"
+
+namespace bc {
+namespace {
+
+const char* BackendName(at::native::ConvBackend b) {
+  using B = at::native::ConvBackend;
+  switch (b) {
+    case B::CudaDepthwise2d: return "CudaDepthwise2d";
+    case B::CudaDepthwise3d: return "CudaDepthwise3d";
+    case B::Cudnn: return "Cudnn";
+    case B::CudnnTranspose: return "CudnnTranspose";
+    case B::Empty: return "Empty";
+    case B::Miopen: return "Miopen";
+    case B::MiopenDepthwise: return "MiopenDepthwise";
+    case B::MiopenTranspose: return "MiopenTranspose";
+    case B::Mkldnn: return "Mkldnn";
+    case B::MkldnnEmpty: return "MkldnnEmpty";
+    case B::NnpackSpatial: return "NnpackSpatial";
+    case B::Overrideable: return "Overrideable";
+    case B::Slow2d: return "Slow2d";
+    case B::Slow3d: return "Slow3d";
+    case B::SlowDilated2d: return "SlowDilated2d";
+    case B::SlowDilated3d: return "SlowDilated3d";
+    case B::SlowTranspose2d: return "SlowTranspose2d";
+    case B::SlowTranspose3d: return "SlowTranspose3d";
+    case B::Winograd3x3Depthwise: return "Winograd3x3Depthwise";
+    case B::Xnnpack2d: return "Xnnpack2d";
+    case B::Mps: return "Mps";
+    case B::MpsTranspose: return "MpsTranspose";
+  }
+  return "unknown";
+}
+
+// The BLAS shared library mapped into this process (what PyTorch's native
+// GEMM paths call through libblas.so.3): OpenBLAS, the reference BLAS, MKL...
+std::string LoadedBlas() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  for (const char* name : {"libopenblas", "libmkl_rt", "libblis", "libblas.so"}) {
+    maps.clear();
+    maps.seekg(0);
+    while (std::getline(maps, line)) {
+      const size_t at = line.find(name);
+      if (at != std::string::npos) return line.substr(line.rfind('/') + 1);
+    }
+  }
+  return "none mapped";
+}
+
+std::string Version() {
+  return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+         std::to_string(TORCH_VERSION_PATCH);
+}
+
+// PyTorch's own error text, without the C++ stack trace.
+std::string ErrorText(const c10::Error& e) { return e.what_without_backtrace(); }
+
+Status FromTorch(const c10::Error& e, const char* what) {
+  const std::string text = ErrorText(e);
+  if (text.find("does not have a deterministic implementation") != std::string::npos) {
+    return Status(StatusCode::kNotDeterministic, text);
+  }
+  return Status(StatusCode::kInternal, std::string(what) + ": " + text);
+}
+
+// Sets PyTorch's process-wide flags as torch.backends does. The flags with
+// no counterpart in this PyTorch make the case not evaluated.
+Status ApplyFlags(const BackendFlags& f) {
+  if (f.mkldnn_deterministic) {
+    return Status(StatusCode::kUnimplemented,
+                  "PyTorch " + Version() + " has no torch.backends.mkldnn.deterministic: not evaluated");
+  }
+  at::Context& ctx = at::globalContext();
+  ctx.setUserEnabledCuDNN(f.cudnn_enabled);
+  ctx.setBenchmarkCuDNN(f.cudnn_benchmark);
+  ctx.setBenchmarkLimitCuDNN(f.cudnn_benchmark_limit);
+  ctx.setDeterministicCuDNN(f.cudnn_deterministic);
+  ctx.setAllowTF32CuDNN(f.cudnn_allow_tf32);
+  ctx.setAllowTF32CuBLAS(f.cuda_matmul_allow_tf32);
+  ctx.setUserEnabledMkldnn(f.mkldnn_enabled);
+  ctx.setDeterministicAlgorithms(f.deterministic_algorithms, f.deterministic_algorithms_warn_only);
+  return Status::Ok();
+}
+
+at::ScalarType TorchType(DataType t) { return t == DataType::kF16 ? at::kHalf : at::kFloat; }
+
+// A host buffer as a tensor of `sizes` on `device`, in the problem's dtype
+// and memory format (a copy: PyTorch owns its memory).
+at::Tensor ToTensor(const std::vector<float>& host, at::IntArrayRef sizes, const at::Device& device, DataType dtype,
+                    Layout layout = Layout::kNchw) {
+  at::Tensor t = at::from_blob(const_cast<float*>(host.data()), sizes, at::kFloat).clone();
+  t = t.to(device, TorchType(dtype));
+  if (layout == Layout::kNhwc && t.dim() == 4) t = t.contiguous(at::MemoryFormat::ChannelsLast);
+  return t;
+}
+
+void ToHost(const at::Tensor& t, std::vector<float>& host) {
+  const at::Tensor c = t.to(at::kCPU, at::kFloat).contiguous();
+  std::memcpy(host.data(), c.data_ptr<float>(), host.size() * sizeof(float));
+}
+
+class TorchPrepared final : public PreparedOp {
+ public:
+  TorchPrepared(const Problem& p, Algorithm a, Buffers& b, BackendFlags flags, at::Device device)
+      : p_(p), algorithm_(std::move(a)), b_(b), flags_(flags), device_(device) {}
+
+  Status Init() try {
+    // The case's threads (RunCase's ThreadsGuard). PyTorch's lazy thread
+    // initialisation (at::init_num_threads, run by its first parallel use
+    // or at::get_num_threads) resets OpenMP's count to PyTorch's default,
+    // the physical cores; at::set_num_threads makes the case's count its own.
+    const int threads = omp_get_max_threads();
+    BC_RETURN_IF_ERROR(ApplyFlags(flags_));
+    at::set_num_threads(threads);
+    if (const auto* c = std::get_if<Conv2dProblem>(&p_)) {
+      x_ = ToTensor(b_.src, {c->mb, c->ic, c->ih, c->iw}, device_, c->dtype, c->layout);
+      w_ = ToTensor(b_.wei, {c->oc, c->ic / c->g, c->kh, c->kw}, device_, c->dtype, c->layout);
+      y_ = ToTensor(b_.dst, {c->mb, c->oc, c->oh(), c->ow()}, device_, c->dtype, c->layout);
+      backend_ = BackendName(at::native::select_conv_backend(x_, w_, c10::nullopt, {c->sh, c->sw}, {c->ph, c->pw},
+                                                             {c->dh, c->dw}, false, {0, 0}, c->g));
+    } else if (const auto* m = std::get_if<MatmulProblem>(&p_)) {
+      x_ = ToTensor(b_.src, {m->m, m->k}, device_, m->dtype);
+      w_ = ToTensor(b_.wei, {m->k, m->n}, device_, m->dtype);
+    } else {
+      const auto& s = std::get<ScatterAddProblem>(p_);
+      x_ = ToTensor(b_.src, {s.n}, device_, s.dtype);
+      index_ = at::from_blob(b_.index.data(), {s.n}, at::kInt).to(device_, at::kLong);
+      y_ = at::zeros({s.d}, at::TensorOptions().device(device_).dtype(TorchType(s.dtype)));
+    }
+    return Status::Ok();
+  } catch (const c10::Error& e) {
+    return FromTorch(e, "preparing the PyTorch tensors");
+  }
+
+  Status Execute() override try {
+    BC_RETURN_IF_ERROR(ApplyFlags(flags_));
+    if (const auto* c = std::get_if<Conv2dProblem>(&p_)) {
+      const std::vector<int64_t> stride{c->sh, c->sw}, padding{c->ph, c->pw}, dilation{c->dh, c->dw};
+      switch (c->direction) {
+        case Direction::kForward:
+          out_ = at::convolution(x_, w_, c10::nullopt, stride, padding, dilation, false, {0, 0}, c->g);
+          break;
+        case Direction::kBackwardData:
+          out_ = std::get<0>(at::convolution_backward(y_, x_, w_, c10::nullopt, stride, padding, dilation, false,
+                                                      {0, 0}, c->g, {true, false, false}));
+          break;
+        case Direction::kBackwardWeights:
+          out_ = std::get<1>(at::convolution_backward(y_, x_, w_, c10::nullopt, stride, padding, dilation, false,
+                                                      {0, 0}, c->g, {false, true, false}));
+          break;
+      }
+    } else if (std::holds_alternative<MatmulProblem>(p_)) {
+      out_ = at::mm(x_, w_);
+    } else {
+      out_ = y_.zero_();
+      if (algorithm_.name == "put") {
+        out_.put_(index_, x_, /*accumulate=*/false);
+      } else {
+        out_.index_put_({index_}, x_, /*accumulate=*/true);
+      }
+    }
+    if (device_.is_cuda()) out_ = out_.contiguous();  // a synchronising point is the copy in Fetch
+    return Status::Ok();
+  } catch (const c10::Error& e) {
+    return FromTorch(e, "PyTorch");
+  }
+
+  Status Fetch() override try {
+    ToHost(out_, b_.Output(p_));
+    return Status::Ok();
+  } catch (const c10::Error& e) {
+    return FromTorch(e, "copying PyTorch's result to the host");
+  }
+
+  std::string implementation() const override {
+    std::string what = "PyTorch " + Version() + " ";
+    if (const auto* c = std::get_if<Conv2dProblem>(&p_)) {
+      what += std::string("at::") + (c->direction == Direction::kForward ? "convolution" : "convolution_backward") +
+              " [ConvBackend::" + backend_ + "]";
+      if (backend_ == "Slow2d" || backend_ == "SlowDilated2d") what += " [BLAS: " + LoadedBlas() + "]";
+    } else if (std::holds_alternative<MatmulProblem>(p_)) {
+      what += "at::mm [BLAS: " + LoadedBlas() + "]";
+    } else {
+      what += algorithm_.name == "put" ? "Tensor::put_(accumulate=false)" : "Tensor::index_put_(accumulate=true)";
+    }
+    return what;
+  }
+  const Algorithm& algorithm() const override { return algorithm_; }
+
+ private:
+  Problem p_;
+  Algorithm algorithm_;
+  Buffers& b_;
+  BackendFlags flags_;
+  at::Device device_;
+  at::Tensor x_, w_, y_, index_, out_;
+  std::string backend_;
+};
+
+class PytorchEngine final : public Engine {
+ public:
+  PytorchEngine(std::string_view name, Device device) : Engine(name, device) {}
+
+  Availability availability() const override {
+    Availability a{.engine = std::string(name()), .built = true};
+    a.library_version = Version();
+    // No at::get_num_threads() here: its lazy initialisation would reset
+    // OpenMP's thread count to PyTorch's default under the case.
+    a.version = "PyTorch " + Version() + " (" + LoadedBlas() + ")";
+    if (device() == Device::kCuda) {
+      a.available = at::hasCUDA() && at::detail::getCUDAHooks().getNumGPUs() > 0;
+      a.reason = !at::hasCUDA() ? "this libtorch (PyTorch " + Version() + ") was built without CUDA"
+                 : a.available  ? "PyTorch " + Version() + " with CUDA, " +
+                                     std::to_string(at::detail::getCUDAHooks().getNumGPUs()) + " device(s)"
+                                : "PyTorch " + Version() + " with CUDA finds no CUDA device";
+      return a;
+    }
+    a.available = true;
+    a.reason = "libtorch " + Version() + ": mkldnn " + (at::hasMKLDNN() ? "built" : "not built") + ", OpenMP " +
+               (at::hasOpenMP() ? "built" : "not built") + ", BLAS " + LoadedBlas();
+    return a;
+  }
+
+  Result<std::vector<Algorithm>> Candidates(const Problem& p, const BackendFlags& flags) const override {
+    if (std::holds_alternative<ScatterAddProblem>(p)) {
+      return std::vector<Algorithm>{{"index_put_accumulate", Determinism::kDeterministic, 0},
+                                    {"put", Determinism::kNondeterministic, 0}};
+    }
+    // What PyTorch promises: its CPU convolutions and GEMMs are deterministic;
+    // on CUDA a convolution is when cudnn.deterministic (or
+    // use_deterministic_algorithms) is on, and not otherwise.
+    const bool promised = device() == Device::kCpu || !std::holds_alternative<Conv2dProblem>(p) ||
+                          flags.CudnnDeterministicEffective();
+    return std::vector<Algorithm>{
+        {"aten", promised ? Determinism::kDeterministic : Determinism::kNondeterministic, 0}};
+  }
+
+  Result<std::unique_ptr<PreparedOp>> Prepare(const Problem& p, const Algorithm& algorithm, Buffers& buffers,
+                                              const BackendFlags& flags) const override {
+    const Availability a = availability();
+    if (!a.available) return NotAvailable(a);
+    const at::Device device = this->device() == Device::kCuda ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
+    auto prepared = std::make_unique<TorchPrepared>(p, algorithm, buffers, flags, device);
+    BC_RETURN_IF_ERROR(prepared->Init());
+    return std::unique_ptr<PreparedOp>(std::move(prepared));
+  }
+};
+
+}  // namespace
+}  // namespace bc
+
+// The module's one entry point: the engine for the CPU (cuda = 0) or the
+// first CUDA device (cuda = 1).
+extern "C" __attribute__((visibility("default"))) const bc::Engine* bc_pytorch_engine(int cuda) {
+  static const bc::PytorchEngine kCpu("pytorch", bc::Device::kCpu);
+  static const bc::PytorchEngine kCuda("pytorch_cuda", bc::Device::kCuda);
+  return cuda != 0 ? &kCuda : &kCpu;
+}

@@ -1,0 +1,41 @@
+"""The model held to PyTorch: the Conformance cases (suites/availability_test.cc)
+ran each case through the harness's dispatch (the model) and through PyTorch.
+This lists every case and every disagreement, in kernel class (PyTorch's
+mkldnn convolution or its native kernels), output bits and alerts, with both
+sides' kernel and digest, and says why a disagreement stays where the reason
+is known; an unexplained one is a model bug to fix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .evidence import Evidence
+
+ASPECTS = (("same_kernel_class", "kernel class"), ("same_bits", "bits"), ("same_alert", "alert"))
+
+
+def _why(aspect: str, model: dict[str, Any], pytorch: dict[str, Any]) -> str:
+    """Why a known disagreement stays; "" for one that is not explained."""
+    if aspect == "bits" and model.get("kernel_class") == pytorch.get("kernel_class") == "native":
+        return ("stays: the model's native path is the harness's fp64 reference (one owner per output), "
+                "PyTorch's is im2col and a fp32 GEMM on its BLAS; both are deterministic, their bits differ by design")
+    return ""
+
+
+def summarize(evidence: Evidence) -> dict[str, Any]:
+    rows, disagreements = [], []
+    for test, records in sorted(evidence.cases.items()):
+        for r in records:
+            c = r.get("conformance")
+            if not isinstance(c, dict):
+                continue
+            row = {"test": test, "repro": r.get("repro", ""), "model": c["model"], "pytorch": c["pytorch"],
+                   **{key: bool(c.get(key)) for key, _ in ASPECTS}}
+            rows.append(row)
+            for key, aspect in ASPECTS:
+                if not c.get(key):
+                    disagreements.append({"test": test, "repro": row["repro"], "aspect": aspect, "model": c["model"],
+                                          "pytorch": c["pytorch"], "why": _why(aspect, c["model"], c["pytorch"])})
+    agree = {aspect: sum(r[key] for r in rows) for key, aspect in ASPECTS}
+    return {"cases": len(rows), "agree": agree, "rows": rows, "disagreements": disagreements,
+            "unexplained": sum(1 for d in disagreements if not d["why"])}

@@ -1,0 +1,208 @@
+"""Probes of torch.backends semantics that only PyTorch's Python has, run by
+suites/pytorch_python_test.cc with an interpreter that imports torch.
+
+Usage: python3 torch_backends.py PROBE
+Prints one JSON object: {"passed": bool, "detail": str, "torch": version,
+"observed": {...}}; exit 0 when the probe ran (whatever it found), 3 when
+torch cannot be imported (the test skips with that reason), 1 on a bug.
+Each probe states what it checks in its docstring and records what it saw.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+
+try:
+    import torch
+except Exception as e:  # noqa: BLE001 - any import failure means "no PyTorch here"
+    print(json.dumps({"error": f"cannot import torch: {type(e).__name__}: {e}"}))
+    sys.exit(3)
+
+# PyTorch's documented defaults (aten/src/ATen/Context.h, torch/backends/*).
+DEFAULTS = {"cudnn.enabled": True, "cudnn.benchmark": False, "cudnn.deterministic": False,
+            "cudnn.allow_tf32": True, "cudnn.benchmark_limit": 10, "cuda.matmul.allow_tf32": False,
+            "mkldnn.enabled": True, "deterministic_algorithms": False}
+
+
+def _flags() -> dict:
+    b = torch.backends
+    out = {"cudnn.enabled": b.cudnn.enabled, "cudnn.benchmark": b.cudnn.benchmark,
+           "cudnn.deterministic": b.cudnn.deterministic, "cudnn.allow_tf32": b.cudnn.allow_tf32,
+           "cuda.matmul.allow_tf32": b.cuda.matmul.allow_tf32, "mkldnn.enabled": b.mkldnn.enabled,
+           "deterministic_algorithms": torch.are_deterministic_algorithms_enabled()}
+    if hasattr(b.cudnn, "benchmark_limit"):
+        out["cudnn.benchmark_limit"] = b.cudnn.benchmark_limit
+    return out
+
+
+def defaults() -> tuple[bool, str, dict]:
+    """A fresh interpreter's flags equal PyTorch's documented defaults; a flag
+    this version lacks is named, not passed over."""
+    seen = _flags()
+    # A build without cuDNN answers None for cuDNN's benchmark_limit: the flag
+    # is not in this build, which is reported, not compared.
+    missing = sorted(k for k in DEFAULTS if seen.get(k) is None)
+    wrong = {k: seen[k] for k in DEFAULTS if seen.get(k) is not None and seen[k] != DEFAULTS[k]}
+    attrs = {"mkldnn.deterministic": hasattr(torch.backends.mkldnn, "deterministic"),
+             "cudnn.benchmark_limit": hasattr(torch.backends.cudnn, "benchmark_limit")}
+    ok = not wrong
+    return ok, (f"flags {seen}" + (f"; differ from the documented defaults: {wrong}" if wrong else "") +
+                (f"; not in this build (None): {missing}" if missing else "") +
+                f"; mkldnn.deterministic exists: {attrs['mkldnn.deterministic']}"), {"flags": seen, "attributes": attrs}
+
+
+def flags_scope() -> tuple[bool, str, dict]:
+    """torch.backends.cudnn.flags() sets the cuDNN flags inside, restores the
+    previous values on exit and on an exception, and its parameters default
+    to enabled=False: a bare scope turns cuDNN off."""
+    before = _flags()
+    with torch.backends.cudnn.flags():
+        bare = torch.backends.cudnn.enabled
+    with torch.backends.cudnn.flags(enabled=True, benchmark=True, deterministic=True, allow_tf32=False):
+        inside = _flags()
+    after = _flags()
+    try:
+        with torch.backends.cudnn.flags(enabled=True, benchmark=True):
+            raise KeyError("boom")
+    except KeyError:
+        pass
+    after_error = _flags()
+    set_inside = inside["cudnn.benchmark"] and inside["cudnn.deterministic"] and not inside["cudnn.allow_tf32"]
+    ok = bare is False and set_inside and after == before and after_error == before
+    return ok, (f"bare flags(): enabled={bare}; inside flags(benchmark=True, deterministic=True, allow_tf32=False): "
+                f"{'set' if set_inside else 'NOT set'}; restored on exit: {after == before}; restored after an "
+                f"exception: {after_error == before}"), {"bare_enabled": bare, "inside": inside, "after": after}
+
+
+def _put(accumulate: bool) -> None:
+    x = torch.zeros(16)
+    x.put_(torch.tensor([1, 3, 1]), torch.tensor([1.0, 2.0, 3.0]), accumulate=accumulate)
+
+
+def _raises(fn) -> str:
+    try:
+        fn()
+        return ""
+    except RuntimeError as e:
+        return str(e).splitlines()[0]
+
+
+def alert() -> tuple[bool, str, dict]:
+    """use_deterministic_algorithms(True) makes an operation without a
+    deterministic implementation raise (put_ with accumulate=False on the CPU),
+    and leaves deterministic ones (scatter_add_, index_put_ accumulate) alone."""
+    torch.use_deterministic_algorithms(True)
+    try:
+        put = _raises(lambda: _put(False))
+        scatter = _raises(lambda: torch.zeros(8).scatter_add_(0, torch.tensor([1, 1]), torch.ones(2)))
+        index_put = _raises(lambda: torch.zeros(8).index_put_((torch.tensor([1, 1]),), torch.ones(2),
+                                                               accumulate=True))
+    finally:
+        torch.use_deterministic_algorithms(False)
+    ok = "does not have a deterministic implementation" in put and not scatter and not index_put
+    return ok, (f"put_(accumulate=False): {put or 'no error'}; scatter_add_: {scatter or 'no error'}; "
+                f"index_put_(accumulate=True): {index_put or 'no error'}"), {"put": put, "scatter_add": scatter}
+
+
+def warn_only() -> tuple[bool, str, dict]:
+    """With warn_only=True the same operation runs and PyTorch warns instead."""
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            error = _raises(lambda: _put(False))
+    finally:
+        torch.use_deterministic_algorithms(False)
+    texts = [str(w.message).splitlines()[0] for w in caught]
+    ok = not error and any("does not have a deterministic implementation" in t for t in texts)
+    return ok, f"error: {error or 'none'}; warnings: {texts}", {"warnings": texts}
+
+
+def cudnn_deterministic_scope() -> tuple[bool, str, dict]:
+    """cudnn.deterministic is cuDNN's flag only: with it on (and
+    use_deterministic_algorithms off) put_ runs without an alert; with
+    use_deterministic_algorithms on it raises."""
+    torch.backends.cudnn.deterministic = True
+    try:
+        with_cudnn_flag = _raises(lambda: _put(False))
+    finally:
+        torch.backends.cudnn.deterministic = False
+    torch.use_deterministic_algorithms(True)
+    try:
+        with_global = _raises(lambda: _put(False))
+    finally:
+        torch.use_deterministic_algorithms(False)
+    ok = not with_cudnn_flag and "does not have a deterministic implementation" in with_global
+    return ok, (f"cudnn.deterministic=True: {with_cudnn_flag or 'no alert'}; "
+                f"use_deterministic_algorithms(True): {with_global or 'no alert'}"), {}
+
+
+def _available(name: str) -> tuple[bool, str, dict]:
+    backend = getattr(torch.backends, name)
+    available = bool(backend.is_available())
+    built = bool(backend.is_built()) if hasattr(backend, "is_built") else None
+    return available, built, f"torch.backends.{name}.is_available() = {available}" + (
+        f", is_built() = {built}" if built is not None else "")
+
+
+def mkldnn_available() -> tuple[bool, str, dict]:
+    """torch.backends.mkldnn.is_available() reports the build: true where
+    PyTorch was built with oneDNN (torch._C.has_mkldnn)."""
+    available, _, text = _available("mkldnn")
+    return available == bool(torch._C.has_mkldnn), f"{text}; torch._C.has_mkldnn = {torch._C.has_mkldnn}", {}
+
+
+def openmp_available() -> tuple[bool, str, dict]:
+    """torch.backends.openmp.is_available() is true in an OpenMP build."""
+    available, _, text = _available("openmp")
+    return available == ("OpenMP" in torch.__config__.parallel_info()), text, {}
+
+
+def mps_available() -> tuple[bool, str, dict]:
+    """torch.backends.mps is neither built nor available off Apple silicon."""
+    available, built, text = _available("mps")
+    import platform
+    apple = platform.system() == "Darwin" and platform.machine() == "arm64"
+    return apple or (not available and not built), f"{text} on {platform.system()} {platform.machine()}", {}
+
+
+def seed_not_backends() -> tuple[bool, str, dict]:
+    """torch.manual_seed seeds the generators and touches no backend flag;
+    use_deterministic_algorithms touches no generator: two draws after it
+    differ, and two draws after the same manual_seed are equal."""
+    before = _flags()
+    torch.manual_seed(1234)
+    a = torch.rand(4)
+    flags_after_seed = _flags()
+    torch.manual_seed(1234)
+    b = torch.rand(4)
+    torch.use_deterministic_algorithms(True)
+    try:
+        c, d = torch.rand(4), torch.rand(4)
+    finally:
+        torch.use_deterministic_algorithms(False)
+    ok = flags_after_seed == before and torch.equal(a, b) and not torch.equal(c, d)
+    return ok, (f"flags unchanged by manual_seed: {flags_after_seed == before}; same seed, same draw: "
+                f"{torch.equal(a, b)}; draws under use_deterministic_algorithms differ: {not torch.equal(c, d)}"), {}
+
+
+PROBES = {"defaults": defaults, "flags_scope": flags_scope, "alert": alert, "warn_only": warn_only,
+          "cudnn_deterministic_scope": cudnn_deterministic_scope, "mkldnn_available": mkldnn_available,
+          "openmp_available": openmp_available, "mps_available": mps_available,
+          "seed_not_backends": seed_not_backends}
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2 or argv[1] not in PROBES:
+        print(json.dumps({"error": f"usage: torch_backends.py {{{','.join(PROBES)}}}"}))
+        return 1
+    passed, detail, observed = PROBES[argv[1]]()
+    print(json.dumps({"passed": bool(passed), "detail": detail, "torch": torch.__version__,
+                      "observed": observed}, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

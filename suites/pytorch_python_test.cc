@@ -1,0 +1,65 @@
+// torch.backends semantics that only PyTorch's Python has (the flags()
+// context manager, the defaults and attributes of this version,
+// is_available(), the alert and its warn_only form, manual_seed), each run by
+// suites/probes/torch_backends.py in a fresh interpreter that imports torch.
+// The interpreter is BACKENDCHECK_TORCH_PYTHON when set, otherwise the one
+// configured (-DBACKENDCHECK_TORCH_PYTHON, by default the build's Python,
+// Debian's /usr/bin/python3). Without torch there, each test skips with the
+// import error. Every fact is PyTorch's evidence, recorded with its version.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "suites/probe.h"
+#include "suites/test_evidence.h"
+
+#ifndef BC_TORCH_PYTHON
+#define BC_TORCH_PYTHON "python3"
+#endif
+#ifndef BC_SOURCE_DIR
+#define BC_SOURCE_DIR "."
+#endif
+
+namespace bc {
+namespace {
+
+std::string Interpreter() {
+  const char* v = std::getenv("BACKENDCHECK_TORCH_PYTHON");
+  return v != nullptr && *v != '\0' ? v : BC_TORCH_PYTHON;
+}
+
+void RunTorchProbe(const std::string& probe) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+  Result<ProbeResult> r =
+      SpawnJson({Interpreter(), std::string(BC_SOURCE_DIR) + "/suites/probes/torch_backends.py", probe}, env);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  if (r->exit_code == kProbeNotEvaluated) {
+    const std::string why = Interpreter() + ": " + r->output.value("error", std::string("cannot import torch"));
+    WriteEvidence({.repro = "torch_backends.py " + probe, .system = "pytorch", .skip_reason = why});
+    GTEST_SKIP() << why;
+  }
+  ASSERT_EQ(r->exit_code, 0) << r->stderr_text << r->output.dump();
+  const bool passed = r->output.value("passed", false);
+  const std::string detail = "PyTorch " + r->output.value("torch", std::string("?")) + " (" + Interpreter() +
+                             "): " + r->output.value("detail", std::string());
+  RecordFact("torch_backends.py " + probe, probe, passed, detail, "pytorch");
+  EXPECT_TRUE(passed) << detail;
+}
+
+TEST(TorchPython, DefaultsAreTheDocumentedOnes) { RunTorchProbe("defaults"); }
+TEST(TorchPython, CudnnFlagsScopeSetsAndRestores) { RunTorchProbe("flags_scope"); }
+TEST(TorchPython, DeterministicAlgorithmsRaisePyTorchsAlert) { RunTorchProbe("alert"); }
+TEST(TorchPython, WarnOnlyWarnsAndRuns) { RunTorchProbe("warn_only"); }
+TEST(TorchPython, CudnnDeterministicDoesNotReachCpuOperations) { RunTorchProbe("cudnn_deterministic_scope"); }
+TEST(TorchPython, MkldnnIsAvailableReportsTheBuild) { RunTorchProbe("mkldnn_available"); }
+TEST(TorchPython, OpenmpIsAvailable) { RunTorchProbe("openmp_available"); }
+TEST(TorchPython, MpsIsNeitherBuiltNorAvailableOffApple) { RunTorchProbe("mps_available"); }
+TEST(TorchPython, ManualSeedIsNotABackendFlag) { RunTorchProbe("seed_not_backends"); }
+
+}  // namespace
+}  // namespace bc
