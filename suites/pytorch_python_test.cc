@@ -51,6 +51,7 @@ void RunTorchProbe(const std::string& probe) {
   EXPECT_TRUE(passed) << detail;
 }
 
+TEST(TorchPython, BuildConfiguration) { RunTorchProbe("build_config"); }
 TEST(TorchPython, DefaultsAreTheDocumentedOnes) { RunTorchProbe("defaults"); }
 TEST(TorchPython, CudnnFlagsScopeSetsAndRestores) { RunTorchProbe("flags_scope"); }
 TEST(TorchPython, DeterministicAlgorithmsRaisePyTorchsAlert) { RunTorchProbe("alert"); }

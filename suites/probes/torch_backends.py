@@ -188,7 +188,18 @@ def seed_not_backends() -> tuple[bool, str, dict]:
                 f"{torch.equal(a, b)}; draws under use_deterministic_algorithms differ: {not torch.equal(c, d)}"), {}
 
 
-PROBES = {"defaults": defaults, "flags_scope": flags_scope, "alert": alert, "warn_only": warn_only,
+def build_config() -> tuple[bool, str, dict]:
+    """The PyTorch under test as it describes itself: version, build
+    configuration (compiler, BLAS, oneDNN, OpenMP, CPU capability) and its
+    threads. Recorded as evidence; it passes when PyTorch answers."""
+    config = torch.__config__.show()
+    parallel = torch.__config__.parallel_info()
+    first = [line.strip() for line in config.splitlines() if line.strip().startswith("-")][:8]
+    return bool(config), f"PyTorch {torch.__version__}: " + "; ".join(first), {"config": config,
+                                                                             "parallel": parallel}
+
+
+PROBES = {"build_config": build_config, "defaults": defaults, "flags_scope": flags_scope, "alert": alert, "warn_only": warn_only,
           "cudnn_deterministic_scope": cudnn_deterministic_scope, "mkldnn_available": mkldnn_available,
           "openmp_available": openmp_available, "mps_available": mps_available,
           "seed_not_backends": seed_not_backends}
