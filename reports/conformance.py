@@ -1,7 +1,8 @@
 """The model held to PyTorch: the Conformance cases (suites/availability_test.cc)
 ran each case through the harness's dispatch (the model) and through PyTorch.
 This lists every case and every disagreement, in kernel class (PyTorch's
-mkldnn convolution or its native kernels), output bits and alerts, with both
+mkldnn convolution or its native kernels), oneDNN's kernel where oneDNN ran,
+output bits and alerts, with both
 sides' kernel and digest, and says why a disagreement stays where the reason
 is known; an unexplained one is a model bug to fix."""
 
@@ -11,7 +12,8 @@ from typing import Any
 
 from .evidence import Evidence
 
-ASPECTS = (("same_kernel_class", "kernel class"), ("same_bits", "bits"), ("same_alert", "alert"))
+ASPECTS = (("same_kernel_class", "kernel class"), ("same_onednn_kernel", "oneDNN kernel"), ("same_bits", "bits"),
+           ("same_alert", "alert"))
 
 
 def _why(aspect: str, model: dict[str, Any], pytorch: dict[str, Any]) -> str:

@@ -253,6 +253,14 @@ ConformanceSide Side(const Result<CaseRun>& run) {
   s.digest = step.digests.empty() ? "" : DigestHex(step.digests.back());
   const bool mkldnn = step.engine == "onednn" || step.implementation.find("ConvBackend::Mkldnn") != std::string::npos;
   s.kernel_class = mkldnn ? "mkldnn" : "native";
+  // oneDNN's own kernel name: the onednn engine's implementation, or what
+  // PyTorch's engine captured from oneDNN ("[oneDNN: convolution jit:avx2]").
+  if (step.engine == "onednn") {
+    s.onednn_kernel = step.implementation;
+  } else if (const size_t at = step.implementation.find("[oneDNN: convolution "); at != std::string::npos) {
+    const size_t start = at + std::string("[oneDNN: convolution ").size();
+    s.onednn_kernel = step.implementation.substr(start, step.implementation.find(']', start) - start);
+  }
   return s;
 }
 

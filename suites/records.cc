@@ -221,14 +221,20 @@ nlohmann::json ToJson(const CaseRecord& r) {
   }
   if (r.conformance) {
     const auto side = [](const ConformanceSide& x) {
-      return nlohmann::json{{"engine", x.engine},       {"algorithm", x.algorithm}, {"implementation", x.implementation},
-                            {"kernel_class", x.kernel_class}, {"digest", x.digest},   {"alert", x.alert},
+      return nlohmann::json{{"engine", x.engine},
+                            {"algorithm", x.algorithm},
+                            {"implementation", x.implementation},
+                            {"kernel_class", x.kernel_class},
+                            {"onednn_kernel", x.onednn_kernel},
+                            {"digest", x.digest},
+                            {"alert", x.alert},
                             {"error", x.error}};
     };
     const ConformanceRecord& c = *r.conformance;
     j["conformance"] = {{"model", side(c.model)},
                         {"pytorch", side(c.pytorch)},
                         {"same_kernel_class", c.model.kernel_class == c.pytorch.kernel_class},
+                        {"same_onednn_kernel", c.model.onednn_kernel == c.pytorch.onednn_kernel},
                         {"same_bits", !c.model.digest.empty() && c.model.digest == c.pytorch.digest},
                         {"same_alert", c.model.alert.empty() == c.pytorch.alert.empty()}};
   }

@@ -106,6 +106,7 @@ struct ConformanceSide {
   std::string algorithm;
   std::string implementation;  // what ran, as the engine names it
   std::string kernel_class;    // "mkldnn" or "native"
+  std::string onednn_kernel;   // oneDNN's implementation name where oneDNN ran ("jit:avx2")
   std::string digest;          // the last run's output digest
   std::string alert;           // PyTorch's (or the model's) not-deterministic alert, when raised
   std::string error;           // any other failure

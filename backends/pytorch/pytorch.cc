@@ -33,10 +33,15 @@
 #include <c10/util/Exception.h>
 #include <torch/csrc/api/include/torch/version.h>
 
+#include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <set>
 
 #include "backends/engine.h"
 
@@ -70,6 +75,46 @@ const char* BackendName(at::native::ConvBackend b) {
     case B::MpsTranspose: return "MpsTranspose";
   }
   return "unknown";
+}
+
+// The names oneDNN gives the kernels `run` executes: oneDNN's verbose mode
+// (the same libdnnl.so.2 PyTorch calls) turned on around one untimed run,
+// its lines on stdout captured in a temporary file and parsed ("exec" lines,
+// the implementation field: "jit:avx2", "jit_1x1:avx2", "gemm:jit", ...).
+std::string OnednnKernels(const std::function<void()>& run) {
+  std::fflush(stdout);
+  const int saved = ::dup(STDOUT_FILENO);
+  std::FILE* capture = std::tmpfile();
+  if (saved < 0 || capture == nullptr) {
+    if (capture != nullptr) std::fclose(capture);
+    if (saved >= 0) ::close(saved);
+    return "";
+  }
+  ::dup2(::fileno(capture), STDOUT_FILENO);
+  dnnl_set_verbose(1);
+  run();
+  std::fflush(stdout);
+  dnnl_set_verbose(0);
+  ::dup2(saved, STDOUT_FILENO);
+  ::close(saved);
+  std::rewind(capture);
+  std::set<std::string> kernels;
+  char line[4096];
+  while (std::fgets(line, sizeof(line), capture) != nullptr) {
+    // onednn_verbose,exec,cpu,convolution,jit:avx2,backward_weights,...
+    std::string fields[5];
+    std::string_view rest(line);
+    for (std::string& f : fields) {
+      const size_t comma = rest.find(',');
+      f = std::string(rest.substr(0, comma));
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    if (fields[1] == "exec" && fields[3] != "reorder") kernels.insert(fields[3] + " " + fields[4]);
+  }
+  std::fclose(capture);
+  std::string out;
+  for (const std::string& k : kernels) out += (out.empty() ? "" : ", ") + k;
+  return out;
 }
 
 // The BLAS shared library mapped into this process (what PyTorch's native
@@ -159,6 +204,7 @@ class TorchPrepared final : public PreparedOp {
       y_ = ToTensor(b_.dst, {c->mb, c->oc, c->oh(), c->ow()}, device_, c->dtype, c->layout);
       backend_ = BackendName(at::native::select_conv_backend(x_, w_, c10::nullopt, {c->sh, c->sw}, {c->ph, c->pw},
                                                              {c->dh, c->dw}, false, {0, 0}, c->g));
+      if (backend_ == "Mkldnn") onednn_ = OnednnKernels([this] { (void)Execute(); });
     } else if (const auto* m = std::get_if<MatmulProblem>(&p_)) {
       x_ = ToTensor(b_.src, {m->m, m->k}, device_, m->dtype);
       w_ = ToTensor(b_.wei, {m->k, m->n}, device_, m->dtype);
@@ -218,6 +264,7 @@ class TorchPrepared final : public PreparedOp {
     if (const auto* c = std::get_if<Conv2dProblem>(&p_)) {
       what += std::string("at::") + (c->direction == Direction::kForward ? "convolution" : "convolution_backward") +
               " [ConvBackend::" + backend_ + "]";
+      if (!onednn_.empty()) what += " [oneDNN: " + onednn_ + "]";
       if (backend_ == "Slow2d" || backend_ == "SlowDilated2d") what += " [BLAS: " + LoadedBlas() + "]";
     } else if (std::holds_alternative<MatmulProblem>(p_)) {
       what += "at::mm [BLAS: " + LoadedBlas() + "]";
@@ -236,6 +283,7 @@ class TorchPrepared final : public PreparedOp {
   at::Device device_;
   at::Tensor x_, w_, y_, index_, out_;
   std::string backend_;
+  std::string onednn_;  // oneDNN's kernel names, where PyTorch's mkldnn path ran
 };
 
 class PytorchEngine final : public Engine {

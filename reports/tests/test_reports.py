@@ -603,11 +603,11 @@ class ConformanceTest(unittest.TestCase):
         ev.cases["C.a"] = [{"kind": "case", "repro": "a", "conformance": {
             "model": dict(side, kernel_class="native", digest="1"), "pytorch": dict(side, kernel_class="native",
                                                                                       digest="2"),
-            "same_kernel_class": True, "same_bits": False, "same_alert": True}}]
+            "same_kernel_class": True, "same_onednn_kernel": True, "same_bits": False, "same_alert": True}}]
         ev.cases["C.b"] = [{"kind": "case", "repro": "b", "conformance": {
             "model": dict(side, kernel_class="mkldnn", digest="1"), "pytorch": dict(side, kernel_class="native",
                                                                                       digest="2"),
-            "same_kernel_class": False, "same_bits": False, "same_alert": True}}]
+            "same_kernel_class": False, "same_onednn_kernel": True, "same_bits": False, "same_alert": True}}]
         s = summarize(ev)
         self.assertEqual(s["cases"], 2)
         self.assertEqual([(d["repro"], d["aspect"]) for d in s["disagreements"]],
