@@ -181,11 +181,7 @@ nlohmann::json ToJson(const CaseRecord& r) {
     for (const auto& [name, value] : r.spec->flags.Values()) flags[name] = value;
     j["flags"] = flags;
   }
-  if (r.case_id.empty() && !r.spec && r.steps.empty()) {
-    // A single fact: no case of a table, no step.
-  } else {
-    j["step"] = 0;
-  }
+  if (!r.case_id.empty() || r.spec || !r.steps.empty()) j["step"] = 0;  // a single fact has no step
   if (!r.steps.empty()) {
     const nlohmann::json first = ToJson(r.steps.front());  // items() needs a living object
     for (const auto& [key, value] : first.items()) j[key] = value;

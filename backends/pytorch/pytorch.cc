@@ -119,7 +119,7 @@ std::string OnednnKernels(const std::function<void()>& run) {
 
 // The BLAS shared library mapped into this process (what PyTorch's native
 // GEMM paths call through libblas.so.3): OpenBLAS, the reference BLAS, MKL...
-std::string LoadedBlas() {
+std::string FindLoadedBlas() {
   std::ifstream maps("/proc/self/maps");
   std::string line;
   for (const char* name : {"libopenblas", "libmkl_rt", "libblis", "libblas.so"}) {
@@ -131,6 +131,12 @@ std::string LoadedBlas() {
     }
   }
   return "none mapped";
+}
+
+// Read once: the BLAS is a dependency of libtorch, mapped with this module.
+const std::string& LoadedBlas() {
+  static const std::string kBlas = FindLoadedBlas();
+  return kBlas;
 }
 
 std::string Version() {
@@ -246,7 +252,8 @@ class TorchPrepared final : public PreparedOp {
         out_.index_put_({index_}, x_, /*accumulate=*/true);
       }
     }
-    if (device_.is_cuda()) out_ = out_.contiguous();  // a synchronising point is the copy in Fetch
+    // On CUDA the host timer sees the launch; Fetch's copy to the host synchronises.
+    if (device_.is_cuda()) out_ = out_.contiguous();
     return Status::Ok();
   } catch (const c10::Error& e) {
     return FromTorch(e, "PyTorch");
