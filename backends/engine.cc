@@ -32,4 +32,14 @@ Result<Algorithm> FindAlgorithm(const Engine& engine, const Problem& p, const st
                                                   name + "' for " + FormatProblem(p) + " (known: " + known + ")");
 }
 
+ComputeType ComputeTypeOf(const Problem& p, std::string_view engine, const BackendFlags& flags) {
+  if (ProblemDataType(p) == DataType::kF16) return ComputeType::kF16;
+  const bool conv = std::holds_alternative<Conv2dProblem>(p);
+  const bool through_cudnn = engine == "cudnn" || (engine == "pytorch_cuda" && conv && flags.cudnn_enabled);
+  const bool through_cublas = engine == "cublas" || engine == "cuda_native" || engine == "pytorch_cuda";
+  if (through_cudnn) return flags.cudnn_allow_tf32 ? ComputeType::kTf32 : ComputeType::kF32;
+  if (through_cublas) return flags.cuda_matmul_allow_tf32 ? ComputeType::kTf32 : ComputeType::kF32;
+  return ComputeType::kF32;
+}
+
 }  // namespace bc

@@ -23,6 +23,7 @@
 #include "harness/buffers.h"
 #include "harness/case.h"
 #include "harness/flags.h"
+#include "harness/numerics.h"
 #include "harness/problem.h"
 #include "harness/status.h"
 
@@ -126,5 +127,13 @@ class UnbuiltEngine final : public Engine {
 // is UNIMPLEMENTED.
 Result<Algorithm> FindAlgorithm(const Engine& engine, const Problem& p, const std::string& name,
                                 const BackendFlags& flags);
+
+// The arithmetic `engine` computes `p` in under `flags`, as PyTorch sets it:
+// fp16 for half problems; TF32 allowed for fp32 convolutions through cuDNN by
+// cudnn.allow_tf32, and for cuBLAS GEMMs (matmul, and the im2col GEMMs of the
+// native CUDA convolution) by cuda.matmul.allow_tf32; fp32 otherwise (every
+// CPU engine). "Allowed" is what the bound must cover: cuDNN and cuBLAS may
+// still choose an fp32 kernel.
+ComputeType ComputeTypeOf(const Problem& p, std::string_view engine, const BackendFlags& flags);
 
 }  // namespace bc

@@ -28,6 +28,7 @@ struct Buffers {
   // What For(p) allocates, in bytes, without allocating.
   static int64_t BytesFor(const Problem& p);
   std::vector<float>& Output(const Problem& p);
+  const std::vector<float>& Output(const Problem& p) const { return const_cast<Buffers*>(this)->Output(p); }
 };
 
 uint64_t ProblemSeed(const Problem& p);

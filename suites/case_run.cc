@@ -175,10 +175,9 @@ Result<CaseRun> RunCase(const CaseSpec& spec, const RunOptions& options) {
     step.degenerate = IsDegenerate(out);
 
     if (options.compare_to_reference) {
-      Buffers ref = buffers;  // the same inputs; the oracle overwrites the output
-      ReferenceCompute(p, ref);
-      step.error = Compare(out, ref.Output(p));
-      step.tolerance = ToleranceBound(*step.error, AccumulationLength(p));
+      step.compute_type = ComputeTypeOf(p, step.engine, flags);
+      step.error = CheckAgainstReference(p, buffers, out, step.compute_type);
+      step.tolerance = step.error->bound;
     }
     run.steps.push_back(std::move(step));
   }

@@ -4,10 +4,11 @@ namespace bc {
 
 ToleranceJudgement JudgeTolerance(const StepRun& run) {
   if (!run.error) return {};
-  return {WithinTolerance(*run.error, AccumulationLength(run.problem)),
-          "max abs error " + std::to_string(run.error->max_abs) + " vs bound " + std::to_string(run.tolerance) +
-              " (max ulp " + std::to_string(run.error->max_ulp) + ", non-finite " +
-              std::to_string(run.error->nonfinite) + ")"};
+  return {WithinTolerance(*run.error),
+          "max abs error " + std::to_string(run.error->max_abs) + "; worst element at " +
+              std::to_string(run.error->worst_ratio) + " of its " + ComputeTypeName(run.compute_type) +
+              " bound (" + std::to_string(run.tolerance) + ") (max ulp " + std::to_string(run.error->max_ulp) +
+              ", non-finite " + std::to_string(run.error->nonfinite) + ")"};
 }
 
 DeterminismVerdict JudgeDeterminism(const StepRun& run, const CaseSpec& spec, bool positive_control) {

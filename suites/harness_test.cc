@@ -289,19 +289,36 @@ TEST(Numerics, CompareReportsErrorsAndNonFinite) {
   EXPECT_DOUBLE_EQ(m.max_rel, 0.25);
   EXPECT_DOUBLE_EQ(m.max_abs_ref, 4.0);
   EXPECT_EQ(m.nonfinite, 1);
-  EXPECT_FALSE(WithinTolerance(m, 10));
+  EXPECT_FALSE(WithinTolerance(m));
   const ErrorMetrics exact = Compare(ref, ref);
-  EXPECT_TRUE(WithinTolerance(exact, 10));
+  EXPECT_TRUE(WithinTolerance(exact));
   EXPECT_EQ(exact.max_ulp, 0);
 }
 
-TEST(Numerics, ToleranceGrowsWithAccumulationLength) {
-  ErrorMetrics m;
-  m.max_abs_ref = 10;
-  EXPECT_LT(ToleranceBound(m, 9), ToleranceBound(m, 9000));
-  m.max_abs = ToleranceBound(m, 9) * 2;
-  EXPECT_FALSE(WithinTolerance(m, 9));
-  EXPECT_TRUE(WithinTolerance(m, 9000));
+TEST(Numerics, BoundGrowsWithAccumulationLengthAndCoarserArithmetic) {
+  ToleranceModel m{.type = ComputeType::kF32, .accumulation_length = 9, .max_term = 1, .outputs = 100};
+  const double short_f32 = ElementBound(m, 2, 4);
+  m.accumulation_length = 9000;
+  EXPECT_LT(short_f32, ElementBound(m, 2, 4));
+  m.type = ComputeType::kTf32;
+  EXPECT_LT(ElementBound({.type = ComputeType::kF32, .accumulation_length = 9000}, 2, 4), ElementBound(m, 2, 4));
+  // TF32 and fp16 lose up to 2^-10 of a value on the way in or out.
+  EXPECT_GE(ElementBound({.type = ComputeType::kF16, .accumulation_length = 1}, 1024, 1024), 1.0);
+  EXPECT_GE(ElementBound({.type = ComputeType::kTf32, .accumulation_length = 1}, 1024, 1024), 1.0);
+  EXPECT_LT(ElementBound({.type = ComputeType::kF32, .accumulation_length = 1}, 1024, 1024), 0.01);
+}
+
+TEST(Numerics, EveryElementIsHeldToItsOwnBound) {
+  const ToleranceModel m{.type = ComputeType::kF32, .accumulation_length = 4, .max_term = 1, .outputs = 2};
+  const std::vector<float> ref = {100.0f, 0.001f}, abs_sum = {100.0f, 0.001f};
+  // An error the large element's bound allows is too much for the small one.
+  const float allowed = static_cast<float>(ElementBound(m, 100, 100) / 2);
+  ErrorMetrics large = Compare(std::vector<float>{100.0f + allowed, 0.001f}, ref, abs_sum, m);
+  EXPECT_TRUE(WithinTolerance(large)) << large.worst_ratio;
+  ErrorMetrics small = Compare(std::vector<float>{100.0f, 0.001f + allowed}, ref, abs_sum, m);
+  EXPECT_FALSE(WithinTolerance(small));
+  EXPECT_GT(small.worst_ratio, 1.0);
+  EXPECT_DOUBLE_EQ(small.bound, ElementBound(m, 0.001f, 0.001f));
 }
 
 TEST(Numerics, DegenerateDetection) {

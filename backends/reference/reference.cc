@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace bc {
 namespace {
@@ -248,6 +249,50 @@ class ReferencePrepared final : public PreparedOp {
 }  // namespace
 
 void ReferenceCompute(const Problem& p, Buffers& b) { Compute(p, b, /*atomic=*/false); }
+
+namespace {
+
+float MaxAbs(const std::vector<float>& v) {
+  float m = 0;
+  for (float x : v) m = std::max(m, std::fabs(x));
+  return m;
+}
+
+// The two input roles of a direction (the value tensor alone for scatter_add).
+std::pair<const std::vector<float>*, const std::vector<float>*> Operands(const Problem& p, const Buffers& b) {
+  if (std::holds_alternative<ScatterAddProblem>(p)) return {&b.src, nullptr};
+  switch (ProblemDirection(p)) {
+    case Direction::kForward: return {&b.src, &b.wei};
+    case Direction::kBackwardData: return {&b.wei, &b.dst};
+    case Direction::kBackwardWeights: return {&b.src, &b.dst};
+  }
+  return {&b.src, &b.wei};
+}
+
+}  // namespace
+
+ToleranceModel ModelOf(const Problem& p, const Buffers& b, ComputeType type) {
+  ToleranceModel m;
+  m.type = type;
+  const auto* scatter = std::get_if<ScatterAddProblem>(&p);
+  m.accumulation_length = scatter != nullptr ? scatter->n : AccumulationLength(p);
+  const auto [a, w] = Operands(p, b);
+  m.max_term = static_cast<double>(MaxAbs(*a)) * (w != nullptr ? MaxAbs(*w) : 1.0);
+  m.outputs = static_cast<int64_t>(b.Output(p).size());
+  return m;
+}
+
+ErrorMetrics CheckAgainstReference(const Problem& p, const Buffers& inputs, std::span<const float> out,
+                                   ComputeType type) {
+  Buffers ref = inputs;  // the oracle overwrites the output
+  ReferenceCompute(p, ref);
+  Buffers magnitudes = inputs;
+  for (std::vector<float>* v : {&magnitudes.src, &magnitudes.wei, &magnitudes.dst}) {
+    for (float& x : *v) x = std::fabs(x);
+  }
+  ReferenceCompute(p, magnitudes);
+  return Compare(out, ref.Output(p), magnitudes.Output(p), ModelOf(p, inputs, type));
+}
 
 class ReferenceEngine final : public Engine {
  public:

@@ -25,4 +25,15 @@ namespace bc {
 // offers f32 NCHW problems only.
 void ReferenceCompute(const Problem& p, Buffers& b);
 
+// The error model of `p`'s output computed in `type` from the inputs in `b`:
+// k the longest accumulation (every value, for scatter_add), N the output's
+// size, and the largest product magnitude the inputs allow.
+ToleranceModel ModelOf(const Problem& p, const Buffers& b, ComputeType type);
+
+// `out` against the oracle run on the same inputs (`inputs` is not
+// modified), each element held to its bound under ModelOf: the oracle runs a
+// second time on the inputs' magnitudes for the bound's sum of |a_j b_j|.
+ErrorMetrics CheckAgainstReference(const Problem& p, const Buffers& inputs, std::span<const float> out,
+                                   ComputeType type);
+
 }  // namespace bc
