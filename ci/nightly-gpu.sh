@@ -47,6 +47,9 @@ if [[ $DRY -eq 0 ]] && torch_cmake=$("$TORCH_PY" -c 'import torch; print(torch.u
   export BACKENDCHECK_TORCH_PYTHON
   echo "nightly-gpu: PyTorch from $Torch_DIR ($BACKENDCHECK_TORCH_PYTHON)"
 fi
+# A driver too old for the build's CUDA runtime would make every GPU test skip:
+# fail here with that reason instead.
+step python3 ci/cuda-driver-check.py || { echo "nightly-gpu: $NAME: the driver cannot run this build's CUDA" >&2; exit 1; }
 # The machine name keys this run's platform in the merged report.
 export BACKENDCHECK_MACHINE="$NAME"
 # A GPU run in which every GPU test skipped fails, with the first skip's reason.

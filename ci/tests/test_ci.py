@@ -5,6 +5,7 @@ systems need, reference scripts that exist, and those scripts run here with
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -84,6 +85,37 @@ class ScriptsTest(unittest.TestCase):
         self.assertIn("+ ./backendcheck run --tier nightly", r.stdout)
         self.assertIn("build/default/evidence", r.stdout)
         self.assertNotEqual(run("ci/nightly-gpu.sh", "--name", "a b", "--out", "x", "--dry-run").returncode, 0)
+
+    def test_nightly_checks_the_driver_first(self) -> None:
+        r = run("ci/nightly-gpu.sh", "--name", "h100", "--out", "/tmp/ci-out", "--dry-run")
+        check = r.stdout.index("+ python3 ci/cuda-driver-check.py")
+        self.assertLess(check, r.stdout.index("+ ./backendcheck run"))
+
+    def test_driver_check(self) -> None:
+        smi = ("| NVIDIA-SMI 550.54.15   Driver Version: 550.54.15   CUDA Version: 12.4 |\n"
+               "|   0  NVIDIA H100 80GB HBM3          On  |\n")
+        with tempfile.TemporaryDirectory() as tmp:
+            saved = Path(tmp) / "smi.txt"
+            saved.write_text(smi)
+            home = Path(tmp) / "cuda"
+            (home / "include").mkdir(parents=True)
+            (home / "include" / "cuda_runtime_api.h").write_text("#define CUDART_VERSION  13000\n")
+            check = [sys.executable, "ci/cuda-driver-check.py", "--from", str(saved)]
+            old = run(*check, "--cuda-home", str(home))
+            self.assertEqual(old.returncode, 1)
+            self.assertIn("the driver supports CUDA 12.4 but the build uses the CUDA 13.0 runtime", old.stderr)
+            self.assertEqual(run(*check, "--runtime", "12040").returncode, 0)
+            minor = run(*check, "--runtime", "12060")
+            self.assertEqual(minor.returncode, 0, minor.stderr)
+            self.assertIn("minor version compatibility", minor.stdout)
+            self.assertEqual(run(*check, "--runtime", "11080").returncode, 0)
+            saved.write_text("no such line\n")
+            self.assertEqual(run(*check, "--runtime", "12040").returncode, 1)
+        env = {**os.environ, "PATH": "/nonexistent"}
+        missing = subprocess.run([sys.executable, "ci/cuda-driver-check.py", "--runtime", "13000"], cwd=ROOT,
+                                 capture_output=True, text=True, env=env)
+        self.assertEqual(missing.returncode, 1)
+        self.assertIn("no NVIDIA driver here", missing.stderr)
 
     def test_merge_dry_run(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
