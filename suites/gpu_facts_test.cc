@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <optional>
 
 #include "backends/cudnn/cudnn.h"
 #include "backends/registry.h"
@@ -24,6 +25,33 @@ CaseSpec Cuda(const std::string& problem, const std::string& flags) {
   EXPECT_TRUE(c.ok()) << c.status().ToString();
   return c.value();
 }
+
+// Sets (or, with nullptr, unsets) a variable for a scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    if (old != nullptr) saved_ = old;
+    if (value != nullptr) {
+      ::setenv(name, value, 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (saved_) {
+      ::setenv(name_.c_str(), saved_->c_str(), 1);
+    } else {
+      ::unsetenv(name_.c_str());
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> saved_;
+};
 
 constexpr const char* kConv = "conv2d:%s:f32:mb4ic32ih28oc32kh3ph1";
 
@@ -61,6 +89,9 @@ TEST(CudnnDisabled, CudnnDeterministicDoesNotReachNativeKernels) {
   bool atomic_eligible = false;
   for (const Candidate& e : s.eligible) atomic_eligible = atomic_eligible || e.algorithm.name == "atomic";
   EXPECT_TRUE(atomic_eligible);
+  // Under use_deterministic_algorithms the native GEMMs need the cuBLAS
+  // workspace configuration (CudaNative.WorkspaceConfig...).
+  const ScopedEnv config("CUBLAS_WORKSPACE_CONFIG", ":4096:8");
   const CaseSpec strict = Cuda(Conv("bwd_weights"), "cudnn.enabled=false deterministic_algorithms=true");
   Result<CaseRun> filtered = RunCase(strict, {.repeats = 1, .compare_to_reference = false});
   ASSERT_TRUE(filtered.ok()) << filtered.status().ToString();
@@ -85,30 +116,36 @@ TEST(Tf32, ReducesThePrecisionOfFp32Convolution) {
   EXPECT_TRUE(tensor_cores) << "TF32 " << etf << " vs FP32 " << e32;
 }
 
-TEST(Cublas, WorkspaceConfigIsRequiredUnderDeterministicAlgorithms) {
-  BC_REQUIRE_AVAILABLE("cublas");
-  const char* saved = std::getenv("CUBLAS_WORKSPACE_CONFIG");
-  const std::string restore = saved ? saved : "";
-  ::unsetenv("CUBLAS_WORKSPACE_CONFIG");
-  const CaseSpec strict = Cuda("matmul:f32:m256n256k256", "deterministic_algorithms=true");
+// Every cuBLAS GEMM of PyTorch, matmul's and the native convolution's, is
+// refused under use_deterministic_algorithms without CUBLAS_WORKSPACE_CONFIG,
+// warns under warn_only, and runs reproducibly with ":4096:8".
+void ExpectWorkspaceConfigRequired(const std::string& problem, const std::string& flags) {
+  std::optional<ScopedEnv> unset(std::in_place, "CUBLAS_WORKSPACE_CONFIG", nullptr);
+  const CaseSpec strict = Cuda(problem, flags + " deterministic_algorithms=true");
   Result<CaseRun> refused = RunCase(strict, {.repeats = 1, .compare_to_reference = false});
   const bool raised = !refused.ok() && refused.status().message().find("CUBLAS_WORKSPACE_CONFIG=:4096:8") != std::string::npos;
-  const CaseSpec warn = Cuda("matmul:f32:m256n256k256", "deterministic_algorithms=true deterministic_algorithms.warn_only=true");
+  const CaseSpec warn = Cuda(problem, flags + " deterministic_algorithms=true deterministic_algorithms.warn_only=true");
   Result<CaseRun> warned = RunCase(warn, {.repeats = 1, .compare_to_reference = false});
-  ::setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", 1);
+  unset.reset();
+  const ScopedEnv config("CUBLAS_WORKSPACE_CONFIG", ":4096:8");
   Result<CaseRun> configured = RunCase(strict, {.repeats = 2, .compare_to_reference = true});
-  if (saved) {
-    ::setenv("CUBLAS_WORKSPACE_CONFIG", restore.c_str(), 1);
-  } else {
-    ::unsetenv("CUBLAS_WORKSPACE_CONFIG");
-  }
   EXPECT_TRUE(raised) << refused.status().ToString();
   ASSERT_TRUE(warned.ok()) << warned.status().ToString();
   EXPECT_NE(warned->first().implementation.find("warning"), std::string::npos);
   ASSERT_TRUE(configured.ok()) << configured.status().ToString();
   EXPECT_EQ(configured->first().DistinctDigests(), 1);
   RecordFact(strict.Format(), "workspace_config", raised && configured.ok(),
-         raised ? "refused without CUBLAS_WORKSPACE_CONFIG, ran with :4096:8" : refused.status().ToString());
+             raised ? "refused without CUBLAS_WORKSPACE_CONFIG, ran with :4096:8" : refused.status().ToString());
+}
+
+TEST(Cublas, WorkspaceConfigIsRequiredUnderDeterministicAlgorithms) {
+  BC_REQUIRE_AVAILABLE("cublas");
+  ExpectWorkspaceConfigRequired("matmul:f32:m256n256k256", "");
+}
+
+TEST(CudaNative, WorkspaceConfigIsRequiredUnderDeterministicAlgorithms) {
+  BC_REQUIRE_AVAILABLE("cuda_native");
+  ExpectWorkspaceConfigRequired(Conv("fwd"), "cudnn.enabled=false");
 }
 
 }  // namespace

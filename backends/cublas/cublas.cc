@@ -1,14 +1,13 @@
 // The cuBLAS engine: matmul (C = A B, row-major) through cublasGemmEx, fp32
 // and fp16. For fp32 the compute type follows cuda.matmul.allow_tf32
-// (CUBLAS_COMPUTE_32F_FAST_TF32 when on), as PyTorch sets the math mode.
+// (CUBLAS_COMPUTE_32F_FAST_TF32 when on), and the handle's math mode is set
+// before every GEMM (cuda::CublasForGemm), as PyTorch sets it.
 // cuBLAS is bitwise reproducible on one GPU architecture and toolkit for a
 // single stream; under use_deterministic_algorithms PyTorch also demands
 // CUBLAS_WORKSPACE_CONFIG=:4096:8 or :16:8 (workspace_config.h): Prepare
 // fails with PyTorch's error, or runs with its warning under warn_only.
 #include "backends/engine.h"
 #include "backends/registry.h"
-
-#include <cstdlib>
 
 #include "backends/cublas/workspace_config.h"
 #include "backends/cuda/cublas_handle.h"
@@ -35,9 +34,10 @@ class CublasPrepared final : public PreparedOp {
   Status Execute() override {
     const float alpha = 1, beta = 0;
     const cudaDataType_t t = p_.dtype == DataType::kF16 ? CUDA_R_16F : CUDA_R_32F;
+    BC_ASSIGN_OR_RETURN(cublasHandle_t h, cuda::CublasForGemm(allow_tf32_));
     // Column-major cuBLAS computes C^T = B^T A^T, which is row-major C = A B.
     return cuda::TimedOnDevice(timer_, device_ns_, [&]() -> Status {
-      BC_CUBLAS(cublasGemmEx(Handle().handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(p_.n),
+      BC_CUBLAS(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(p_.n),
                              static_cast<int>(p_.m), static_cast<int>(p_.k), &alpha, bm_.get(), t,
                              static_cast<int>(p_.n), a_.get(), t, static_cast<int>(p_.k), &beta, c_.get(), t,
                              static_cast<int>(p_.n), ComputeType(), CUBLAS_GEMM_DEFAULT));
@@ -98,9 +98,7 @@ Result<std::unique_ptr<PreparedOp>> CublasEngine::Prepare(const Problem& p, cons
   if (!std::holds_alternative<MatmulProblem>(p)) {
     return Status(StatusCode::kUnimplemented, "cublas has no implementation of " + FormatProblem(p));
   }
-  const char* config = std::getenv("CUBLAS_WORKSPACE_CONFIG");
-  const cublas::ConfigCheck check = cublas::CheckWorkspaceConfig(
-      flags, config ? std::optional<std::string>(config) : std::nullopt, hs.cuda_version);
+  const cublas::ConfigCheck check = cublas::CheckWorkspaceConfigHere(flags, hs.cuda_version);
   if (check.error) return Status(StatusCode::kNotDeterministic, check.message);
   auto prepared = std::make_unique<CublasPrepared>(std::get<MatmulProblem>(p), buffers, algorithm, check.message,
                                                    flags.cuda_matmul_allow_tf32);

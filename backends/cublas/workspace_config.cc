@@ -1,5 +1,7 @@
 #include "backends/cublas/workspace_config.h"
 
+#include <cstdlib>
+
 namespace bc::cublas {
 
 ConfigCheck CheckWorkspaceConfig(const BackendFlags& flags, const std::optional<std::string>& config,
@@ -16,6 +18,15 @@ ConfigCheck CheckWorkspaceConfig(const BackendFlags& flags, const std::optional<
       "https://docs.nvidia.com/cuda/cublas/index.html#results-reproducibility";
   c.error = !flags.deterministic_algorithms_warn_only;
   return c;
+}
+
+ConfigCheck CheckWorkspaceConfigHere(const BackendFlags& flags, int cuda_version) {
+  const char* config = std::getenv("CUBLAS_WORKSPACE_CONFIG");
+  return CheckWorkspaceConfig(flags, config ? std::optional<std::string>(config) : std::nullopt, cuda_version);
+}
+
+GemmMath GemmMathMode(bool cuda_matmul_allow_tf32) {
+  return cuda_matmul_allow_tf32 ? GemmMath::kTf32TensorOp : GemmMath::kDefault;
 }
 
 }  // namespace bc::cublas

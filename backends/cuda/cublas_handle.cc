@@ -1,5 +1,6 @@
 #include "backends/cuda/cublas_handle.h"
 
+#include "backends/cublas/workspace_config.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda/status_map.h"
 
@@ -8,6 +9,8 @@ namespace bc::cuda {
 static_assert(kCublasNotInitialized == CUBLAS_STATUS_NOT_INITIALIZED);
 static_assert(kCublasArchMismatch == CUBLAS_STATUS_ARCH_MISMATCH);
 static_assert(kCublasNotSupported == CUBLAS_STATUS_NOT_SUPPORTED);
+static_assert(static_cast<int>(cublas::GemmMath::kDefault) == CUBLAS_DEFAULT_MATH);
+static_assert(static_cast<int>(cublas::GemmMath::kTf32TensorOp) == CUBLAS_TF32_TENSOR_OP_MATH);
 
 Status FromCublas(cublasStatus_t s, const char* call) {
   return Status(CublasStatusCode(static_cast<int>(s)), std::string(call) + " returned " +
@@ -39,6 +42,13 @@ const CublasState& SharedCublas() {
     return s;
   }();
   return state;
+}
+
+Result<cublasHandle_t> CublasForGemm(bool cuda_matmul_allow_tf32) {
+  const CublasState& s = SharedCublas();
+  if (s.handle == nullptr) return NotAvailable(s.availability);
+  BC_CUBLAS(cublasSetMathMode(s.handle, static_cast<cublasMath_t>(cublas::GemmMathMode(cuda_matmul_allow_tf32))));
+  return s.handle;
 }
 
 }  // namespace bc::cuda

@@ -26,4 +26,9 @@ struct CublasState {
 
 const CublasState& SharedCublas();
 
+// The shared handle with its math mode set for the next GEMM
+// (cublas::GemmMathMode): call it before every GEMM, as PyTorch sets the
+// mode each time it takes the handle.
+Result<cublasHandle_t> CublasForGemm(bool cuda_matmul_allow_tf32);
+
 }  // namespace bc::cuda

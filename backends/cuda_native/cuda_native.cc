@@ -4,10 +4,14 @@
 // accumulated over the batch by sequential GEMMs), plus "atomic" for
 // backward-weights: one thread per output pixel adding into the weight
 // gradient with atomicAdd, the GPU's own nondeterministic path and positive
-// control. GEMMs follow cuda.matmul.allow_tf32. It makes no cuDNN call.
+// control. GEMMs follow cuda.matmul.allow_tf32, and under
+// use_deterministic_algorithms need CUBLAS_WORKSPACE_CONFIG as every cuBLAS
+// GEMM of PyTorch does (backends/cublas/workspace_config.h). It makes no
+// cuDNN call.
 #include "backends/engine.h"
 #include "backends/registry.h"
 
+#include "backends/cublas/workspace_config.h"
 #include "backends/cuda/cublas_handle.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda_native/kernels.h"
@@ -29,8 +33,8 @@ bool Supported(const Problem& p) {
 
 class NativePrepared final : public PreparedOp {
  public:
-  NativePrepared(const Conv2dProblem& p, Buffers& b, Algorithm a, bool allow_tf32)
-      : p_(p), b_(b), algorithm_(std::move(a)), allow_tf32_(allow_tf32) {
+  NativePrepared(const Conv2dProblem& p, Buffers& b, Algorithm a, bool allow_tf32, std::string warning)
+      : p_(p), b_(b), algorithm_(std::move(a)), allow_tf32_(allow_tf32), warning_(std::move(warning)) {
     G_ = {p.ic, p.ih, p.iw, p.oc, p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, p.dh, p.dw, p.g, p.oh(), p.ow()};
   }
 
@@ -42,9 +46,7 @@ class NativePrepared final : public PreparedOp {
   }
 
   Status Execute() override {
-    cublasHandle_t h = cuda::SharedCublas().handle;
-    BC_CUBLAS(cublasSetMathMode(h, allow_tf32_ ? CUBLAS_TF32_TENSOR_OP_MATH
-                                             : CUBLAS_DEFAULT_MATH));
+    BC_ASSIGN_OR_RETURN(cublasHandle_t h, cuda::CublasForGemm(allow_tf32_));
     return cuda::TimedOnDevice(timer_, device_ns_, [&]() -> Status {
       float* x = static_cast<float*>(x_.get());
       float* w = static_cast<float*>(w_.get());
@@ -95,7 +97,9 @@ class NativePrepared final : public PreparedOp {
     return Status::Ok();
   }
 
-  std::string implementation() const override { return "cuda_native:" + algorithm_.name; }
+  std::string implementation() const override {
+    return "cuda_native:" + algorithm_.name + (warning_.empty() ? "" : " [warning: " + warning_ + "]");
+  }
   const Algorithm& algorithm() const override { return algorithm_; }
   std::optional<double> DeviceTimeNs() const override { return device_ns_; }
 
@@ -104,6 +108,7 @@ class NativePrepared final : public PreparedOp {
   Buffers& b_;
   Algorithm algorithm_;
   bool allow_tf32_;  // cuda.matmul.allow_tf32 of the case
+  std::string warning_;  // the workspace-config warning under warn_only
   cuda_native::ConvGeometry G_{};
   cuda::DeviceBuffer x_, w_, y_, col_;
   cuda::EventTimer timer_;
@@ -141,8 +146,12 @@ Result<std::unique_ptr<PreparedOp>> CudaNativeEngine::Prepare(const Problem& p, 
                                                               Buffers& buffers, const BackendFlags& flags) const {
   if (cuda::SharedCublas().handle == nullptr) return NotAvailable(NativeAvailability());
   if (!Supported(p)) return Status(StatusCode::kUnimplemented, "cuda_native has no implementation of " + FormatProblem(p));
-  auto prepared =
-      std::make_unique<NativePrepared>(std::get<Conv2dProblem>(p), buffers, algorithm, flags.cuda_matmul_allow_tf32);
+  // Its GEMMs are cuBLAS's: PyTorch's at::cuda::blas checks the workspace
+  // configuration before each, as for matmul.
+  const cublas::ConfigCheck check = cublas::CheckWorkspaceConfigHere(flags, cuda::SharedCublas().cuda_version);
+  if (check.error) return Status(StatusCode::kNotDeterministic, check.message);
+  auto prepared = std::make_unique<NativePrepared>(std::get<Conv2dProblem>(p), buffers, algorithm,
+                                                   flags.cuda_matmul_allow_tf32, check.message);
   BC_RETURN_IF_ERROR(prepared->Init());
   return std::unique_ptr<PreparedOp>(std::move(prepared));
 }
