@@ -122,8 +122,10 @@ Result<DispatchDecision> Dispatcher::Decide(const CaseSpec& c, const Problem& p,
   options.deterministic_algorithms = flags.deterministic_algorithms;
   options.warn_only = flags.deterministic_algorithms_warn_only;
   if (cudnn_semantics) {
+    const SelectionRules rules = pool.front()->Rules(flags);
     options.benchmark = flags.cudnn_benchmark;
-    options.benchmark_limit = flags.cudnn_benchmark_limit;
+    options.benchmark_limit = rules.benchmark_limit ? flags.cudnn_benchmark_limit : 0;
+    options.cache_without_benchmark = rules.cache_without_benchmark;
     options.deterministic = flags.CudnnDeterministicEffective();
   } else {
     options.deterministic =

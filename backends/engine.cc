@@ -23,6 +23,13 @@ Result<Algorithm> FindAlgorithm(const Engine& engine, const Problem& p, const st
                   std::string(engine.name()) + " has no implementation of " + FormatProblem(p));
   }
   if (name.empty()) return all.front();
+  if (name == kAnyNondeterministic) {
+    for (const Algorithm& a : all) {
+      if (a.determinism == Determinism::kNondeterministic) return a;
+    }
+    return Status(StatusCode::kUnimplemented, std::string(engine.name()) + " offers no nondeterministic algorithm for " +
+                                                  FormatProblem(p) + " under these flags");
+  }
   std::string known;
   for (const Algorithm& a : all) {
     if (a.name == name) return a;

@@ -25,6 +25,7 @@
 #include "harness/flags.h"
 #include "harness/numerics.h"
 #include "harness/problem.h"
+#include "harness/selector.h"
 #include "harness/status.h"
 
 namespace bc {
@@ -87,6 +88,11 @@ class Engine {
   // The algorithm PyTorch pins for deterministic mode with benchmark off, for
   // this problem's direction, when the engine has such a rule.
   virtual std::optional<std::string> PinnedDeterministic(const Problem&) const { return std::nullopt; }
+  // How PyTorch's choice cache and cudnn.benchmark_limit apply to this
+  // engine's candidates under `flags`, when cuDNN's selection semantics
+  // choose among them (the default: the cache in benchmark mode only, the
+  // limit applied).
+  virtual SelectionRules Rules(const BackendFlags&) const { return {}; }
   // The engine's own search (cudnnFind*AlgorithmEx) on the step's filled
   // `inputs`, used by benchmark mode instead of timing each candidate from
   // the host; UNIMPLEMENTED when it has none.
@@ -122,9 +128,15 @@ class UnbuiltEngine final : public Engine {
   std::string reason_;
 };
 
-// Looks `name` up in engine.Candidates(p, flags) (empty: the first); an
-// unknown name is an error that lists the known ones, and no candidate at all
-// is UNIMPLEMENTED.
+// The algorithm name that stands for the first candidate the engine declares
+// nondeterministic (cuDNN's graph API names its engine configs per device and
+// version; a positive control picks one by its NONDETERMINISTIC note).
+inline constexpr const char* kAnyNondeterministic = "any_nondeterministic";
+
+// Looks `name` up in engine.Candidates(p, flags) (empty: the first;
+// kAnyNondeterministic: the first declared nondeterministic); an unknown name
+// is an error that lists the known ones, and no candidate at all, or no
+// nondeterministic one, is UNIMPLEMENTED.
 Result<Algorithm> FindAlgorithm(const Engine& engine, const Problem& p, const std::string& name,
                                 const BackendFlags& flags);
 

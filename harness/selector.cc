@@ -33,7 +33,40 @@ std::string CacheKey(const std::string& key, const SelectorOptions& options) {
   return key + "|deterministic=" + (options.deterministic ? "1" : "0");
 }
 
+// Benchmark off: the pinned default when deterministic pins one, otherwise
+// the first eligible candidate.
+Selection ChooseWithoutTiming(Selection s, const SelectorOptions& options) {
+  s.cache = options.cache_without_benchmark ? "miss" : "none";
+  if (options.deterministic && s.warning.empty() && !options.pinned_deterministic.empty()) {
+    auto pinned = std::find_if(s.eligible.begin(), s.eligible.end(),
+                               [&](const Candidate& c) { return c.Id() == options.pinned_deterministic; });
+    if (pinned != s.eligible.end()) {
+      s.chosen = *pinned;
+      s.reason = "deterministic and benchmark off: the pinned default " + pinned->Id();
+      return s;
+    }
+  }
+  s.chosen = s.eligible.front();
+  s.reason = "benchmark off: first " + std::string(options.deterministic ? "deterministic " : "") +
+             "candidate in heuristic order";
+  return s;
+}
+
 }  // namespace
+
+std::optional<Candidate> FastestTimed(const std::vector<Candidate>& order, const std::map<std::string, double>& time_ns) {
+  std::optional<Candidate> best;
+  double best_ns = 0;
+  for (const Candidate& c : order) {
+    auto t = time_ns.find(c.Id());
+    if (t == time_ns.end()) continue;
+    if (!best || t->second < best_ns) {
+      best = c;
+      best_ns = t->second;
+    }
+  }
+  return best;
+}
 
 Result<Selection> AlgorithmSelector::Select(const std::string& key, const std::string& what,
                                             const std::vector<Candidate>& candidates,
@@ -58,35 +91,21 @@ Result<Selection> AlgorithmSelector::Select(const std::string& key, const std::s
     }
   }
 
-  if (!options.benchmark) {
-    s.cache = "none";
-    if (options.deterministic && s.warning.empty() && !options.pinned_deterministic.empty()) {
-      auto pinned = std::find_if(s.eligible.begin(), s.eligible.end(),
-                                 [&](const Candidate& c) { return c.Id() == options.pinned_deterministic; });
-      if (pinned != s.eligible.end()) {
-        s.chosen = *pinned;
-        s.reason = "deterministic and benchmark off: the pinned default " + pinned->Id();
-        return s;
-      }
-    }
-    s.chosen = s.eligible.front();
-    s.reason = "benchmark off: first " + std::string(options.deterministic ? "deterministic " : "") +
-               "candidate in heuristic order";
-    return s;
-  }
-
   if (std::optional<Selection> hit = Cached(key, options)) {
     hit->candidates = s.candidates;
     hit->eligible = s.eligible;
     return *hit;
+  }
+  if (!options.benchmark) {
+    s = ChooseWithoutTiming(std::move(s), options);
+    if (options.cache_without_benchmark) cache_[CacheKey(key, options)] = {s.chosen, s.warning};
+    return s;
   }
   s.cache = "miss";
   ++searches_;
   const size_t limit = options.benchmark_limit == 0 ? s.eligible.size()
                                                     : std::min<size_t>(s.eligible.size(), options.benchmark_limit);
   Stopwatch search;
-  std::optional<Candidate> best;
-  double best_ns = 0;
   std::string failures;
   for (size_t i = 0; i < limit; ++i) {
     const Candidate& c = s.eligible[i];
@@ -96,11 +115,8 @@ Result<Selection> AlgorithmSelector::Select(const std::string& key, const std::s
       continue;
     }
     s.time_ns[c.Id()] = t.value();
-    if (!best || t.value() < best_ns) {
-      best = c;
-      best_ns = t.value();
-    }
   }
+  const std::optional<Candidate> best = FastestTimed(s.eligible, s.time_ns);
   s.search_ns = static_cast<double>(search.ElapsedNs());
   if (!best) return Status(StatusCode::kInternal, "every timed candidate failed for " + what + ":" + failures);
   s.chosen = *best;
@@ -111,14 +127,14 @@ Result<Selection> AlgorithmSelector::Select(const std::string& key, const std::s
 }
 
 std::optional<Selection> AlgorithmSelector::Cached(const std::string& key, const SelectorOptions& options) const {
-  if (!options.benchmark) return std::nullopt;
+  if (!options.benchmark && !options.cache_without_benchmark) return std::nullopt;
   auto hit = cache_.find(CacheKey(key, options));
   if (hit == cache_.end()) return std::nullopt;
   Selection s;
   s.chosen = hit->second.chosen;
   s.warning = hit->second.warning;
   s.cache = "hit";
-  s.reason = "benchmark on: cached choice for this key";
+  s.reason = std::string(options.benchmark ? "benchmark on" : "benchmark off") + ": cached choice for this key";
   return s;
 }
 

@@ -11,7 +11,12 @@
 // - benchmark on: the cache is consulted with the problem's key (the fields
 //   of PyTorch's ConvolutionParams, including deterministic and allow_tf32).
 //   On a miss, up to benchmark_limit candidates (0: all) are timed in
-//   heuristic order, the fastest is chosen and cached.
+//   heuristic order, the fastest is chosen and cached (FastestTimed: ties
+//   go to the earlier candidate).
+// - cache_without_benchmark (cuDNN's own paths, backends/cudnn/policy.h):
+//   the cache is consulted, and a benchmark-off choice stored, whatever
+//   benchmark says, as Conv_v7.cpp and Conv_v8.cpp do; the key carries no
+//   benchmark field.
 // Every decision is returned as a Selection: the candidates, the times, the
 // choice, whether the cache hit, and why. The selector calls no engine; the
 // caller passes a function that times one candidate.
@@ -35,8 +40,16 @@ struct SelectorOptions {
   // an empty filtered list is PyTorch's alert, which warn_only softens.
   bool deterministic_algorithms = false;
   bool warn_only = false;
-  int benchmark_limit = 10;
+  int benchmark_limit = 10;  // 0: every candidate
+  bool cache_without_benchmark = false;
   std::string pinned_deterministic;  // Candidate::Id() pinned for deterministic, benchmark off
+};
+
+// How PyTorch's choice cache and cudnn.benchmark_limit apply to an engine's
+// candidates (Engine::SelectionRules).
+struct SelectionRules {
+  bool cache_without_benchmark = false;
+  bool benchmark_limit = true;
 };
 
 struct Selection {
@@ -51,6 +64,11 @@ struct Selection {
 
 };
 
+// The fastest of `order`'s candidates that have a time in `time_ns` (by
+// Candidate::Id()); a tie goes to the one earlier in `order`, as a stable
+// sort by time leaves it. nullopt when none was timed.
+std::optional<Candidate> FastestTimed(const std::vector<Candidate>& order, const std::map<std::string, double>& time_ns);
+
 // Times one candidate; returns nanoseconds (an error drops the candidate,
 // as a failing cudnnFind result does).
 using TimeCandidate = std::function<Result<double>(const Candidate&)>;
@@ -62,10 +80,10 @@ class AlgorithmSelector {
   Result<Selection> Select(const std::string& key, const std::string& what, const std::vector<Candidate>& candidates,
                            const SelectorOptions& options, const TimeCandidate& time);
 
-  // Benchmark mode's cache lookup, done as PyTorch does it: before any
-  // candidate is enumerated (a hit costs a map lookup, not a heuristic
-  // query). nullopt when benchmark is off or the key has no choice yet. A
-  // hit's Selection lists no candidates: none were asked for.
+  // The cache lookup, done as PyTorch does it: before any candidate is
+  // enumerated (a hit costs a map lookup, not a heuristic query). nullopt
+  // when the options do not consult the cache or the key has no choice yet.
+  // A hit's Selection lists no candidates: none were asked for.
   std::optional<Selection> Cached(const std::string& key, const SelectorOptions& options) const;
 
   int searches() const { return searches_; }

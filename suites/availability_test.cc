@@ -46,6 +46,45 @@ TEST(Registry, EntriesMatchEngines) {
   EXPECT_FALSE(UsesCudnnSelection("auto", "reference"));
 }
 
+// A positive control names "any_nondeterministic" where an engine's
+// algorithm names are not fixed (cuDNN's graph configs): the first candidate
+// the engine declares nondeterministic, or UNIMPLEMENTED (not evaluated).
+TEST(Registry, AnyNondeterministicPicksTheFirstNondeterministicCandidate) {
+  const Problem p = ParseProblem("conv2d:bwd_weights:f32:mb2ic8ih14oc8kh3ph1").value();
+  Result<Algorithm> atomic = FindAlgorithm(*FindEngine("reference"), p, kAnyNondeterministic, BackendFlags{});
+  ASSERT_TRUE(atomic.ok()) << atomic.status().ToString();
+  EXPECT_EQ(atomic->name, "atomic");
+  EXPECT_EQ(atomic->determinism, Determinism::kNondeterministic);
+  Result<Algorithm> none = FindAlgorithm(*FindEngine("onednn"), p, kAnyNondeterministic, BackendFlags{});
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kUnimplemented) << none.status().ToString();
+}
+
+// The arithmetic each engine computes in, as PyTorch's flags allow it; the
+// tolerance (harness/numerics.h) follows it.
+TEST(Registry, ComputeTypeFollowsTheFlagThatGovernsEachEngine) {
+  const Problem conv = ParseProblem("conv2d:fwd:f32:mb2ic8ih14oc8kh3ph1").value();
+  const Problem half = ParseProblem("conv2d:fwd:f16:mb2ic8ih14oc8kh3ph1").value();
+  const Problem mm = ParseProblem("matmul:f32:m8n8k8").value();
+  BackendFlags defaults, no_conv_tf32, matmul_tf32, cudnn_off;
+  no_conv_tf32.cudnn_allow_tf32 = false;
+  matmul_tf32.cuda_matmul_allow_tf32 = true;
+  cudnn_off.cudnn_enabled = false;
+  EXPECT_EQ(ComputeTypeOf(conv, "cudnn", defaults), ComputeType::kTf32) << "cudnn.allow_tf32 defaults to true";
+  EXPECT_EQ(ComputeTypeOf(conv, "cudnn", no_conv_tf32), ComputeType::kF32);
+  EXPECT_EQ(ComputeTypeOf(half, "cudnn", no_conv_tf32), ComputeType::kF16);
+  EXPECT_EQ(ComputeTypeOf(mm, "cublas", defaults), ComputeType::kF32) << "cuda.matmul.allow_tf32 defaults to false";
+  EXPECT_EQ(ComputeTypeOf(mm, "cublas", matmul_tf32), ComputeType::kTf32);
+  EXPECT_EQ(ComputeTypeOf(conv, "cuda_native", defaults), ComputeType::kF32) << "its GEMMs follow the matmul flag";
+  EXPECT_EQ(ComputeTypeOf(conv, "cuda_native", matmul_tf32), ComputeType::kTf32);
+  EXPECT_EQ(ComputeTypeOf(conv, "pytorch_cuda", defaults), ComputeType::kTf32);
+  EXPECT_EQ(ComputeTypeOf(conv, "pytorch_cuda", cudnn_off), ComputeType::kF32);
+  EXPECT_EQ(ComputeTypeOf(mm, "pytorch_cuda", matmul_tf32), ComputeType::kTf32);
+  for (const char* cpu : {"onednn", "reference", "pytorch"}) {
+    EXPECT_EQ(ComputeTypeOf(conv, cpu, matmul_tf32), ComputeType::kF32) << cpu;
+  }
+}
+
 TEST(Availability, OnednnIsBuiltAndAvailable) {
   const Availability a = Find("onednn");
   EXPECT_TRUE(a.built);

@@ -104,6 +104,84 @@ TEST(CudnnPolicy, NumericalNoteFilter) {
   EXPECT_EQ(DropReason({N::kWinograd, N::kFft}, true, false, DataType::kF32), "");
 }
 
+// Conv_v7.cpp sets each result's own math type on the descriptor: the same
+// algorithm under two math types is two candidates, and each name parses
+// back to its algorithm and math type.
+TEST(CudnnPolicy, LegacyResultsAreNamedByAlgorithmAndMathType) {
+  const Direction fwd = Direction::kForward;
+  EXPECT_EQ(PerfName(fwd, 1, MathType::kDefault, DataType::kF32, true), "implicit_precomp_gemm");
+  EXPECT_EQ(PerfName(fwd, 1, MathType::kTensorOp, DataType::kF32, true), "implicit_precomp_gemm@tensor_op");
+  EXPECT_EQ(PerfName(fwd, 1, MathType::kFma, DataType::kF32, false), "implicit_precomp_gemm");
+  EXPECT_EQ(PerfName(fwd, 1, MathType::kDefault, DataType::kF32, false), "implicit_precomp_gemm@default");
+  EXPECT_EQ(PerfName(fwd, 1, MathType::kTensorOp, DataType::kF16, false), "implicit_precomp_gemm");
+  for (MathType m : {MathType::kDefault, MathType::kTensorOp, MathType::kTensorOpAllowConversion, MathType::kFma}) {
+    for (bool tf32 : {false, true}) {
+      const std::string name = PerfName(Direction::kBackwardWeights, 3, m, DataType::kF32, tf32);
+      const std::optional<ParsedPerfName> back = ParsePerfName(Direction::kBackwardWeights, name, DataType::kF32, tf32);
+      ASSERT_TRUE(back) << name;
+      EXPECT_EQ(back->algo, 3) << name;
+      EXPECT_EQ(back->math, m) << name;
+    }
+  }
+  EXPECT_FALSE(ParsePerfName(fwd, "implicit_precomp_gemm@default", DataType::kF32, true)) << "not canonical";
+  EXPECT_FALSE(ParsePerfName(fwd, "implicit_precomp_gemm@bogus", DataType::kF32, true));
+  EXPECT_FALSE(ParsePerfName(fwd, "cfg0_eng12", DataType::kF32, true));
+  std::vector<PerfRecord> perf = {
+      {PerfName(fwd, 1, MathType::kDefault, DataType::kF32, true), true, -1, 100, true},
+      {PerfName(fwd, 1, MathType::kTensorOp, DataType::kF32, true), true, -1, 4096, true}};
+  const std::vector<Candidate> c = CandidatesFromPerf(perf);
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_NE(c[0].algorithm.name, c[1].algorithm.name);
+  EXPECT_EQ(c[1].algorithm.workspace_bytes, 4096) << "each result keeps its own memory";
+}
+
+// c10::utils::check_env: only "1" and "0" are values; anything else is
+// ignored, so TORCH_CUDNN_V8_API_DISABLED=true leaves the graph API on.
+TEST(CudnnPolicy, EnvironmentSwitchesAreReadAsPyTorchReadsThem) {
+  EXPECT_EQ(CheckEnv("1"), std::optional<bool>(true));
+  EXPECT_EQ(CheckEnv("0"), std::optional<bool>(false));
+  for (const char* other : {"", "true", "TRUE", "yes", "2", " 1", "1 "}) EXPECT_FALSE(CheckEnv(other)) << other;
+  EXPECT_FALSE(CheckEnv(nullptr));
+  EXPECT_TRUE(GraphApiEnabled(nullptr));
+  EXPECT_FALSE(GraphApiEnabled("1"));
+  EXPECT_TRUE(GraphApiEnabled("0"));
+  EXPECT_TRUE(GraphApiEnabled("true"));
+  EXPECT_TRUE(GraphApiEnabled("yes"));
+  EXPECT_FALSE(HeuristicModeB(nullptr));
+  EXPECT_TRUE(HeuristicModeB("1"));
+  EXPECT_FALSE(HeuristicModeB("0")) << "set but 0 is off";
+  EXPECT_FALSE(HeuristicModeB("true"));
+}
+
+TEST(CudnnPolicy, BenchmarkModeAsksInstantHeuristics) {
+  EXPECT_EQ(GraphHeuristicMode(false, false), HeurMode::kInstant);
+  EXPECT_EQ(GraphHeuristicMode(false, true), HeurMode::kB);
+  EXPECT_EQ(GraphHeuristicMode(true, true), HeurMode::kInstant) << "get_plans_from_find asks INSTANT";
+  EXPECT_EQ(GraphHeuristicMode(true, false), HeurMode::kInstant);
+}
+
+TEST(CudnnPolicy, CacheAndBenchmarkLimitPerPath) {
+  for (bool benchmark : {false, true}) {
+    for (bool deterministic : {false, true}) {
+      const SelectionRules graph = CudnnRules(Api::kGraph, benchmark, deterministic);
+      EXPECT_TRUE(graph.cache_without_benchmark);
+      EXPECT_TRUE(graph.benchmark_limit);
+      const SelectionRules legacy = CudnnRules(Api::kLegacy, benchmark, deterministic);
+      EXPECT_FALSE(legacy.benchmark_limit) << "cudnnFind*AlgorithmEx times every algorithm";
+      EXPECT_EQ(legacy.cache_without_benchmark, !(deterministic && !benchmark))
+          << "the pinned default skips the cache; everything else reads it";
+    }
+  }
+  // Legacy benchmark mode under a benchmark_limit of 1 still chooses among
+  // every result cudnnFind timed (the dispatcher passes limit 0).
+  const std::vector<PerfRecord> perf = Recorded("cudnn_find_bwd_filter.json");
+  AlgorithmSelector selector;
+  Result<Selection> s = selector.Select("key", "problem", CandidatesFromPerf(perf),
+                                        {.benchmark = true, .benchmark_limit = 0}, FindTimer(perf));
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->time_ns.size(), CandidatesFromPerf(perf).size());
+}
+
 TEST(CudnnPolicy, MathTypeFollowsDtypeAndTf32) {
   EXPECT_EQ(CudnnMathType(DataType::kF32, true), MathType::kDefault);
   EXPECT_EQ(CudnnMathType(DataType::kF32, false), MathType::kFma);
@@ -115,6 +193,11 @@ TEST(CudnnPolicy, MathTypeFollowsDtypeAndTf32) {
 
 namespace bc::cublas {
 namespace {
+
+TEST(CublasConfig, EveryGemmSetsTheMathModeOfItsFlag) {
+  EXPECT_EQ(GemmMathMode(true), GemmMath::kTf32TensorOp);
+  EXPECT_EQ(GemmMathMode(false), GemmMath::kDefault);
+}
 
 TEST(CublasConfig, DeterministicAlgorithmsNeedAWorkspaceConfig) {
   BackendFlags f;

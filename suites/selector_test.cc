@@ -107,6 +107,52 @@ TEST(Selector, CachedIsTheHitPathWithoutCandidatesAndOnlyInBenchmarkMode) {
   EXPECT_EQ(t.calls, 4);
 }
 
+// cuDNN's own paths (Conv_v7.cpp, Conv_v8.cpp) cache whatever ran, with or
+// without benchmark: the first choice for a key is reused by every later
+// call, even one with benchmark on, which then searches nothing.
+TEST(Selector, CacheWithoutBenchmarkStoresAndReusesTheHeuristicChoice) {
+  AlgorithmSelector sel;
+  FakeTimer t;
+  const SelectorOptions off{.cache_without_benchmark = true};
+  Result<Selection> first = sel.Select("k", "p", kPool, off, t.fn());
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->cache, "miss");
+  EXPECT_EQ(first->chosen.algorithm.name, "fast_atomic");
+  Result<Selection> again = sel.Select("k", "p", kPool, off, t.fn());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->cache, "hit");
+  ASSERT_TRUE(sel.Cached("k", {.benchmark = true, .cache_without_benchmark = true}));
+  Result<Selection> benchmark = sel.Select("k", "p", kPool, {.benchmark = true, .cache_without_benchmark = true}, t.fn());
+  ASSERT_TRUE(benchmark.ok());
+  EXPECT_EQ(benchmark->cache, "hit");
+  EXPECT_EQ(t.calls, 0) << "nothing was timed: the key had a choice";
+  EXPECT_EQ(sel.searches(), 0);
+  // Without the rule, benchmark off neither reads nor fills the cache.
+  AlgorithmSelector plain;
+  EXPECT_EQ(plain.Select("k", "p", kPool, {}, t.fn())->cache, "none");
+  EXPECT_EQ(plain.cache_size(), 0u);
+}
+
+// Ties go to the earlier candidate in heuristic order, in the selector and
+// in FastestTimed (which the selection suite's chosen_fastest check uses),
+// whatever the names' alphabetical order.
+TEST(Selector, TiesGoToTheEarlierCandidateEverywhere) {
+  const std::vector<Candidate> pool = {C("zeta", Determinism::kDeterministic), C("alpha", Determinism::kDeterministic),
+                                       C("mid", Determinism::kDeterministic)};
+  FakeTimer t;
+  t.times = {{"zeta", 7}, {"alpha", 7}, {"mid", 9}};
+  AlgorithmSelector sel;
+  Result<Selection> s = sel.Select("k", "p", pool, {.benchmark = true}, t.fn());
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->chosen.algorithm.name, "zeta");
+  const std::optional<Candidate> fastest = FastestTimed(s->eligible, s->time_ns);
+  ASSERT_TRUE(fastest);
+  EXPECT_EQ(fastest->Id(), s->chosen.Id());
+  std::vector<Candidate> reversed(pool.rbegin(), pool.rend());
+  EXPECT_EQ(FastestTimed(reversed, s->time_ns)->algorithm.name, "alpha");
+  EXPECT_FALSE(FastestTimed(pool, {}));
+}
+
 TEST(Selector, WarnOnlyWarnsOnEveryCacheHitToo) {
   AlgorithmSelector sel;
   FakeTimer t;

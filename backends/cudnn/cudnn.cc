@@ -3,7 +3,6 @@
 #include <cudnn.h>
 
 #include <cstdlib>
-#include <cstring>
 
 #include "backends/cuda/device.h"
 #include "backends/cudnn/calls.h"
@@ -39,10 +38,11 @@ namespace {
 
 using cudnn::FromCudnn;
 
-// PyTorch's switch between the graph API (default) and the legacy API.
+// PyTorch's switch between the graph API (default) and the legacy API, read
+// once per process as PyTorch reads it (policy.h: only "1" disables).
 bool UseGraphApi() {
-  const char* v = std::getenv("TORCH_CUDNN_V8_API_DISABLED");
-  return v == nullptr || *v == '\0' || std::strcmp(v, "0") == 0;
+  static const bool graph = cudnn::GraphApiEnabled(std::getenv("TORCH_CUDNN_V8_API_DISABLED"));
+  return graph;
 }
 
 struct HandleState {
@@ -91,6 +91,10 @@ class CudnnEngine final : public Engine {
   Availability availability() const override;
   Result<std::vector<Algorithm>> Candidates(const Problem& p, const BackendFlags& flags) const override;
   std::optional<std::string> PinnedDeterministic(const Problem& p) const override;
+  SelectionRules Rules(const BackendFlags& flags) const override {
+    return cudnn::CudnnRules(UseGraphApi() ? cudnn::Api::kGraph : cudnn::Api::kLegacy, flags.cudnn_benchmark,
+                             flags.CudnnDeterministicEffective());
+  }
   Result<EngineSearch> Search(const Problem& p, const BackendFlags& flags, const Buffers& inputs) const override;
   Result<std::unique_ptr<PreparedOp>> Prepare(const Problem& p, const Algorithm& algorithm, Buffers& buffers,
                                               const BackendFlags& flags) const override;

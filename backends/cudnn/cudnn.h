@@ -1,27 +1,31 @@
 // The cuDNN engine (what torch.backends.cudnn switches): conv2d forward,
 // backward-data and backward-filter, fp32 and fp16, NCHW and NHWC, through
-// either of PyTorch's two paths. By default the graph (backend) API, as
-// Conv_v8.cpp uses it (graph.h); with TORCH_CUDNN_V8_API_DISABLED set, the
-// legacy API as Conv_v7.cpp uses it, described below.
+// either of PyTorch's two paths, chosen once per process as PyTorch chooses:
+// by default the graph (backend) API, as Conv_v8.cpp uses it (v8.cc,
+// graph.h); with TORCH_CUDNN_V8_API_DISABLED=1 (only "1": policy.h CheckEnv),
+// the legacy API as Conv_v7.cpp uses it (v7.cc).
 //
 // availability(): built when the CUDA toolkit and cuDNN were found at
 // configure time; available when CUDA finds a device and cudnnCreate
 // succeeds; otherwise the reason carries the CUDA or cuDNN error. No cuDNN
 // call that takes a handle is made without a successful cudnnCreate.
 //
-// Candidates() (v7.cc): cudnnGet*Algorithm_v7's list in its order, each with the
-// determinism field cuDNN reports. Search(): cudnnFind*AlgorithmEx, which
-// times every algorithm on the device; the shared AlgorithmSelector then
-// chooses (see backends/cudnn/policy.h). The math type follows PyTorch
-// (tensor-op math for fp16, FMA math for fp32 with allow_tf32 off). Execute
-// is timed with CUDA events.
+// Legacy path: Candidates() is cudnnGet*Algorithm_v7's list in its order,
+// each result named with its math type where that is not the descriptor's
+// and carrying its determinism and memory; Search() is
+// cudnnFind*AlgorithmEx, which times every algorithm on the device (no
+// benchmark_limit); Prepare sets the result's math type on the descriptor
+// and allocates the result's memory. Deterministic with benchmark off pins
+// PyTorch's default algorithm.
+// Graph path: candidates are engine configs named "cfgK_engG" (heuristics)
+// or "fbK_engG" (fallback list); see v8.cc for what is built and timed when.
+// Both paths: the shared AlgorithmSelector chooses under Rules() (policy.h
+// CudnnRules: the cache and benchmark_limit as each path applies them);
+// Execute is timed with CUDA events.
 //
 // Every cuDNN call goes through one macro that counts it: CudnnCallCount()
 // proves that no cuDNN call happens where PyTorch would make none
 // (cudnn.enabled=false).
-// On the graph path the candidates are the engine configs that heuristics
-// return and the numerical-note filter keeps, named "cfgK_engG"; a search
-// times each plan with CUDA events; there is no pinned default.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 #include "backends/cudnn/graph.h"
 
 #include <array>
-#include <cstdlib>
+#include <algorithm>
 
 #include "backends/cudnn/calls.h"
 
@@ -118,10 +118,59 @@ NumericalNote ToNote(cudnnBackendNumericalNote_t n, bool* known) {
   return NumericalNote::kFft;
 }
 
+// The engine configs of `graph` that heuristics in `mode` return.
+Result<std::vector<Descriptor>> EngineConfigs(const Descriptor& graph, cudnnBackendHeurMode_t mode,
+                                              std::vector<Descriptor>* keep_alive) {
+  Result<Descriptor> heur = Make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+  if (!heur.ok()) return heur.status();
+  BC_RETURN_IF_ERROR(SetDesc(*heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph));
+  BC_RETURN_IF_ERROR(Set(*heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode));
+  BC_RETURN_IF_ERROR(Finalize(*heur));
+  keep_alive->push_back(*heur);
+  int64_t count = 0;
+  BC_CUDNN(cudnnBackendGetAttribute(heur->get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
+                                    &count, nullptr));
+  std::vector<Descriptor> configs;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (int64_t k = 0; k < count; ++k) {
+    Result<Descriptor> cfg = Make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    if (!cfg.ok()) return cfg.status();
+    configs.push_back(*cfg);
+    raw.push_back(cfg->get());
+  }
+  int64_t returned = 0;
+  BC_CUDNN(cudnnBackendGetAttribute(heur->get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
+                                    &returned, raw.data()));
+  configs.resize(static_cast<size_t>(std::min(returned, count)));
+  return configs;
+}
+
+// A config's engine index and numerical notes.
+Status Describe(const Descriptor& cfg, int64_t* engine_index, std::set<NumericalNote>* notes) {
+  Result<Descriptor> engine = Make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  if (!engine.ok()) return engine.status();
+  cudnnBackendDescriptor_t engine_raw = engine->get();
+  int64_t n = 0;
+  BC_CUDNN(cudnnBackendGetAttribute(cfg.get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
+                                    &engine_raw));
+  BC_CUDNN(cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n, engine_index));
+  std::array<cudnnBackendNumericalNote_t, CUDNN_NUMERICAL_NOTE_TYPE_COUNT> raw_notes{};
+  int64_t note_count = 0;
+  BC_CUDNN(cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                                    raw_notes.size(), &note_count, raw_notes.data()));
+  for (int64_t i = 0; i < note_count; ++i) {
+    bool known = false;
+    const NumericalNote note = ToNote(raw_notes[i], &known);
+    if (known) notes->insert(note);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
-Result<GraphPlans> BuildPlans(cudnnHandle_t handle, const Conv2dProblem& p, bool deterministic, bool allow_tf32) {
-  GraphPlans out;
+Result<GraphConfigs> ListConfigs(cudnnHandle_t handle, const Conv2dProblem& p, bool deterministic, bool allow_tf32,
+                                 HeurMode mode) {
+  GraphConfigs out;
   Result<Descriptor> x = Tensor(kUidX, p.dtype, p.layout, p.mb, p.ic, p.ih, p.iw);
   Result<Descriptor> w = Tensor(kUidW, p.dtype, p.layout, p.oc, p.ic / p.g, p.kh, p.kw);
   Result<Descriptor> y = Tensor(kUidY, p.dtype, p.layout, p.mb, p.oc, p.oh(), p.ow());
@@ -137,72 +186,42 @@ Result<GraphPlans> BuildPlans(cudnnHandle_t handle, const Conv2dProblem& p, bool
   BC_RETURN_IF_ERROR(Finalize(*graph));
   out.keep_alive = {*x, *w, *y, *conv, *op, *graph};
 
-  Result<Descriptor> heur = Make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-  if (!heur.ok()) return heur.status();
-  const cudnnBackendHeurMode_t mode =
-      std::getenv("TORCH_CUDNN_USE_HEURISTIC_MODE_B") != nullptr ? CUDNN_HEUR_MODE_B : CUDNN_HEUR_MODE_INSTANT;
-  BC_RETURN_IF_ERROR(SetDesc(*heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, *graph));
-  BC_RETURN_IF_ERROR(Set(*heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode));
-  BC_RETURN_IF_ERROR(Finalize(*heur));
-  int64_t count = 0;
-  BC_CUDNN(cudnnBackendGetAttribute(heur->get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
-                                    &count, nullptr));
-  std::vector<Descriptor> configs;
-  std::vector<cudnnBackendDescriptor_t> raw;
-  for (int64_t k = 0; k < count; ++k) {
-    Result<Descriptor> cfg = Make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-    if (!cfg.ok()) return cfg.status();
-    configs.push_back(*cfg);
-    raw.push_back(cfg->get());
+  const cudnnBackendHeurMode_t heur_mode = mode == HeurMode::kB ? CUDNN_HEUR_MODE_B : CUDNN_HEUR_MODE_INSTANT;
+  std::set<int64_t> engines_named;
+  for (const auto& [source, prefix] : {std::pair{heur_mode, "cfg"}, std::pair{CUDNN_HEUR_MODE_FALLBACK, "fb"}}) {
+    BC_ASSIGN_OR_RETURN(const std::vector<Descriptor> configs, EngineConfigs(*graph, source, &out.keep_alive));
+    const bool fallback = source == CUDNN_HEUR_MODE_FALLBACK;
+    for (size_t k = 0; k < configs.size(); ++k) {
+      Config c;
+      c.config = configs[k];
+      BC_RETURN_IF_ERROR(Describe(c.config, &c.engine, &c.notes));
+      c.name = prefix + std::to_string(k) + "_eng" + std::to_string(c.engine);
+      if (fallback && engines_named.count(c.engine)) continue;  // heuristics already named this engine
+      if (const std::string why = DropReason(c.notes, deterministic, allow_tf32, p.dtype); !why.empty()) {
+        out.dropped.push_back(c.name + ": " + why);
+        continue;
+      }
+      engines_named.insert(c.engine);
+      out.configs.push_back(std::move(c));
+    }
   }
-  int64_t returned = 0;
-  BC_CUDNN(cudnnBackendGetAttribute(heur->get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
-                                    &returned, raw.data()));
-  for (int64_t k = 0; k < returned; ++k) {
-    Result<Descriptor> engine = Make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-    if (!engine.ok()) return engine.status();
-    cudnnBackendDescriptor_t engine_raw = engine->get();
-    int64_t n = 0;
-    BC_CUDNN(cudnnBackendGetAttribute(configs[k].get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                      &n, &engine_raw));
-    int64_t global_index = -1;
-    BC_CUDNN(cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n,
-                                      &global_index));
-    std::array<cudnnBackendNumericalNote_t, CUDNN_NUMERICAL_NOTE_TYPE_COUNT> notes{};
-    int64_t note_count = 0;
-    BC_CUDNN(cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
-                                      notes.size(), &note_count, notes.data()));
-    Plan plan;
-    plan.name = "cfg" + std::to_string(k) + "_eng" + std::to_string(global_index);
-    for (int64_t i = 0; i < note_count; ++i) {
-      bool known = false;
-      const NumericalNote note = ToNote(notes[i], &known);
-      if (known) plan.notes.insert(note);
-    }
-    const std::string why = DropReason(plan.notes, deterministic, allow_tf32, p.dtype);
-    if (!why.empty()) {
-      out.dropped.push_back(plan.name + ": " + why);
-      continue;
-    }
-    Result<Descriptor> exec = Make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-    if (!exec.ok()) return exec.status();
-    BC_RETURN_IF_ERROR(Set(*exec, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle));
-    BC_RETURN_IF_ERROR(SetDesc(*exec, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, configs[k]));
-    if (Status s = Finalize(*exec); !s.ok()) {
-      out.dropped.push_back(plan.name + ": the plan does not build (" + s.message() + ")");
-      continue;
-    }
-    BC_CUDNN(cudnnBackendGetAttribute(exec->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n,
-                                      &plan.workspace_bytes));
-    plan.plan = *exec;
-    out.plans.push_back(std::move(plan));
-  }
-  out.keep_alive.push_back(*heur);
-  out.keep_alive.insert(out.keep_alive.end(), configs.begin(), configs.end());
   return out;
 }
 
-Status ExecutePlan(cudnnHandle_t handle, const Plan& plan, void* x, void* w, void* y, void* workspace) {
+Result<Plan> BuildPlan(cudnnHandle_t handle, const Config& config) {
+  Result<Descriptor> exec = Make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+  if (!exec.ok()) return exec.status();
+  BC_RETURN_IF_ERROR(Set(*exec, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle));
+  BC_RETURN_IF_ERROR(SetDesc(*exec, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config.config));
+  BC_RETURN_IF_ERROR(Finalize(*exec));
+  Plan plan{config.name, config.notes, *exec, 0};
+  int64_t n = 0;
+  BC_CUDNN(cudnnBackendGetAttribute(exec->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n,
+                                    &plan.workspace_bytes));
+  return plan;
+}
+
+Result<Descriptor> VariantPack(void* x, void* w, void* y, void* workspace) {
   Result<Descriptor> pack = Make(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
   if (!pack.ok()) return pack.status();
   const std::array<int64_t, 3> uids = {kUidX, kUidW, kUidY};
@@ -211,7 +230,11 @@ Status ExecutePlan(cudnnHandle_t handle, const Plan& plan, void* x, void* w, voi
   BC_RETURN_IF_ERROR(Set(*pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, pointers.data()));
   BC_RETURN_IF_ERROR(Set(*pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace));
   BC_RETURN_IF_ERROR(Finalize(*pack));
-  BC_CUDNN(cudnnBackendExecute(handle, plan.plan.get(), pack->get()));
+  return pack;
+}
+
+Status ExecutePlan(cudnnHandle_t handle, const Plan& plan, const Descriptor& pack) {
+  BC_CUDNN(cudnnBackendExecute(handle, plan.plan.get(), pack.get()));
   return Status::Ok();
 }
 

@@ -1,11 +1,10 @@
 // Internal to the cuDNN engine: PyTorch's graph (backend) API path, after
 // Conv_v8.cpp. One convolution becomes an operation graph; heuristics (mode
-// INSTANT, or B when TORCH_CUDNN_USE_HEURISTIC_MODE_B is set) list engine
-// configs; configs are dropped on their numerical notes (policy.h:
+// INSTANT, or B: policy.h GraphHeuristicMode) and the fallback list name
+// engine configs; configs are dropped on their numerical notes (policy.h:
 // NONDETERMINISTIC under deterministic, DOWN_CONVERT_INPUTS, TENSOR_CORE for
-// fp32 without TF32); each kept config that finalizes into an execution plan
-// is a candidate named "cfgK_engG" (K its heuristic rank, G cuDNN's global
-// engine index), nondeterministic when it carries the NONDETERMINISTIC note.
+// fp32 without TF32); a kept config is nondeterministic when it carries the
+// NONDETERMINISTIC note, and becomes an execution plan only when it is tried.
 // Tensors are described by dimensions in NCHW order and strides, which carry
 // the layout.
 #pragma once
@@ -25,6 +24,18 @@ namespace bc::cudnn {
 
 using Descriptor = std::shared_ptr<void>;  // a cudnnBackendDescriptor_t, destroyed with its last owner
 
+// An engine config that the numerical-note filter kept: "cfgK_engG" from
+// heuristics (K its rank, G cuDNN's global engine index) or "fbK_engG" from
+// the fallback list.
+struct Config {
+  std::string name;
+  std::set<NumericalNote> notes;
+  Descriptor config;
+  int64_t engine = -1;
+  bool deterministic() const { return notes.count(NumericalNote::kNondeterministic) == 0; }
+};
+
+// A config finalised into an execution plan.
 struct Plan {
   std::string name;
   std::set<NumericalNote> notes;
@@ -33,19 +44,31 @@ struct Plan {
   bool deterministic() const { return notes.count(NumericalNote::kNondeterministic) == 0; }
 };
 
-struct GraphPlans {
-  std::vector<Plan> plans;             // kept, in heuristic order
-  std::vector<std::string> dropped;    // "cfgK_engG: why", for evidence
-  std::vector<Descriptor> keep_alive;  // tensors, operation, graph, configs
+// One problem's operation graph and the configs kept for it: heuristics' in
+// their order, then the fallback list's engines that heuristics did not name
+// (PyTorch's two generator sources).
+struct GraphConfigs {
+  std::vector<Config> configs;
+  std::vector<std::string> dropped;    // "NAME: why", for evidence
+  std::vector<Descriptor> keep_alive;  // tensors, operation, graph, heuristics
 };
 
 // Unique ids of the three tensors in variant packs.
 inline constexpr int64_t kUidX = 'x', kUidW = 'w', kUidY = 'y';
 
-Result<GraphPlans> BuildPlans(cudnnHandle_t handle, const Conv2dProblem& p, bool deterministic, bool allow_tf32);
+Result<GraphConfigs> ListConfigs(cudnnHandle_t handle, const Conv2dProblem& p, bool deterministic, bool allow_tf32,
+                                 HeurMode mode);
 
-// Runs a plan on device pointers to x, w, y (each direction reads and
-// writes the ones its operation names).
-Status ExecutePlan(cudnnHandle_t handle, const Plan& plan, void* x, void* w, void* y, void* workspace);
+// Finalises a config into an execution plan (what PyTorch builds only for
+// the configs it tries).
+Result<Plan> BuildPlan(cudnnHandle_t handle, const Config& config);
+
+// The variant pack of device pointers to x, w, y and the workspace: built once
+// per prepared op, outside any timed region.
+Result<Descriptor> VariantPack(void* x, void* w, void* y, void* workspace);
+
+// Runs a plan on a variant pack (each direction reads and writes the tensors
+// its operation names).
+Status ExecutePlan(cudnnHandle_t handle, const Plan& plan, const Descriptor& pack);
 
 }  // namespace bc::cudnn

@@ -1,6 +1,7 @@
 #include "backends/cudnn/policy.h"
 
 #include <array>
+#include <cstring>
 
 namespace bc::cudnn {
 namespace {
@@ -102,6 +103,7 @@ const char* MathTypeName(MathType m) {
   switch (m) {
     case MathType::kDefault: return "CUDNN_DEFAULT_MATH";
     case MathType::kTensorOp: return "CUDNN_TENSOR_OP_MATH";
+    case MathType::kTensorOpAllowConversion: return "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION";
     case MathType::kFma: return "CUDNN_FMA_MATH";
   }
   return "?";
@@ -111,6 +113,67 @@ const char* MathTypeName(MathType m) {
 MathType CudnnMathType(DataType dtype, bool allow_tf32) {
   if (dtype == DataType::kF16) return MathType::kTensorOp;
   return allow_tf32 ? MathType::kDefault : MathType::kFma;
+}
+
+namespace {
+const char* MathSuffix(MathType m) {
+  switch (m) {
+    case MathType::kTensorOp: return "tensor_op";
+    case MathType::kTensorOpAllowConversion: return "tensor_op_allow_conversion";
+    case MathType::kFma: return "fma";
+    case MathType::kDefault: break;
+  }
+  return "default";
+}
+}  // namespace
+
+std::string PerfName(Direction d, int algo, MathType math, DataType dtype, bool allow_tf32) {
+  const std::string name = AlgoName(d, algo);
+  if (name.empty() || math == CudnnMathType(dtype, allow_tf32)) return name;
+  return name + "@" + MathSuffix(math);
+}
+
+std::optional<ParsedPerfName> ParsePerfName(Direction d, const std::string& name, DataType dtype, bool allow_tf32) {
+  const size_t at = name.find('@');
+  ParsedPerfName out;
+  out.algo = AlgoIndex(d, name.substr(0, at));
+  if (out.algo < 0) return std::nullopt;
+  out.math = CudnnMathType(dtype, allow_tf32);
+  if (at == std::string::npos) return out;
+  const std::string suffix = name.substr(at + 1);
+  for (MathType m : {MathType::kDefault, MathType::kTensorOp, MathType::kTensorOpAllowConversion, MathType::kFma}) {
+    if (suffix == MathSuffix(m) && m != out.math) {
+      out.math = m;
+      return out;
+    }
+  }
+  return std::nullopt;  // unknown, or the descriptor's own math type spelled out (not canonical)
+}
+
+// c10/util/env.cpp: check_env.
+std::optional<bool> CheckEnv(const char* value) {
+  if (value == nullptr) return std::nullopt;
+  if (std::strcmp(value, "0") == 0) return false;
+  if (std::strcmp(value, "1") == 0) return true;
+  return std::nullopt;
+}
+
+// aten/src/ATen/native/cudnn/Macros / ConvShared: cudnnv8_enabled_check_debug,
+// cudnnv8_use_heur_mode_b.
+bool GraphApiEnabled(const char* torch_cudnn_v8_api_disabled) {
+  return CheckEnv(torch_cudnn_v8_api_disabled) != std::optional<bool>(true);
+}
+bool HeuristicModeB(const char* torch_cudnn_use_heuristic_mode_b) {
+  return CheckEnv(torch_cudnn_use_heuristic_mode_b) == std::optional<bool>(true);
+}
+
+HeurMode GraphHeuristicMode(bool benchmark, bool mode_b) {
+  return !benchmark && mode_b ? HeurMode::kB : HeurMode::kInstant;
+}
+
+SelectionRules CudnnRules(Api api, bool benchmark, bool deterministic) {
+  if (api == Api::kGraph) return {.cache_without_benchmark = true, .benchmark_limit = true};
+  return {.cache_without_benchmark = !(deterministic && !benchmark), .benchmark_limit = false};
 }
 
 }  // namespace bc::cudnn

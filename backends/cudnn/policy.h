@@ -15,8 +15,16 @@
 //   deterministic, DOWN_CONVERT_INPUTS always, TENSOR_CORE for fp32 without
 //   TF32.
 // - CudnnMathType: PyTorch's math type per data type and allow_tf32.
+//   PerfName/ParsePerfName: a legacy result's name carries its math type
+//   when it is not the descriptor's (cuDNN may list one algorithm twice, with
+//   two math types; Conv_v7.cpp sets the result's mathType on the descriptor).
+// - CheckEnv and the switches PyTorch reads with it (c10::utils::check_env:
+//   only "1" and "0" count; any other value is ignored with a warning).
+// - Rules: how the cache and cudnn.benchmark_limit apply on each path, and
+//   which heuristics mode the graph path asks for.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -26,8 +34,12 @@
 
 namespace bc::cudnn {
 
+enum class MathType { kDefault, kTensorOp, kTensorOpAllowConversion, kFma };  // cudnnMathType_t
+const char* MathTypeName(MathType m);
+MathType CudnnMathType(DataType dtype, bool allow_tf32);
+
 struct PerfRecord {
-  std::string algo;  // "implicit_precomp_gemm", "algo_0", ... (AlgoName)
+  std::string algo;  // "implicit_precomp_gemm", "algo_0@tensor_op", ... (PerfName)
   bool ok = true;    // status == CUDNN_STATUS_SUCCESS
   double time_ms = -1;  // cudnnFind*AlgorithmEx only
   int64_t memory = 0;
@@ -53,8 +65,34 @@ const char* NoteName(NumericalNote n);
 // Empty when kept; otherwise why the config is dropped.
 std::string DropReason(const std::set<NumericalNote>& notes, bool deterministic, bool allow_tf32, DataType dtype);
 
-enum class MathType { kDefault, kTensorOp, kFma };
-const char* MathTypeName(MathType m);
-MathType CudnnMathType(DataType dtype, bool allow_tf32);
+// A legacy perf result's candidate name: AlgoName, plus "@tensor_op",
+// "@fma" or "@default" when `math` is not CudnnMathType(dtype, allow_tf32).
+std::string PerfName(Direction d, int algo, MathType math, DataType dtype, bool allow_tf32);
+struct ParsedPerfName {
+  int algo = -1;
+  MathType math = MathType::kDefault;
+};
+// The algorithm and math type a PerfName names; nullopt for an unknown name.
+std::optional<ParsedPerfName> ParsePerfName(Direction d, const std::string& name, DataType dtype, bool allow_tf32);
+
+// c10::utils::check_env on a variable's value (nullptr: unset).
+std::optional<bool> CheckEnv(const char* value);
+// Conv_v8.cpp's switches, from the variables' values.
+bool GraphApiEnabled(const char* torch_cudnn_v8_api_disabled);
+bool HeuristicModeB(const char* torch_cudnn_use_heuristic_mode_b);
+
+enum class Api { kLegacy, kGraph };
+enum class HeurMode { kInstant, kB };
+// The graph path's heuristics: mode B only without benchmark and when asked
+// for (get_configs_from_heuristics); benchmark mode always asks INSTANT
+// (get_plans_from_find) and times the fallback list's configs too.
+HeurMode GraphHeuristicMode(bool benchmark, bool mode_b);
+
+// Conv_v8.cpp looks its cache up, and stores what ran, whatever benchmark
+// says; benchmark_limit bounds its timed plans (0: all). Conv_v7.cpp does the
+// same except with deterministic on and benchmark off (the pinned default,
+// no lookup), and never applies benchmark_limit (cudnnFind*AlgorithmEx
+// times every algorithm; PyTorch documents the limit for the v8 API only).
+SelectionRules CudnnRules(Api api, bool benchmark, bool deterministic);
 
 }  // namespace bc::cudnn

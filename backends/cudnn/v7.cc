@@ -14,10 +14,20 @@ cudnnTensorFormat_t CudnnFormat(Layout l) { return l == Layout::kNhwc ? CUDNN_TE
 cudnnMathType_t CudnnMath(MathType m) {
   switch (m) {
     case MathType::kTensorOp: return CUDNN_TENSOR_OP_MATH;
+    case MathType::kTensorOpAllowConversion: return CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
     case MathType::kFma: return CUDNN_FMA_MATH;
     case MathType::kDefault: break;
   }
   return CUDNN_DEFAULT_MATH;
+}
+MathType FromCudnnMath(cudnnMathType_t m) {
+  switch (m) {
+    case CUDNN_TENSOR_OP_MATH: return MathType::kTensorOp;
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return MathType::kTensorOpAllowConversion;
+    case CUDNN_FMA_MATH: return MathType::kFma;
+    default: break;
+  }
+  return MathType::kDefault;
 }
 
 // RAII for the descriptors of one problem.
@@ -31,7 +41,9 @@ struct Descriptors {
     if (w) cudnnDestroyFilterDescriptor(w);
     if (conv) cudnnDestroyConvolutionDescriptor(conv);
   }
-  Status Init(const Conv2dProblem& p, bool allow_tf32) {
+  // `math`: the descriptor's math type (CudnnMathType for the search, the
+  // chosen result's own for execution, as Conv_v7.cpp sets perf.mathType).
+  Status Init(const Conv2dProblem& p, MathType math) {
     BC_CUDNN(cudnnCreateTensorDescriptor(&x));
     BC_CUDNN(cudnnCreateTensorDescriptor(&y));
     BC_CUDNN(cudnnCreateFilterDescriptor(&w));
@@ -46,67 +58,47 @@ struct Descriptors {
     BC_CUDNN(cudnnSetConvolution2dDescriptor(conv, i(p.ph), i(p.pw), i(p.sh), i(p.sw), i(p.dh), i(p.dw),
                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     BC_CUDNN(cudnnSetConvolutionGroupCount(conv, i(p.g)));
-    BC_CUDNN(cudnnSetConvolutionMathType(conv, CudnnMath(CudnnMathType(p.dtype, allow_tf32))));
+    BC_CUDNN(cudnnSetConvolutionMathType(conv, CudnnMath(math)));
     return Status::Ok();
   }
 };
 
-template <typename Perf>
-PerfRecord ToRecord(Direction d, const Perf& perf) {
-  return {AlgoName(d, static_cast<int>(perf.algo)), perf.status == CUDNN_STATUS_SUCCESS,
-          static_cast<double>(perf.time), static_cast<int64_t>(perf.memory),
-          perf.determinism == CUDNN_DETERMINISTIC};
-}
-
+// Each result named by its algorithm and, where it is not the descriptor's,
+// its math type (PerfName), with the workspace it reports (perf.memory).
 template <typename Perf, size_t N>
-std::vector<PerfRecord> ToRecords(Direction d, const std::array<Perf, N>& perf, int returned, bool timed) {
+std::vector<PerfRecord> ToRecords(const Conv2dProblem& p, bool allow_tf32, const std::array<Perf, N>& perf,
+                                  int returned, bool timed) {
   std::vector<PerfRecord> out;
   for (int k = 0; k < returned; ++k) {
-    PerfRecord r = ToRecord(d, perf[k]);
-    if (!timed) r.time_ms = -1;
-    out.push_back(r);
+    const Perf& r = perf[k];
+    out.push_back({PerfName(p.direction, static_cast<int>(r.algo), FromCudnnMath(r.mathType), p.dtype, allow_tf32),
+                   r.status == CUDNN_STATUS_SUCCESS, timed ? static_cast<double>(r.time) : -1.0,
+                   static_cast<int64_t>(r.memory), r.determinism == CUDNN_DETERMINISTIC});
   }
   return out;
 }
 
-Result<std::vector<PerfRecord>> Heuristics(cudnnHandle_t h, const Descriptors& d, const Conv2dProblem& p) {
+Result<std::vector<PerfRecord>> Heuristics(cudnnHandle_t h, const Descriptors& d, const Conv2dProblem& p,
+                                           bool allow_tf32) {
   int n = 0;
   switch (p.direction) {
     case Direction::kForward: {
       std::array<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT> perf{};
       BC_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.w, d.conv, d.y, perf.size(), &n, perf.data()));
-      return ToRecords(p.direction, perf, n, false);
+      return ToRecords(p, allow_tf32, perf, n, false);
     }
     case Direction::kBackwardData: {
       std::array<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT> perf{};
       BC_CUDNN(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w, d.y, d.conv, d.x, perf.size(), &n, perf.data()));
-      return ToRecords(p.direction, perf, n, false);
+      return ToRecords(p, allow_tf32, perf, n, false);
     }
     case Direction::kBackwardWeights: {
       std::array<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT> perf{};
       BC_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.conv, d.w, perf.size(), &n, perf.data()));
-      return ToRecords(p.direction, perf, n, false);
+      return ToRecords(p, allow_tf32, perf, n, false);
     }
   }
   return Status(StatusCode::kInternal, "unknown direction");
-}
-
-Status WorkspaceSize(cudnnHandle_t h, const Descriptors& d, const Conv2dProblem& p, int algo, size_t* bytes) {
-  switch (p.direction) {
-    case Direction::kForward:
-      BC_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(h, d.x, d.w, d.conv, d.y,
-                                                       static_cast<cudnnConvolutionFwdAlgo_t>(algo), bytes));
-      break;
-    case Direction::kBackwardData:
-      BC_CUDNN(cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w, d.y, d.conv, d.x,
-                                                            static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), bytes));
-      break;
-    case Direction::kBackwardWeights:
-      BC_CUDNN(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-          h, d.x, d.y, d.conv, d.w, static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), bytes));
-      break;
-  }
-  return Status::Ok();
 }
 
 Status Run(cudnnHandle_t h, const Descriptors& d, const Conv2dProblem& p, int algo, DeviceTensors& t, void* ws,
@@ -132,18 +124,19 @@ Status Run(cudnnHandle_t h, const Descriptors& d, const Conv2dProblem& p, int al
   return Status::Ok();
 }
 
+// One perf result bound to the problem's tensors: the descriptor takes the
+// result's math type and the workspace is the result's memory, as Conv_v7.cpp
+// runs it.
 class CudnnPrepared final : public PreparedOp {
  public:
-  CudnnPrepared(const Conv2dProblem& p, Buffers& b, Algorithm a, bool allow_tf32)
-      : p_(p), b_(b), algorithm_(std::move(a)), allow_tf32_(allow_tf32) {}
+  CudnnPrepared(const Conv2dProblem& p, Buffers& b, Algorithm a, ParsedPerfName parsed)
+      : p_(p), b_(b), algorithm_(std::move(a)), algo_(parsed.algo), math_(parsed.math) {}
 
   Status Init(cudnnHandle_t h) {
     h_ = h;
-    algo_ = AlgoIndex(p_.direction, algorithm_.name);
-    if (algo_ < 0) return Status(StatusCode::kInvalidArgument, "unknown cuDNN algorithm " + algorithm_.name);
-    BC_RETURN_IF_ERROR(d_.Init(p_, allow_tf32_));
+    ws_bytes_ = static_cast<size_t>(std::max<int64_t>(0, algorithm_.workspace_bytes));
+    BC_RETURN_IF_ERROR(d_.Init(p_, math_));
     BC_RETURN_IF_ERROR(t_.Init(p_, b_));
-    BC_RETURN_IF_ERROR(WorkspaceSize(h_, d_, p_, algo_, &ws_bytes_));
     return ws_.Allocate(ws_bytes_);
   }
 
@@ -155,11 +148,11 @@ class CudnnPrepared final : public PreparedOp {
   std::string implementation() const override {
     static constexpr const char* kPrefix[] = {"CUDNN_CONVOLUTION_FWD_ALGO_", "CUDNN_CONVOLUTION_BWD_DATA_ALGO_",
                                               "CUDNN_CONVOLUTION_BWD_FILTER_ALGO_"};
-    std::string name = algorithm_.name;
+    std::string name = AlgoName(p_.direction, algo_);
     for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     if (name.rfind("ALGO_", 0) == 0) name = name.substr(5);
-    return kPrefix[static_cast<int>(p_.direction)] + name + " (" +
-           MathTypeName(CudnnMathType(p_.dtype, allow_tf32_)) + ")";
+    return kPrefix[static_cast<int>(p_.direction)] + name + " (" + MathTypeName(math_) + ", workspace " +
+           std::to_string(ws_bytes_) + " B)";
   }
   const Algorithm& algorithm() const override { return algorithm_; }
   std::optional<double> DeviceTimeNs() const override { return device_ns_; }
@@ -168,8 +161,8 @@ class CudnnPrepared final : public PreparedOp {
   Conv2dProblem p_;
   Buffers& b_;
   Algorithm algorithm_;
-  bool allow_tf32_;  // cudnn.allow_tf32 of the case
   int algo_ = -1;
+  MathType math_ = MathType::kDefault;
   cudnnHandle_t h_ = nullptr;
   Descriptors d_;
   DeviceTensors t_;
@@ -183,8 +176,8 @@ class CudnnPrepared final : public PreparedOp {
 
 Result<std::vector<Algorithm>> V7Candidates(cudnnHandle_t h, const Conv2dProblem& p, const BackendFlags& flags) {
   Descriptors d;
-  BC_RETURN_IF_ERROR(d.Init(p, flags.cudnn_allow_tf32));
-  BC_ASSIGN_OR_RETURN(const std::vector<PerfRecord> perf, Heuristics(h, d, p));
+  BC_RETURN_IF_ERROR(d.Init(p, CudnnMathType(p.dtype, flags.cudnn_allow_tf32)));
+  BC_ASSIGN_OR_RETURN(const std::vector<PerfRecord> perf, Heuristics(h, d, p, flags.cudnn_allow_tf32));
   std::vector<Algorithm> out;
   for (const Candidate& c : CandidatesFromPerf(perf)) out.push_back(c.algorithm);
   return out;
@@ -194,10 +187,10 @@ Result<EngineSearch> V7Search(cudnnHandle_t h, const Conv2dProblem& p, const Bac
   DeviceTensors t;
   BC_RETURN_IF_ERROR(t.Init(p, inputs));
   Descriptors d;
-  BC_RETURN_IF_ERROR(d.Init(p, flags.cudnn_allow_tf32));
+  BC_RETURN_IF_ERROR(d.Init(p, CudnnMathType(p.dtype, flags.cudnn_allow_tf32)));
   // The largest workspace any algorithm asks for, as PyTorch sizes the search.
   size_t ws_bytes = 0;
-  Result<std::vector<PerfRecord>> heur = Heuristics(h, d, p);
+  Result<std::vector<PerfRecord>> heur = Heuristics(h, d, p, flags.cudnn_allow_tf32);
   if (!heur.ok()) return heur.status();
   for (const PerfRecord& r : heur.value()) {
     if (r.ok) ws_bytes = std::max(ws_bytes, static_cast<size_t>(r.memory));
@@ -213,7 +206,7 @@ Result<EngineSearch> V7Search(cudnnHandle_t h, const Conv2dProblem& p, const Bac
       std::array<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT> perf{};
       BC_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(h, d.x, t.x.get(), d.w, t.w.get(), d.conv, d.y,
                                                       t.y.get(), perf.size(), &n, perf.data(), ws.get(), ws_bytes));
-      records = ToRecords(p.direction, perf, n, true);
+      records = ToRecords(p, flags.cudnn_allow_tf32, perf, n, true);
       break;
     }
     case Direction::kBackwardData: {
@@ -221,7 +214,7 @@ Result<EngineSearch> V7Search(cudnnHandle_t h, const Conv2dProblem& p, const Bac
       BC_CUDNN(cudnnFindConvolutionBackwardDataAlgorithmEx(h, d.w, t.w.get(), d.y, t.y.get(), d.conv, d.x,
                                                            t.x.get(), perf.size(), &n, perf.data(), ws.get(),
                                                            ws_bytes));
-      records = ToRecords(p.direction, perf, n, true);
+      records = ToRecords(p, flags.cudnn_allow_tf32, perf, n, true);
       break;
     }
     case Direction::kBackwardWeights: {
@@ -229,7 +222,7 @@ Result<EngineSearch> V7Search(cudnnHandle_t h, const Conv2dProblem& p, const Bac
       BC_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithmEx(h, d.x, t.x.get(), d.y, t.y.get(), d.conv,
                                                              d.w, t.w.get(), perf.size(), &n, perf.data(), ws.get(),
                                                              ws_bytes));
-      records = ToRecords(p.direction, perf, n, true);
+      records = ToRecords(p, flags.cudnn_allow_tf32, perf, n, true);
       break;
     }
   }
@@ -242,12 +235,11 @@ Result<EngineSearch> V7Search(cudnnHandle_t h, const Conv2dProblem& p, const Bac
 
 Result<std::unique_ptr<PreparedOp>> V7Prepare(cudnnHandle_t h, const Conv2dProblem& p, const Algorithm& algorithm,
                                               Buffers& buffers, const BackendFlags& flags) {
-  // A pinned or forced algorithm need not be in the heuristic list (PyTorch
-  // pins without asking); cuDNN itself says whether it supports the problem.
-  if (AlgoIndex(p.direction, algorithm.name) < 0) {
-    return Status(StatusCode::kInvalidArgument, "unknown cuDNN algorithm " + algorithm.name);
-  }
-  auto prepared = std::make_unique<CudnnPrepared>(p, buffers, algorithm, flags.cudnn_allow_tf32);
+  // `algorithm` is one of V7Candidates (or the pinned default among them):
+  // its name carries the math type and its workspace the result's memory.
+  const std::optional<ParsedPerfName> parsed = ParsePerfName(p.direction, algorithm.name, p.dtype, flags.cudnn_allow_tf32);
+  if (!parsed) return Status(StatusCode::kInvalidArgument, "unknown cuDNN algorithm " + algorithm.name);
+  auto prepared = std::make_unique<CudnnPrepared>(p, buffers, algorithm, *parsed);
   BC_RETURN_IF_ERROR(prepared->Init(h));
   return std::unique_ptr<PreparedOp>(std::move(prepared));
 }

@@ -1,29 +1,77 @@
-// The cuDNN graph API as PyTorch's Conv_v8.cpp uses it (the default path):
-// candidates are the engine configs that heuristics return and the
-// numerical-note filter keeps (graph.h), a search times each plan with CUDA
-// events, and a prepared op executes its plan.
+// The cuDNN graph API as PyTorch's Conv_v8.cpp uses it (the default path).
+// Candidates are the engine configs that heuristics and the fallback list
+// name and the numerical-note filter keeps (graph.h). A config becomes an
+// execution plan only when it is tried, once per process: benchmark off
+// builds plans in order until one builds (try_configs), and lists the
+// configs after it unbuilt; benchmark on builds and times the first
+// cudnn.benchmark_limit of them (0: all) with one warm-up and one timed run
+// each (cudnn-frontend's time_sorted_plan, CUDNN_FIND_SAMPLE_ONCE), on one
+// workspace and one variant pack. A prepared op builds its variant pack
+// before any timed run, so a timing covers cudnnBackendExecute alone.
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
 #include "backends/cudnn/graph.h"
 #include "backends/cudnn/paths.h"
 
 namespace bc::cudnn {
 namespace {
 
+// One problem's configs under one set of flags, and the plans built from
+// them so far (a plan that failed to build keeps its failure).
+struct GraphState {
+  GraphConfigs graph;
+  std::map<std::string, Result<Plan>> plans;
+};
+
+HeurMode ModeFor(const BackendFlags& f) {
+  static const bool mode_b = HeuristicModeB(std::getenv("TORCH_CUDNN_USE_HEURISTIC_MODE_B"));
+  return GraphHeuristicMode(f.cudnn_benchmark, mode_b);
+}
+
+Result<std::shared_ptr<GraphState>> StateOf(cudnnHandle_t h, const Conv2dProblem& p, const BackendFlags& f) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<GraphState>> states;
+  const bool deterministic = f.CudnnDeterministicEffective();
+  const HeurMode mode = ModeFor(f);
+  const std::string key = p.Format() + "|deterministic=" + (deterministic ? "1" : "0") +
+                          "|allow_tf32=" + (f.cudnn_allow_tf32 ? "1" : "0") + "|mode=" +
+                          (mode == HeurMode::kB ? "B" : "INSTANT");
+  const std::lock_guard<std::mutex> lock(mu);
+  if (auto it = states.find(key); it != states.end()) return it->second;
+  BC_ASSIGN_OR_RETURN(GraphConfigs graph, ListConfigs(h, p, deterministic, f.cudnn_allow_tf32, mode));
+  auto state = std::make_shared<GraphState>();
+  state->graph = std::move(graph);
+  states[key] = state;
+  return state;
+}
+
+const Result<Plan>& PlanOf(cudnnHandle_t h, GraphState& s, const Config& c) {
+  auto it = s.plans.find(c.name);
+  if (it == s.plans.end()) it = s.plans.emplace(c.name, BuildPlan(h, c)).first;
+  return it->second;
+}
+
+Algorithm AsAlgorithm(const std::string& name, bool deterministic, int64_t workspace_bytes) {
+  return {name, deterministic ? Determinism::kDeterministic : Determinism::kNondeterministic, workspace_bytes};
+}
+
 // A graph-API execution plan bound to a problem's device tensors.
 class GraphPrepared final : public PreparedOp {
  public:
-  GraphPrepared(const Conv2dProblem& p, Buffers& b, GraphPlans plans, Plan plan)
-      : p_(p), b_(b), plans_(std::move(plans)), plan_(std::move(plan)) {
-    algorithm_ = {plan_.name, plan_.deterministic() ? Determinism::kDeterministic : Determinism::kNondeterministic,
-                  plan_.workspace_bytes};
-  }
+  GraphPrepared(const Conv2dProblem& p, Buffers& b, std::shared_ptr<GraphState> state, Plan plan)
+      : p_(p), b_(b), state_(std::move(state)), plan_(std::move(plan)),
+        algorithm_(AsAlgorithm(plan_.name, plan_.deterministic(), plan_.workspace_bytes)) {}
   Status Init(cudnnHandle_t h) {
     h_ = h;
     BC_RETURN_IF_ERROR(t_.Init(p_, b_));
-    return ws_.Allocate(static_cast<size_t>(plan_.workspace_bytes));
+    BC_RETURN_IF_ERROR(ws_.Allocate(static_cast<size_t>(plan_.workspace_bytes)));
+    BC_ASSIGN_OR_RETURN(pack_, VariantPack(t_.x.get(), t_.w.get(), t_.y.get(), ws_.get()));
+    return Status::Ok();
   }
   Status Execute() override {
-    return cuda::TimedOnDevice(timer_, device_ns_,
-                         [&] { return ExecutePlan(h_, plan_, t_.x.get(), t_.w.get(), t_.y.get(), ws_.get()); });
+    return cuda::TimedOnDevice(timer_, device_ns_, [&] { return ExecutePlan(h_, plan_, pack_); });
   }
   Status Fetch() override { return FetchOutput(p_, t_, b_); }
   std::string implementation() const override {
@@ -37,69 +85,85 @@ class GraphPrepared final : public PreparedOp {
  private:
   Conv2dProblem p_;
   Buffers& b_;
-  GraphPlans plans_;
+  std::shared_ptr<GraphState> state_;  // keeps the graph's descriptors alive
   Plan plan_;
   Algorithm algorithm_;
   cudnnHandle_t h_ = nullptr;
   DeviceTensors t_;
   cuda::DeviceBuffer ws_;
+  Descriptor pack_;
   cuda::EventTimer timer_;
   std::optional<double> device_ns_;
 };
 
-Result<GraphPlans> Plans(cudnnHandle_t h, const Conv2dProblem& p, const BackendFlags& f) {
-  return BuildPlans(h, p, f.CudnnDeterministicEffective(), f.cudnn_allow_tf32);
-}
-
 }  // namespace
 
 Result<std::vector<Algorithm>> V8Candidates(cudnnHandle_t h, const Conv2dProblem& p, const BackendFlags& flags) {
-  BC_ASSIGN_OR_RETURN(const GraphPlans plans, Plans(h, p, flags));
+  BC_ASSIGN_OR_RETURN(std::shared_ptr<GraphState> state, StateOf(h, p, flags));
   std::vector<Algorithm> out;
-  for (const Plan& plan : plans.plans) {
-    out.push_back({plan.name, plan.deterministic() ? Determinism::kDeterministic : Determinism::kNondeterministic,
-                   plan.workspace_bytes});
+  bool one_built = flags.cudnn_benchmark;  // benchmark mode builds in its search
+  for (const Config& c : state->graph.configs) {
+    if (!one_built) {
+      const Result<Plan>& plan = PlanOf(h, *state, c);
+      if (!plan.ok()) continue;  // try_configs moves on to the next config
+      one_built = true;
+      out.push_back(AsAlgorithm(c.name, c.deterministic(), plan->workspace_bytes));
+      continue;
+    }
+    out.push_back(AsAlgorithm(c.name, c.deterministic(), 0));
   }
   return out;
 }
 
 Result<EngineSearch> V8Search(cudnnHandle_t h, const Conv2dProblem& p, const BackendFlags& flags, const Buffers& inputs) {
+  BC_ASSIGN_OR_RETURN(std::shared_ptr<GraphState> state, StateOf(h, p, flags));
   DeviceTensors t;
   BC_RETURN_IF_ERROR(t.Init(p, inputs));
-  // Like PyTorch's v8 benchmark: every kept plan, warmed up once, best of three.
-  Result<GraphPlans> plans = Plans(h, p, flags);
-  if (!plans.ok()) return plans.status();
+  const size_t limit = flags.cudnn_benchmark_limit == 0 ? state->graph.configs.size()
+                                                        : std::min<size_t>(state->graph.configs.size(),
+                                                                           flags.cudnn_benchmark_limit);
+  std::vector<const Plan*> plans;
+  int64_t workspace = 0;
+  for (size_t i = 0; i < limit; ++i) {
+    const Result<Plan>& plan = PlanOf(h, *state, state->graph.configs[i]);
+    if (!plan.ok()) continue;
+    plans.push_back(&plan.value());
+    workspace = std::max(workspace, plan->workspace_bytes);
+  }
+  // One workspace for every plan; where the largest does not fit, halve it
+  // and leave out the plans that need more (generate_and_filter_plans).
+  cuda::DeviceBuffer ws;
+  while (workspace > 0 && !ws.Allocate(static_cast<size_t>(workspace)).ok()) workspace /= 2;
+  std::erase_if(plans, [&](const Plan* plan) { return plan->workspace_bytes > workspace; });
+  BC_ASSIGN_OR_RETURN(const Descriptor pack, VariantPack(t.x.get(), t.w.get(), t.y.get(), ws.get()));
   EngineSearch out;
   out.peak_device_bytes = cuda::DeviceBytesInUse();
   cuda::EventTimer timer;
-  for (const Plan& plan : plans->plans) {
-    cuda::DeviceBuffer ws;
-    if (!ws.Allocate(static_cast<size_t>(plan.workspace_bytes)).ok()) continue;
-    out.peak_device_bytes = std::max(out.peak_device_bytes, cuda::DeviceBytesInUse());
-    if (!ExecutePlan(h, plan, t.x.get(), t.w.get(), t.y.get(), ws.get()).ok()) continue;
-    double best = -1;
-    for (int i = 0; i < 3; ++i) {
-      timer.Start();
-      if (!ExecutePlan(h, plan, t.x.get(), t.w.get(), t.y.get(), ws.get()).ok()) break;
-      Result<double> ms = timer.StopMs();
-      if (ms.ok() && (best < 0 || ms.value() < best)) best = ms.value();
-    }
-    if (best >= 0) out.time_ns[plan.name] = best * 1e6;
+  for (const Plan* plan : plans) {
+    if (!ExecutePlan(h, *plan, pack).ok()) continue;  // the warm-up run
+    timer.Start();
+    if (!ExecutePlan(h, *plan, pack).ok()) continue;
+    Result<double> ms = timer.StopMs();
+    if (ms.ok()) out.time_ns[plan->name] = ms.value() * 1e6;
   }
   return out;
 }
 
 Result<std::unique_ptr<PreparedOp>> V8Prepare(cudnnHandle_t h, const Conv2dProblem& p, const Algorithm& algorithm,
                                               Buffers& buffers, const BackendFlags& flags) {
-  BC_ASSIGN_OR_RETURN(GraphPlans plans, Plans(h, p, flags));
-  for (const Plan& plan : plans.plans) {
-    if (plan.name != algorithm.name) continue;
-    Plan chosen = plan;
-    auto prepared = std::make_unique<GraphPrepared>(p, buffers, std::move(plans), std::move(chosen));
+  BC_ASSIGN_OR_RETURN(std::shared_ptr<GraphState> state, StateOf(h, p, flags));
+  for (const Config& c : state->graph.configs) {
+    if (c.name != algorithm.name) continue;
+    const Result<Plan>& plan = PlanOf(h, *state, c);
+    if (!plan.ok()) {
+      return Status(plan.status().code(), "cuDNN graph config " + c.name + " does not build a plan for " +
+                                              FormatProblem(Problem(p)) + ": " + plan.status().message());
+    }
+    auto prepared = std::make_unique<GraphPrepared>(p, buffers, state, plan.value());
     BC_RETURN_IF_ERROR(prepared->Init(h));
     return std::unique_ptr<PreparedOp>(std::move(prepared));
   }
-  return Status(StatusCode::kUnimplemented, "no cuDNN graph plan '" + algorithm.name + "' for " + FormatProblem(Problem(p)));
+  return Status(StatusCode::kUnimplemented, "no cuDNN graph config '" + algorithm.name + "' for " + FormatProblem(Problem(p)));
 }
 
 }  // namespace bc::cudnn
