@@ -13,10 +13,13 @@
 namespace bc {
 namespace {
 
-// Skips the calling test (GTEST_SKIP returns from the function it is in).
-#define BC_REQUIRE_AVAILABLE(engine)                                            \
-  do {                                                                          \
-    const Availability bc_a_ = FindEngine(engine)->availability();              \
+// Skips the calling test where the engine's device or library is not here,
+// and fails it where probing them failed with an error (status_map.h):
+// GTEST_SKIP and FAIL return from the function they are in.
+#define BC_REQUIRE_AVAILABLE(engine)                                                  \
+  do {                                                                                \
+    const Availability bc_a_ = FindEngine(engine)->availability();                    \
+    if (bc_a_.error) FAIL() << engine << " failed to initialise: " << bc_a_.reason;   \
     if (!bc_a_.available) GTEST_SKIP() << engine << " unavailable: " << bc_a_.reason; \
   } while (0)
 
