@@ -85,6 +85,32 @@ TEST(Registry, ComputeTypeFollowsTheFlagThatGovernsEachEngine) {
   }
 }
 
+// The selection cache key holds the fields of PyTorch's ConvolutionParams
+// that matter here: the problem, device, pool, allow_tf32 and deterministic,
+// and not benchmark.
+TEST(Dispatch, CacheKeySeparatesAllowTf32AndDeterministic) {
+  const Problem p = ParseProblem("conv2d:fwd:f32:mb2ic8ih14oc8kh3ph1").value();
+  CaseSpec c = ParseCaseSpec("conv2d:fwd:f32:mb2ic8ih14oc8kh3ph1 device=cpu engine=select:reference threads=1").value();
+  Buffers b = Buffers::For(p);
+  FillInputs(p, b);
+  Dispatcher d;
+  const TimeCandidate timer = [](const Candidate& x) -> Result<double> { return x.algorithm.name == "owner" ? 1 : 2; };
+  BackendFlags f;
+  f.cudnn_benchmark = true;
+  const auto cache = [&](const BackendFlags& flags) { return d.Decide(c, p, flags, timer, b)->selection->cache; };
+  EXPECT_EQ(cache(f), "miss");
+  EXPECT_EQ(cache(f), "hit");
+  BackendFlags no_tf32 = f;
+  no_tf32.cudnn_allow_tf32 = false;
+  EXPECT_EQ(cache(no_tf32), "miss");
+  BackendFlags det = f;
+  det.cudnn_deterministic = true;
+  EXPECT_EQ(cache(det), "miss");
+  BackendFlags limit = f;
+  limit.cudnn_benchmark_limit = 1;
+  EXPECT_EQ(cache(limit), "hit") << "benchmark_limit is not part of the key";
+}
+
 TEST(Availability, OnednnIsBuiltAndAvailable) {
   const Availability a = Find("onednn");
   EXPECT_TRUE(a.built);

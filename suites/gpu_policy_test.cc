@@ -182,6 +182,51 @@ TEST(CudnnPolicy, CacheAndBenchmarkLimitPerPath) {
   EXPECT_EQ(s->time_ns.size(), CandidatesFromPerf(perf).size());
 }
 
+TEST(CudnnPolicy, GraphConfigsAreHeuristicsThenNewFallbackEnginesFiltered) {
+  using N = NumericalNote;
+  const std::vector<RawConfig> raw = {
+      {false, 0, 12, {N::kTensorCore}}, {false, 1, 7, {N::kNondeterministic}}, {false, 2, 3, {}},
+      {true, 0, 3, {}}, {true, 1, 40, {N::kDownConvertInputs}}, {true, 2, 41, {}}};
+  const KeptConfigs fp32 = KeepConfigs(raw, /*deterministic=*/true, /*allow_tf32=*/false, DataType::kF32);
+  EXPECT_EQ(fp32.kept, (std::vector<size_t>{2, 5})) << "eng3 again from the fallback list is left out";
+  EXPECT_EQ(fp32.dropped, (std::vector<std::string>{"cfg0_eng12: TENSOR_CORE for fp32 with allow_tf32 off",
+                                                    "cfg1_eng7: NONDETERMINISTIC under deterministic",
+                                                    "fb1_eng40: DOWN_CONVERT_INPUTS"}));
+  const KeptConfigs tf32 = KeepConfigs(raw, false, true, DataType::kF32);
+  EXPECT_EQ(tf32.kept, (std::vector<size_t>{0, 1, 2, 5}));
+  EXPECT_EQ(ConfigName(raw[5]), "fb2_eng41");
+}
+
+// try_configs: plans are built in order until one builds; benchmark mode
+// builds nothing while listing.
+TEST(CudnnPolicy, GraphCandidatesBuildOnlyUntilOnePlanBuilds) {
+  const std::vector<std::pair<std::string, bool>> configs = {
+      {"cfg0_eng1", true}, {"cfg1_eng2", false}, {"cfg2_eng3", true}, {"fb0_eng4", true}};
+  std::vector<size_t> built;
+  const auto build = [&](size_t i) -> Result<int64_t> {
+    built.push_back(i);
+    if (i == 0) return Status(StatusCode::kUnimplemented, "cudnnBackendFinalize returned 3000");
+    return static_cast<int64_t>(1000 * i);
+  };
+  Result<std::vector<Algorithm>> off = GraphCandidates(configs, /*benchmark=*/false, build);
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_EQ(built, (std::vector<size_t>{0, 1})) << "nothing after the first plan that builds";
+  ASSERT_EQ(off->size(), 3u);
+  EXPECT_EQ(off->front().name, "cfg1_eng2");
+  EXPECT_EQ(off->front().workspace_bytes, 1000);
+  EXPECT_EQ(off->front().determinism, Determinism::kNondeterministic);
+  EXPECT_EQ((*off)[1].workspace_bytes, 0) << "unbuilt";
+  built.clear();
+  Result<std::vector<Algorithm>> on = GraphCandidates(configs, /*benchmark=*/true, build);
+  ASSERT_TRUE(on.ok());
+  EXPECT_EQ(on->size(), 4u);
+  EXPECT_TRUE(built.empty());
+  Result<std::vector<Algorithm>> none =
+      GraphCandidates(configs, false, [](size_t) -> Result<int64_t> { return Status(StatusCode::kInternal, "bad"); });
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kInternal) << "a failure that is not NOT_SUPPORTED stays an error";
+}
+
 TEST(CudnnPolicy, MathTypeFollowsDtypeAndTf32) {
   EXPECT_EQ(CudnnMathType(DataType::kF32, true), MathType::kDefault);
   EXPECT_EQ(CudnnMathType(DataType::kF32, false), MathType::kFma);

@@ -187,24 +187,20 @@ Result<GraphConfigs> ListConfigs(cudnnHandle_t handle, const Conv2dProblem& p, b
   out.keep_alive = {*x, *w, *y, *conv, *op, *graph};
 
   const cudnnBackendHeurMode_t heur_mode = mode == HeurMode::kB ? CUDNN_HEUR_MODE_B : CUDNN_HEUR_MODE_INSTANT;
-  std::set<int64_t> engines_named;
-  for (const auto& [source, prefix] : {std::pair{heur_mode, "cfg"}, std::pair{CUDNN_HEUR_MODE_FALLBACK, "fb"}}) {
+  std::vector<RawConfig> raw;
+  std::vector<Descriptor> descriptors;
+  for (const cudnnBackendHeurMode_t source : {heur_mode, CUDNN_HEUR_MODE_FALLBACK}) {
     BC_ASSIGN_OR_RETURN(const std::vector<Descriptor> configs, EngineConfigs(*graph, source, &out.keep_alive));
-    const bool fallback = source == CUDNN_HEUR_MODE_FALLBACK;
     for (size_t k = 0; k < configs.size(); ++k) {
-      Config c;
-      c.config = configs[k];
-      BC_RETURN_IF_ERROR(Describe(c.config, &c.engine, &c.notes));
-      c.name = prefix + std::to_string(k) + "_eng" + std::to_string(c.engine);
-      if (fallback && engines_named.count(c.engine)) continue;  // heuristics already named this engine
-      if (const std::string why = DropReason(c.notes, deterministic, allow_tf32, p.dtype); !why.empty()) {
-        out.dropped.push_back(c.name + ": " + why);
-        continue;
-      }
-      engines_named.insert(c.engine);
-      out.configs.push_back(std::move(c));
+      RawConfig c{.fallback = source == CUDNN_HEUR_MODE_FALLBACK, .rank = static_cast<int64_t>(k)};
+      BC_RETURN_IF_ERROR(Describe(configs[k], &c.engine, &c.notes));
+      raw.push_back(std::move(c));
+      descriptors.push_back(configs[k]);
     }
   }
+  KeptConfigs kept = KeepConfigs(raw, deterministic, allow_tf32, p.dtype);
+  out.dropped = std::move(kept.dropped);
+  for (size_t i : kept.kept) out.configs.push_back({ConfigName(raw[i]), raw[i].notes, descriptors[i], raw[i].engine});
   return out;
 }
 

@@ -176,4 +176,51 @@ SelectionRules CudnnRules(Api api, bool benchmark, bool deterministic) {
   return {.cache_without_benchmark = !(deterministic && !benchmark), .benchmark_limit = false};
 }
 
+std::string ConfigName(const RawConfig& c) {
+  return (c.fallback ? "fb" : "cfg") + std::to_string(c.rank) + "_eng" + std::to_string(c.engine);
+}
+
+KeptConfigs KeepConfigs(const std::vector<RawConfig>& raw, bool deterministic, bool allow_tf32, DataType dtype) {
+  KeptConfigs out;
+  std::set<int64_t> engines_named;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    const RawConfig& c = raw[i];
+    if (c.fallback && engines_named.count(c.engine)) continue;
+    if (const std::string why = DropReason(c.notes, deterministic, allow_tf32, dtype); !why.empty()) {
+      out.dropped.push_back(ConfigName(c) + ": " + why);
+      continue;
+    }
+    engines_named.insert(c.engine);
+    out.kept.push_back(i);
+  }
+  return out;
+}
+
+Result<std::vector<Algorithm>> GraphCandidates(const std::vector<std::pair<std::string, bool>>& configs,
+                                               bool benchmark, const std::function<Result<int64_t>(size_t)>& build) {
+  const auto as_algorithm = [](const std::pair<std::string, bool>& c, int64_t workspace) {
+    return Algorithm{c.first, c.second ? Determinism::kDeterministic : Determinism::kNondeterministic, workspace};
+  };
+  std::vector<Algorithm> out;
+  bool one_built = benchmark;
+  Status last_failure(StatusCode::kUnimplemented, "no engine config");
+  for (size_t i = 0; i < configs.size(); ++i) {
+    if (one_built) {
+      out.push_back(as_algorithm(configs[i], 0));
+      continue;
+    }
+    Result<int64_t> workspace = build(i);
+    if (!workspace.ok()) {
+      last_failure = workspace.status();
+      continue;
+    }
+    one_built = true;
+    out.push_back(as_algorithm(configs[i], workspace.value()));
+  }
+  if (out.empty()) {  // PyTorch: "GET was unable to find an engine to execute this computation"
+    return Status(last_failure.code(), "no cuDNN engine config builds a plan; the last: " + last_failure.message());
+  }
+  return out;
+}
+
 }  // namespace bc::cudnn

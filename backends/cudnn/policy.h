@@ -24,6 +24,7 @@
 //   which heuristics mode the graph path asks for.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -94,5 +95,33 @@ HeurMode GraphHeuristicMode(bool benchmark, bool mode_b);
 // no lookup), and never applies benchmark_limit (cudnnFind*AlgorithmEx
 // times every algorithm; PyTorch documents the limit for the v8 API only).
 SelectionRules CudnnRules(Api api, bool benchmark, bool deterministic);
+
+// One engine config as heuristics or the fallback list returned it.
+struct RawConfig {
+  bool fallback = false;  // from CUDNN_HEUR_MODE_FALLBACK
+  int64_t rank = 0;       // its position in that list
+  int64_t engine = -1;    // CUDNN_ATTR_ENGINE_GLOBAL_INDEX
+  std::set<NumericalNote> notes;
+};
+// "cfgK_engG" (heuristics) or "fbK_engG" (fallback list).
+std::string ConfigName(const RawConfig& c);
+struct KeptConfigs {
+  std::vector<size_t> kept;          // indices into the raw list, in order
+  std::vector<std::string> dropped;  // "NAME: why"
+};
+// PyTorch's two generator sources, heuristics then the fallback list (`raw`
+// in that order), each filtered on its notes (DropReason); a fallback config
+// whose engine heuristics already named is left out, as cudnn-frontend's
+// generator builds one plan per engine it has seen.
+KeptConfigs KeepConfigs(const std::vector<RawConfig>& raw, bool deterministic, bool allow_tf32, DataType dtype);
+
+// The graph path's candidates from its kept configs (name, deterministic),
+// in order. Benchmark off (try_configs): plans are built in order until one
+// builds (`build` returns its workspace size or why it failed); the configs
+// before it are not candidates, the ones after it are listed unbuilt
+// (workspace 0); none building is the last failure. Benchmark on: every
+// config, unbuilt (the search builds and times them).
+Result<std::vector<Algorithm>> GraphCandidates(const std::vector<std::pair<std::string, bool>>& configs,
+                                               bool benchmark, const std::function<Result<int64_t>(size_t)>& build);
 
 }  // namespace bc::cudnn

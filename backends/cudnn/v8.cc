@@ -53,16 +53,13 @@ const Result<Plan>& PlanOf(cudnnHandle_t h, GraphState& s, const Config& c) {
   return it->second;
 }
 
-Algorithm AsAlgorithm(const std::string& name, bool deterministic, int64_t workspace_bytes) {
-  return {name, deterministic ? Determinism::kDeterministic : Determinism::kNondeterministic, workspace_bytes};
-}
-
 // A graph-API execution plan bound to a problem's device tensors.
 class GraphPrepared final : public PreparedOp {
  public:
   GraphPrepared(const Conv2dProblem& p, Buffers& b, std::shared_ptr<GraphState> state, Plan plan)
       : p_(p), b_(b), state_(std::move(state)), plan_(std::move(plan)),
-        algorithm_(AsAlgorithm(plan_.name, plan_.deterministic(), plan_.workspace_bytes)) {}
+        algorithm_{plan_.name, plan_.deterministic() ? Determinism::kDeterministic : Determinism::kNondeterministic,
+                   plan_.workspace_bytes} {}
   Status Init(cudnnHandle_t h) {
     h_ = h;
     BC_RETURN_IF_ERROR(t_.Init(p_, b_));
@@ -100,19 +97,19 @@ class GraphPrepared final : public PreparedOp {
 
 Result<std::vector<Algorithm>> V8Candidates(cudnnHandle_t h, const Conv2dProblem& p, const BackendFlags& flags) {
   BC_ASSIGN_OR_RETURN(std::shared_ptr<GraphState> state, StateOf(h, p, flags));
-  std::vector<Algorithm> out;
-  bool one_built = flags.cudnn_benchmark;  // benchmark mode builds in its search
-  for (const Config& c : state->graph.configs) {
-    if (!one_built) {
-      const Result<Plan>& plan = PlanOf(h, *state, c);
-      if (!plan.ok()) continue;  // try_configs moves on to the next config
-      one_built = true;
-      out.push_back(AsAlgorithm(c.name, c.deterministic(), plan->workspace_bytes));
-      continue;
-    }
-    out.push_back(AsAlgorithm(c.name, c.deterministic(), 0));
+  std::string dropped;
+  for (const std::string& d : state->graph.dropped) dropped += (dropped.empty() ? "" : "; ") + d;
+  if (state->graph.configs.empty()) {
+    return Status(StatusCode::kUnimplemented, "no cuDNN engine config for " + FormatProblem(Problem(p)) +
+                                                  " passes the numerical-note filter (" + dropped + ")");
   }
-  return out;
+  std::vector<std::pair<std::string, bool>> configs;
+  for (const Config& c : state->graph.configs) configs.emplace_back(c.name, c.deterministic());
+  return GraphCandidates(configs, flags.cudnn_benchmark, [&](size_t i) -> Result<int64_t> {
+    const Result<Plan>& plan = PlanOf(h, *state, state->graph.configs[i]);
+    if (!plan.ok()) return plan.status();
+    return plan->workspace_bytes;
+  });
 }
 
 Result<EngineSearch> V8Search(cudnnHandle_t h, const Conv2dProblem& p, const BackendFlags& flags, const Buffers& inputs) {
