@@ -43,6 +43,16 @@ std::vector<float>& Buffers::Output(const Problem& p) {
   return dst;
 }
 
+std::pair<const std::vector<float>*, const std::vector<float>*> Buffers::Operands(const Problem& p) const {
+  if (std::holds_alternative<ScatterAddProblem>(p)) return {&src, nullptr};
+  switch (ProblemDirection(p)) {
+    case Direction::kForward: return {&src, &wei};
+    case Direction::kBackwardData: return {&wei, &dst};
+    case Direction::kBackwardWeights: return {&src, &dst};
+  }
+  return {&src, &wei};
+}
+
 uint64_t ProblemSeed(const Problem& p) { return TensorSeed(0x62636b /* "bck" */, FormatProblem(p)); }
 
 void FillInputs(const Problem& p, Buffers& b) {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "harness/problem.h"
@@ -29,6 +30,9 @@ struct Buffers {
   static int64_t BytesFor(const Problem& p);
   std::vector<float>& Output(const Problem& p);
   const std::vector<float>& Output(const Problem& p) const { return const_cast<Buffers*>(this)->Output(p); }
+  // The two operands whose products the output sums (the values alone, and
+  // nullptr, for scatter_add).
+  std::pair<const std::vector<float>*, const std::vector<float>*> Operands(const Problem& p) const;
 };
 
 uint64_t ProblemSeed(const Problem& p);

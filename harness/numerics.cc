@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace bc {
 
@@ -79,15 +80,32 @@ double Confidence(const ToleranceModel& m) {
   return std::sqrt(2.0 * std::log(kn / 1e-9));
 }
 
-double ElementBound(const ToleranceModel& m, double abs_ref, double abs_sum) {
-  const Rounding r = RoundingOf(m.type);
-  const double lambda = Confidence(m);
-  const double k = static_cast<double>(std::max<int64_t>(1, m.accumulation_length));
-  const double u = std::max(r.product, r.accumulate);
-  return (r.input + r.output) * abs_ref + r.input * r.input * abs_sum +
-         lambda * (r.input / 2) * std::sqrt(2.0 * abs_sum * m.max_term) +
-         lambda * std::sqrt(k + (r.product > 0 ? 1 : 0)) * u * abs_sum;
-}
+namespace {
+
+// ElementBound's coefficients, which depend on the model only: computed once
+// per comparison, not once per element.
+struct BoundTerms {
+  double linear;     // (e + o): times |y|
+  double quadratic;  // e^2: times A
+  double input;      // lambda·(e/2)·sqrt(2M): times sqrt(A)
+  double sum;        // lambda·sqrt(k(+1))·u: times A
+  explicit BoundTerms(const ToleranceModel& m) {
+    const Rounding r = RoundingOf(m.type);
+    const double lambda = Confidence(m);
+    const double k = static_cast<double>(std::max<int64_t>(1, m.accumulation_length));
+    linear = r.input + r.output;
+    quadratic = r.input * r.input;
+    input = lambda * (r.input / 2) * std::sqrt(2.0 * m.max_term);
+    sum = lambda * std::sqrt(k + (r.product > 0 ? 1 : 0)) * std::max(r.product, r.accumulate);
+  }
+  double operator()(double abs_ref, double abs_sum) const {
+    return linear * abs_ref + quadratic * abs_sum + input * std::sqrt(abs_sum) + sum * abs_sum;
+  }
+};
+
+}  // namespace
+
+double ElementBound(const ToleranceModel& m, double abs_ref, double abs_sum) { return BoundTerms(m)(abs_ref, abs_sum); }
 
 int64_t UlpDistance(float a, float b) {
   if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<int64_t>::max();
@@ -106,6 +124,7 @@ ErrorMetrics CompareWith(std::span<const float> out, std::span<const float> ref,
                          const ToleranceModel* model) {
   ErrorMetrics m;
   m.bounded = model != nullptr;
+  const std::optional<BoundTerms> bound_of = model ? std::optional<BoundTerms>(*model) : std::nullopt;
   const size_t n = std::min(out.size(), ref.size());
   for (size_t i = 0; i < n; ++i) {
     const double r = ref[i];
@@ -119,8 +138,8 @@ ErrorMetrics CompareWith(std::span<const float> out, std::span<const float> ref,
     m.max_rel = std::max(m.max_rel, abs_err / std::max(std::fabs(r), double{std::numeric_limits<float>::min()}));
     m.max_ulp = std::max(m.max_ulp, UlpDistance(out[i], ref[i]));
     m.max_abs_ref = std::max(m.max_abs_ref, std::fabs(r));
-    if (model == nullptr) continue;
-    const double bound = ElementBound(*model, std::fabs(r), i < abs_sum.size() ? std::fabs(abs_sum[i]) : 0.0);
+    if (!bound_of) continue;
+    const double bound = (*bound_of)(std::fabs(r), i < abs_sum.size() ? std::fabs(abs_sum[i]) : 0.0);
     const double ratio = abs_err == 0 ? 0 : bound > 0 ? abs_err / bound : std::numeric_limits<double>::infinity();
     if (ratio > m.worst_ratio || (i == 0 && ratio == 0)) {
       m.worst_ratio = ratio;

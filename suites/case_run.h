@@ -42,8 +42,7 @@ struct StepRun {
   int64_t device_peak_bytes = 0;  // device memory in use at the peak of an engine's own search (GPU)
   bool device_timed = false;      // times_ns come from CUDA events
   std::optional<ErrorMetrics> error;
-  ComputeType compute_type = ComputeType::kF32;  // the arithmetic the bound covers
-  double tolerance = 0;  // the bound at the most demanding element
+  ComputeType compute_type = ComputeType::kF32;  // the arithmetic error->bound covers
   bool degenerate = false;
 
   int DistinctDigests() const;

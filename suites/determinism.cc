@@ -7,7 +7,7 @@ ToleranceJudgement JudgeTolerance(const StepRun& run) {
   return {WithinTolerance(*run.error),
           "max abs error " + std::to_string(run.error->max_abs) + "; worst element at " +
               std::to_string(run.error->worst_ratio) + " of its " + ComputeTypeName(run.compute_type) +
-              " bound (" + std::to_string(run.tolerance) + ") (max ulp " + std::to_string(run.error->max_ulp) +
+              " bound (" + std::to_string(run.error->bound) + ") (max ulp " + std::to_string(run.error->max_ulp) +
               ", non-finite " + std::to_string(run.error->nonfinite) + ")"};
 }
 

@@ -137,7 +137,7 @@ nlohmann::json ToJson(const StepRun& s) {
   if (s.error) {
     j["error"] = {{"max_abs", s.error->max_abs}, {"max_rel", s.error->max_rel}, {"max_ulp", s.error->max_ulp},
                   {"max_abs_ref", s.error->max_abs_ref}, {"nonfinite", s.error->nonfinite},
-                  {"bound", s.tolerance}, {"worst_ratio", s.error->worst_ratio},
+                  {"bound", s.error->bound}, {"worst_ratio", s.error->worst_ratio},
                   {"compute_type", ComputeTypeName(s.compute_type)}};
   }
   return j;

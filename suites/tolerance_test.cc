@@ -39,7 +39,7 @@ namespace {
 constexpr int64_t kWork = 12'000'000;
 
 // Every problem (as fp32, NCHW) that a GPU case of any tier runs.
-std::vector<Problem> GpuMatrixProblems() {
+std::vector<Problem> ListGpuMatrixProblems() {
   const std::string command = std::string("cd '") + BC_SOURCE_DIR + "' && '" + BC_PYTHON +
                               "' -m generators list --tier nightly suites/matrices/gpu.toml";
   FILE* pipe = popen(command.c_str(), "r");
@@ -64,6 +64,12 @@ std::vector<Problem> GpuMatrixProblems() {
   }
   pclose(pipe);
   return out;
+}
+
+// Listed once per process (the generator runs in a child process).
+const std::vector<Problem>& GpuMatrixProblems() {
+  static const std::vector<Problem> problems = ListGpuMatrixProblems();
+  return problems;
 }
 
 Problem AsHalf(Problem p) {
@@ -186,7 +192,7 @@ class GpuArithmetic : public testing::TestWithParam<ComputeType> {};
 
 TEST_P(GpuArithmetic, BoundHoldsOnEveryGpuShapeAndCatchesOnePercent) {
   const ComputeType type = GetParam();
-  const std::vector<Problem> problems = GpuMatrixProblems();
+  const std::vector<Problem>& problems = GpuMatrixProblems();
   ASSERT_GE(problems.size(), 10u) << "the GPU matrix did not expand (" << BC_PYTHON << " -m generators list)";
   std::ostringstream table;
   std::vector<std::pair<float, float>> terms;

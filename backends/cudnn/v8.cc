@@ -97,9 +97,9 @@ class GraphPrepared final : public PreparedOp {
 
 Result<std::vector<Algorithm>> V8Candidates(cudnnHandle_t h, const Conv2dProblem& p, const BackendFlags& flags) {
   BC_ASSIGN_OR_RETURN(std::shared_ptr<GraphState> state, StateOf(h, p, flags));
-  std::string dropped;
-  for (const std::string& d : state->graph.dropped) dropped += (dropped.empty() ? "" : "; ") + d;
   if (state->graph.configs.empty()) {
+    std::string dropped;
+    for (const std::string& d : state->graph.dropped) dropped += (dropped.empty() ? "" : "; ") + d;
     return Status(StatusCode::kUnimplemented, "no cuDNN engine config for " + FormatProblem(Problem(p)) +
                                                   " passes the numerical-note filter (" + dropped + ")");
   }

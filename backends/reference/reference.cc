@@ -258,17 +258,6 @@ float MaxAbs(const std::vector<float>& v) {
   return m;
 }
 
-// The two input roles of a direction (the value tensor alone for scatter_add).
-std::pair<const std::vector<float>*, const std::vector<float>*> Operands(const Problem& p, const Buffers& b) {
-  if (std::holds_alternative<ScatterAddProblem>(p)) return {&b.src, nullptr};
-  switch (ProblemDirection(p)) {
-    case Direction::kForward: return {&b.src, &b.wei};
-    case Direction::kBackwardData: return {&b.wei, &b.dst};
-    case Direction::kBackwardWeights: return {&b.src, &b.dst};
-  }
-  return {&b.src, &b.wei};
-}
-
 }  // namespace
 
 ToleranceModel ModelOf(const Problem& p, const Buffers& b, ComputeType type) {
@@ -276,7 +265,7 @@ ToleranceModel ModelOf(const Problem& p, const Buffers& b, ComputeType type) {
   m.type = type;
   const auto* scatter = std::get_if<ScatterAddProblem>(&p);
   m.accumulation_length = scatter != nullptr ? scatter->n : AccumulationLength(p);
-  const auto [a, w] = Operands(p, b);
+  const auto [a, w] = b.Operands(p);
   m.max_term = static_cast<double>(MaxAbs(*a)) * (w != nullptr ? MaxAbs(*w) : 1.0);
   m.outputs = static_cast<int64_t>(b.Output(p).size());
   return m;
