@@ -36,27 +36,25 @@ if [[ -n "${CTEST_PARALLEL_LEVEL:-}" ]]; then
   export BACKENDCHECK_RESOURCE_SPEC="$PWD/build/gpu-resources.json"
 fi
 rc=0
-# PyTorch under test is the machine's own (a CUDA build), when its Python has
-# one: CMake finds that libtorch through Torch_DIR, and the Python probes use
-# that interpreter. Otherwise Debian's CPU PyTorch, and the pytorch_cuda cases
-# skip with "built without CUDA".
-TORCH_PY="${BACKENDCHECK_TORCH_PYTHON:-python3}"
-if [[ $DRY -eq 0 ]] && torch_cmake=$("$TORCH_PY" -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null); then
-  export Torch_DIR="$torch_cmake/Torch"
-  BACKENDCHECK_TORCH_PYTHON="$(command -v "$TORCH_PY")"
-  export BACKENDCHECK_TORCH_PYTHON
-  echo "nightly-gpu: PyTorch from $Torch_DIR ($BACKENDCHECK_TORCH_PYTHON)"
-fi
+# PyTorch under test is the machine's own when BACKENDCHECK_TORCH_PYTHON names
+# its interpreter (./backendcheck finds libtorch from it); otherwise the
+# release pinned in requirements/torch.txt, in the managed environment.
+[[ -z "${BACKENDCHECK_TORCH_PYTHON:-}" ]] || echo "nightly-gpu: PyTorch of $BACKENDCHECK_TORCH_PYTHON"
+# This run's evidence and report in places of their own, whatever the build
+# directory (build/default-torch-VERSION) is called.
+export BACKENDCHECK_EVIDENCE_DIR="$PWD/build/nightly/evidence"
 # A driver too old for the build's CUDA runtime would make every GPU test skip:
 # fail here with that reason instead.
 step python3 ci/cuda-driver-check.py || { echo "nightly-gpu: $NAME: the driver cannot run this build's CUDA" >&2; exit 1; }
 # The machine name keys this run's platform in the merged report.
 export BACKENDCHECK_MACHINE="$NAME"
 # A GPU run in which every GPU test skipped fails, with the first skip's reason.
-step ./backendcheck run --tier "$TIER" --require cuda || rc=$?
-# The run's own evidence directory (build/default/evidence/latest) becomes NAME/evidence.
-if [[ $DRY -eq 1 || -e build/default/evidence/latest ]]; then step cp -rL build/default/evidence/latest "$dest/evidence"; fi
-for f in build/default/generated/cases.json build/default/ctest-junit.xml build/default/report; do
+step ./backendcheck run --tier "$TIER" --require cuda --out build/nightly/report || rc=$?
+# The run's own evidence directory (build/nightly/evidence/latest) becomes NAME/evidence.
+if [[ $DRY -eq 1 || -e build/nightly/evidence/latest ]]; then step cp -rL build/nightly/evidence/latest "$dest/evidence"; fi
+bdir=$(ls -1td build/default-torch-* 2>/dev/null | head -n 1 || true)
+for f in "${bdir:-build/default-torch-VERSION}/generated/cases.json" "${bdir:-build/default-torch-VERSION}/ctest-junit.xml" \
+         build/nightly/report; do
   if [[ $DRY -eq 1 || -e "$f" ]]; then step cp -r "$f" "$dest/"; fi
 done
 echo "nightly-gpu: $NAME finished with exit $rc; artifacts in $dest"

@@ -35,6 +35,8 @@ from .verdicts import judge_all, refuted_guarantees
 EXIT_REFUTED_GUARANTEE = 3
 MAX_SHOWN = 20  # refused records listed on stderr
 EXIT_EXPECTATION_CHANGED = 4
+# A model-versus-PyTorch disagreement without a known reason.
+EXIT_UNEXPLAINED_DISAGREEMENT = 5
 
 
 def _baseline(path: Path) -> dict[str, Any]:
@@ -169,8 +171,14 @@ def main(argv: list[str] | None = None) -> int:
     print("decided by: " + (", ".join(f"{s} {n}" for s, n in sorted(decided.items())) or "none"))
     cf = conformance_summary(evidence)
     if cf["cases"]:
+        versions = cf["onednn_versions"]
         print(f"model versus PyTorch: {cf['cases']} cases, {len(cf['disagreements'])} disagreement(s), "
-              f"{cf['unexplained']} not explained")
+              f"{cf['unexplained']} not explained; oneDNN: model {', '.join(versions['model']) or '-'}, "
+              f"PyTorch {', '.join(versions['pytorch']) or '-'}")
+        for d in [d for d in cf["disagreements"] if not d["why"]][:MAX_SHOWN]:
+            print(f"UNEXPLAINED DISAGREEMENT in {d['aspect']}: {d['test']}: model {d['model'].get('implementation')}"
+                  f" {d['model'].get('digest')}, PyTorch {d['pytorch'].get('implementation')} "
+                  f"{d['pytorch'].get('digest')}", file=sys.stderr)
     for c in changes:
         print(f"EXPECTATION CHANGED {c.claim} on {c.platform}: expected {c.expected}, got {c.got}", file=sys.stderr)
     bad = refuted_guarantees(verdicts)
@@ -178,6 +186,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"REFUTED GUARANTEE {v.claim.id}: {v.reason}", file=sys.stderr)
     if bad:
         return EXIT_REFUTED_GUARANTEE
+    if cf["unexplained"]:
+        # A disagreement nobody can explain is a bug of the model (or of the
+        # capture): it fails the run, it is not a finding to read past.
+        return EXIT_UNEXPLAINED_DISAGREEMENT
     return EXIT_EXPECTATION_CHANGED if changes and args.check_expectations else 0
 
 

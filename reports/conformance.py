@@ -18,6 +18,11 @@ ASPECTS = (("same_kernel_class", "kernel class"), ("same_onednn_kernel", "oneDNN
 
 def _why(aspect: str, model: dict[str, Any], pytorch: dict[str, Any]) -> str:
     """Why a known disagreement stays; "" for one that is not explained."""
+    mv, pv = model.get("onednn_version", ""), pytorch.get("onednn_version", "")
+    if (aspect in ("oneDNN kernel", "bits") and model.get("kernel_class") == pytorch.get("kernel_class") == "mkldnn"
+            and mv and pv and mv != pv):
+        return (f"different oneDNN versions: the model runs oneDNN {mv}, PyTorch its own {pv}; their kernels "
+                "and bits are not expected to match")
     if aspect == "bits" and model.get("kernel_class") == pytorch.get("kernel_class") == "native":
         return ("stays: the model's native path is the harness's fp64 reference (one owner per output), "
                 "PyTorch's is im2col and a fp32 GEMM on its BLAS; both are deterministic, their bits differ by design")
@@ -39,5 +44,7 @@ def summarize(evidence: Evidence) -> dict[str, Any]:
                     disagreements.append({"test": test, "repro": row["repro"], "aspect": aspect, "model": c["model"],
                                           "pytorch": c["pytorch"], "why": _why(aspect, c["model"], c["pytorch"])})
     agree = {aspect: sum(r[key] for r in rows) for key, aspect in ASPECTS}
+    versions = {side: sorted({str(r[side].get("onednn_version", "")) for r in rows} - {""})
+                for side in ("model", "pytorch")}
     return {"cases": len(rows), "agree": agree, "rows": rows, "disagreements": disagreements,
-            "unexplained": sum(1 for d in disagreements if not d["why"])}
+            "unexplained": sum(1 for d in disagreements if not d["why"]), "onednn_versions": versions}

@@ -141,6 +141,13 @@ def fact_for(test: str, manifest_by_test: dict[str, dict[str, Any]], evidence: E
     shown = sorted({str(r["system"]) for r in records if "system" in r} - {system})
     if system and shown:
         mistrust = f"the catalog takes this test as {system} evidence, but its records come from {', '.join(shown)}"
+    # A check the harness could not make (a probe that raised, an attribute
+    # this version lacks) is an error of the harness, whatever the test's
+    # outcome: it decides nothing about the system.
+    errors = [c for r in records for c in r.get("checks", []) if c.get("outcome") == "error"]
+    if errors:
+        return Fact(test, "error", str(errors[0].get("detail", "")), bool(mistrust), mistrust,
+                    manifest_by_test.get(test), records)
     if check and outcome in ("passed", "failed"):
         found = [c for r in records for c in r.get("checks", []) if c.get("name") == check]
         if not found:
@@ -160,7 +167,7 @@ def _facts(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) -> 
 
 
 def _judge_facts(claim: Claim, facts: list[Fact]) -> Verdict:
-    crashed = [f for f in facts if f.outcome in ("crashed", "timed out")]
+    crashed = [f for f in facts if f.outcome in ("crashed", "timed out", "error")]
     failed = [f for f in facts if f.outcome == "failed" and not f.mistrusted]
     clean = [f for f in facts if f.outcome == "passed" and not f.mistrusted]
     mistrusted = [f for f in facts if f.outcome in ("passed", "failed") and f.mistrusted]
@@ -169,7 +176,9 @@ def _judge_facts(claim: Claim, facts: list[Fact]) -> Verdict:
     breaks = "refuted" if claim.polarity == "supports" else "supported"
     note = f"; {len(skipped)} of {len(facts)} not evaluated here" if skipped else ""
     if crashed:
-        return Verdict(claim, "error", f"{len(crashed)} fact(s) crashed or timed out: {crashed[0].test}", facts)
+        first = crashed[0].message.strip().splitlines()
+        return Verdict(claim, "error", f"{len(crashed)} fact(s) crashed, timed out or could not be observed: "
+                                       f"{crashed[0].test}" + (f": {first[0]}" if first else ""), facts)
     if failed:
         first = failed[0].message.strip().splitlines()
         return Verdict(claim, breaks, f"{len(failed)} of {len(facts)} fact(s) failed, e.g. {failed[0].test}: "

@@ -318,13 +318,20 @@ ConformanceSide Side(const Result<CaseRun>& run) {
   s.digest = step.digests.empty() ? "" : DigestHex(step.digests.back());
   const bool mkldnn = step.engine == "onednn" || step.implementation.find("ConvBackend::Mkldnn") != std::string::npos;
   s.kernel_class = mkldnn ? "mkldnn" : "native";
-  // oneDNN's own kernel name: the onednn engine's implementation, or what
-  // PyTorch's engine captured from oneDNN ("[oneDNN: convolution jit:avx2]").
+  // oneDNN's own kernel name and version: the onednn engine's
+  // implementation and library, or what PyTorch's engine captured from the
+  // oneDNN inside libtorch ("[oneDNN 3.13.3: convolution brg_conv_fwd:avx2]").
   if (step.engine == "onednn") {
     s.onednn_kernel = step.implementation;
-  } else if (const size_t at = step.implementation.find("[oneDNN: convolution "); at != std::string::npos) {
-    const size_t start = at + std::string("[oneDNN: convolution ").size();
-    s.onednn_kernel = step.implementation.substr(start, step.implementation.find(']', start) - start);
+    s.onednn_version = FindEngine("onednn")->availability().library_version;
+  } else if (const size_t at = step.implementation.find("[oneDNN "); at != std::string::npos) {
+    const size_t colon = step.implementation.find(": ", at);
+    const size_t kernel = step.implementation.find("convolution ", colon);
+    if (colon != std::string::npos) s.onednn_version = step.implementation.substr(at + 8, colon - at - 8);
+    if (kernel != std::string::npos) {
+      const size_t start = kernel + std::string("convolution ").size();
+      s.onednn_kernel = step.implementation.substr(start, step.implementation.find_first_of("],", start) - start);
+    }
   }
   return s;
 }

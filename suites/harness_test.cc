@@ -13,6 +13,7 @@
 #include "harness/evidence.h"
 #include "harness/flags.h"
 #include "harness/numerics.h"
+#include "harness/onednn_verbose.h"
 #include "harness/problem.h"
 #include "harness/tensor_data.h"
 
@@ -406,6 +407,46 @@ TEST(Status, AssignOrReturnPassesValuesAndReturnsErrors) {
   EXPECT_EQ(Quarter(12).value(), 3);
   EXPECT_EQ(Quarter(6).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(Quarter(6).status().message(), "3 is odd");
+}
+
+}  // namespace
+}  // namespace bc
+
+namespace bc {
+namespace {
+
+// oneDNN 2.x and 3.x verbose lines (the formats PyTorch 1.13's and 2.x's
+// oneDNN print): the executed primitive and its implementation, reorders
+// and non-exec lines aside.
+TEST(OnednnVerbose, ReadsBothFormats) {
+  const auto v2 = ParseOnednnVerboseLine(
+      "onednn_verbose,exec,cpu,convolution,jit:avx2,backward_weights,src_f32::blocked:aBcd8b:f0,alg:convolution_direct,"
+      "mb2_ic8oc8_ih14oh14kh3sh1dh0ph1_iw14ow14kw3sw1dw0pw1,0.05\n");
+  ASSERT_TRUE(v2.has_value());
+  EXPECT_EQ(v2->engine, "cpu");
+  EXPECT_EQ(v2->primitive, "convolution");
+  EXPECT_EQ(v2->impl, "jit:avx2");
+  const auto v3 = ParseOnednnVerboseLine(
+      "onednn_verbose,v1,primitive,exec,cpu,convolution,brg_conv_fwd:avx2,forward_training,src:f32::blocked:acdb::f0,"
+      ",alg:convolution_direct,mb2_ic8oc8_ih14oh14kh3sh1dh0ph1_iw14ow14kw3sw1dw0pw1,0.0319824");
+  ASSERT_TRUE(v3.has_value());
+  EXPECT_EQ(v3->primitive, "convolution");
+  EXPECT_EQ(v3->impl, "brg_conv_fwd:avx2");
+  const auto stamped = ParseOnednnVerboseLine("onednn_verbose,1732432211.5,primitive,exec,cpu,matmul,gemm:jit,x");
+  ASSERT_TRUE(stamped.has_value());
+  EXPECT_EQ(stamped->impl, "gemm:jit");
+  const auto old = ParseOnednnVerboseLine("dnnl_verbose,exec,cpu,convolution,gemm:jit,forward_training,x");
+  ASSERT_TRUE(old.has_value());
+  EXPECT_EQ(old->impl, "gemm:jit");
+  EXPECT_FALSE(ParseOnednnVerboseLine("onednn_verbose,v1,info,oneDNN v3.13.3 (commit b38f97e)").has_value());
+  EXPECT_FALSE(ParseOnednnVerboseLine("onednn_verbose,v1,primitive,create:cache_miss,cpu,convolution,x").has_value());
+  EXPECT_FALSE(ParseOnednnVerboseLine("something else,exec,cpu,convolution,jit").has_value());
+  EXPECT_EQ(OnednnKernelsIn("onednn_verbose,v1,primitive,exec,cpu,reorder,jit:uni,x\n"
+                            "onednn_verbose,v1,primitive,exec,cpu,convolution,brg_conv_fwd:avx2,x\n"
+                            "onednn_verbose,exec,cpu,convolution,jit:avx2,x\n"
+                            "onednn_verbose,v1,primitive,exec,cpu,convolution,brg_conv_fwd:avx2,x\n"),
+            "convolution brg_conv_fwd:avx2, convolution jit:avx2");
+  EXPECT_EQ(OnednnKernelsIn(""), "");
 }
 
 }  // namespace

@@ -223,6 +223,7 @@ nlohmann::json ToJson(const CaseRecord& r) {
                             {"implementation", x.implementation},
                             {"kernel_class", x.kernel_class},
                             {"onednn_kernel", x.onednn_kernel},
+                            {"onednn_version", x.onednn_version},
                             {"digest", x.digest},
                             {"alert", x.alert},
                             {"error", x.error}};
@@ -232,6 +233,7 @@ nlohmann::json ToJson(const CaseRecord& r) {
                         {"pytorch", side(c.pytorch)},
                         {"same_kernel_class", c.model.kernel_class == c.pytorch.kernel_class},
                         {"same_onednn_kernel", c.model.onednn_kernel == c.pytorch.onednn_kernel},
+                        {"same_onednn_version", c.model.onednn_version == c.pytorch.onednn_version},
                         {"same_bits", !c.model.digest.empty() && c.model.digest == c.pytorch.digest},
                         {"same_alert", c.model.alert.empty() == c.pytorch.alert.empty()}};
   }

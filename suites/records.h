@@ -31,7 +31,9 @@ namespace bc {
 
 // A check's outcome. bitwise: passed, failed, caught, missed, varied, stable,
 // mistrusted, not_applicable or misconfigured (suites/determinism.h says when
-// each applies); every other check: passed, failed or mistrusted.
+// each applies); every other check: passed, failed or mistrusted. Any check
+// may be an error: the harness could not observe the system (an exception in
+// a probe, a missing attribute, unreadable output), which decides nothing.
 #define BC_CHECK_OUTCOMES(X) \
   X(kPassed, "passed")       \
   X(kFailed, "failed")       \
@@ -41,7 +43,8 @@ namespace bc {
   X(kStable, "stable")       \
   X(kMistrusted, "mistrusted") \
   X(kNotApplicable, "not_applicable") \
-  X(kMisconfigured, "misconfigured")
+  X(kMisconfigured, "misconfigured") \
+  X(kError, "error")
 enum class CheckOutcome {
 #define BC_ENUM_MEMBER(member, name) member,
   BC_CHECK_OUTCOMES(BC_ENUM_MEMBER)
@@ -107,6 +110,7 @@ struct ConformanceSide {
   std::string implementation;  // what ran, as the engine names it
   std::string kernel_class;    // "mkldnn" or "native"
   std::string onednn_kernel;   // oneDNN's implementation name where oneDNN ran ("jit:avx2")
+  std::string onednn_version;  // the version of that side's oneDNN (the model's library, or the one in libtorch)
   std::string digest;          // the last run's output digest
   std::string alert;           // PyTorch's (or the model's) not-deterministic alert, when raised
   std::string error;           // any other failure

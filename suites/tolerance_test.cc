@@ -12,6 +12,7 @@
 // counts the whole output.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cfenv>
 #include <cmath>

@@ -57,10 +57,17 @@ Built BuildConv(const Conv2dProblem& p, const std::string& name, bool make_primi
   const memory::dims pad_r = {(p.oh() - 1) * p.sh + (p.kh - 1) * p.dh + 1 - p.ih - p.ph,
                               (p.ow() - 1) * p.sw + (p.kw - 1) * p.dw + 1 - p.iw - p.pw};
   const dnnl::primitive_attr attr = UserScratchpad();
+  // oneDNN 3.0 removed the op descriptors: a primitive descriptor takes the
+  // engine and the operation's parameters directly.
+#if DNNL_VERSION_MAJOR >= 3
+  const dnnl::convolution_forward::primitive_desc fwd_pd(CpuEngine(), dnnl::prop_kind::forward_training, algo, src,
+                                                         wei, dst, strides, dilates, pad, pad_r, attr);
+#else
   const dnnl::convolution_forward::primitive_desc fwd_pd(
       dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algo, src, wei, dst, strides, dilates,
                                       pad, pad_r),
       attr, CpuEngine());
+#endif
   Built b;
   switch (p.direction) {
     case Direction::kForward:
@@ -69,17 +76,27 @@ Built BuildConv(const Conv2dProblem& p, const std::string& name, bool make_primi
       if (make_primitive) b.primitive = dnnl::convolution_forward(fwd_pd);
       break;
     case Direction::kBackwardData: {
+#if DNNL_VERSION_MAJOR >= 3
+      const dnnl::convolution_backward_data::primitive_desc pd(CpuEngine(), algo, src, wei, dst, strides, dilates,
+                                                               pad, pad_r, fwd_pd, attr);
+#else
       const dnnl::convolution_backward_data::primitive_desc pd(
           dnnl::convolution_backward_data::desc(algo, src, wei, dst, strides, dilates, pad, pad_r), attr,
           CpuEngine(), fwd_pd);
+#endif
       b = {{}, pd.impl_info_str(), pd.diff_src_desc(), pd.weights_desc(), pd.diff_dst_desc(), pd.scratchpad_desc()};
       if (make_primitive) b.primitive = dnnl::convolution_backward_data(pd);
       break;
     }
     case Direction::kBackwardWeights: {
+#if DNNL_VERSION_MAJOR >= 3
+      const dnnl::convolution_backward_weights::primitive_desc pd(CpuEngine(), algo, src, wei, dst, strides,
+                                                                  dilates, pad, pad_r, fwd_pd, attr);
+#else
       const dnnl::convolution_backward_weights::primitive_desc pd(
           dnnl::convolution_backward_weights::desc(algo, src, wei, dst, strides, dilates, pad, pad_r), attr,
           CpuEngine(), fwd_pd);
+#endif
       b = {{}, pd.impl_info_str(), pd.src_desc(), pd.diff_weights_desc(), pd.diff_dst_desc(), pd.scratchpad_desc()};
       if (make_primitive) b.primitive = dnnl::convolution_backward_weights(pd);
       break;
@@ -91,7 +108,11 @@ Built BuildConv(const Conv2dProblem& p, const std::string& name, bool make_primi
 Built BuildMatmul(const MatmulProblem& p, bool make_primitive) {
   const auto dt = memory::data_type::f32;
   const memory::desc a({p.m, p.k}, dt, tag::ab), w({p.k, p.n}, dt, tag::ab), c({p.m, p.n}, dt, tag::ab);
+#if DNNL_VERSION_MAJOR >= 3
+  const dnnl::matmul::primitive_desc pd(CpuEngine(), a, w, c, UserScratchpad());
+#else
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, w, c), UserScratchpad(), CpuEngine());
+#endif
   Built b{{}, pd.impl_info_str(), pd.src_desc(), pd.weights_desc(), pd.dst_desc(), pd.scratchpad_desc()};
   if (make_primitive) b.primitive = dnnl::matmul(pd);
   return b;

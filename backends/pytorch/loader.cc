@@ -4,12 +4,19 @@
 // libtorch. Until then availability() says what the build knows: the libtorch
 // version found at configure time and whether it has CUDA. A module that does
 // not load is an error of the case that needed it, not a skip. In a build
-// without libtorch both engines are "not built", with the reason.
+// without libtorch both engines are "not built", with the reason. Whether a
+// CUDA device is there is asked of the CUDA runtime the GPU engines link (the
+// one libtorch loads), so that asking loads neither libtorch nor
+// libtorch_cuda; where the CUDA runtime answers that there is no device, the
+// reason is its error.
 #include <dlfcn.h>
 
 #include <mutex>
 
 #include "backends/registry.h"
+#if BC_WITH_CUDA
+#include "backends/cuda/device.h"
+#endif
 
 #ifndef BC_PYTORCH_MODULE
 #define BC_PYTORCH_MODULE ""
@@ -45,11 +52,21 @@ class LazyPytorchEngine final : public Engine {
       a.reason = "this libtorch (PyTorch " + a.library_version + ") was built without CUDA";
       return a;
     }
-    if (device() == Device::kCpu && !Loaded()) {
-      a.available = true;
+    if (!Loaded()) {
       a.version = "PyTorch " + a.library_version;
+      a.available = true;
       a.reason = "libtorch " + a.library_version + ", loaded on first use from " + BC_PYTORCH_MODULE;
+#if BC_WITH_CUDA
+      if (device() == Device::kCuda) {
+        const Availability cuda = cuda::CudaAvailability();
+        a.available = cuda.available;
+        a.error = cuda.error;
+        a.reason = "PyTorch " + a.library_version + " with CUDA: " + cuda.reason;
+      }
       return a;
+#else
+      if (device() == Device::kCpu) return a;
+#endif
     }
     const Result<const Engine*> engine = Load();
     if (!engine.ok()) {

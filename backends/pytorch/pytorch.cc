@@ -14,6 +14,8 @@
 // Flags are set the way torch.backends sets them, on at::globalContext(),
 // before every run. A flag this PyTorch does not have makes the case not
 // evaluated with that reason (mkldnn.deterministic does not exist in 1.13).
+// Version gates (TORCH_VERSION_MAJOR) only where the API differs:
+// select_conv_backend's signature and setDeterministicMkldnn.
 // implementation() names the kernel class PyTorch chose for a convolution
 // (at::native::select_conv_backend: Mkldnn, Slow2d, SlowDilated2d, Cudnn,
 // ...), and the BLAS library loaded into the process for its GEMM paths.
@@ -33,10 +35,11 @@
 #include <c10/util/Exception.h>
 #include <torch/csrc/api/include/torch/version.h>
 
-#include <oneapi/dnnl/dnnl.h>
+#include <ATen/native/verbose_wrapper.h>
 #include <omp.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -44,11 +47,12 @@
 #include <set>
 
 #include "backends/engine.h"
+#include "harness/onednn_verbose.h"
 
 namespace bc {
 namespace {
 
-const char* BackendName(at::native::ConvBackend b) {
+std::string BackendName(at::native::ConvBackend b) {
   using B = at::native::ConvBackend;
   switch (b) {
     case B::CudaDepthwise2d: return "CudaDepthwise2d";
@@ -73,48 +77,42 @@ const char* BackendName(at::native::ConvBackend b) {
     case B::Xnnpack2d: return "Xnnpack2d";
     case B::Mps: return "Mps";
     case B::MpsTranspose: return "MpsTranspose";
+    default: break;  // kinds a later PyTorch added (MkldnnTranspose, ...)
   }
-  return "unknown";
+  return "ConvBackend(" + std::to_string(static_cast<int>(b)) + ")";
 }
 
-// The names oneDNN gives the kernels `run` executes: oneDNN's verbose mode
-// (the same libdnnl.so.2 PyTorch calls) turned on around one untimed run,
-// its lines on stdout captured in a temporary file and parsed ("exec" lines,
-// the implementation field: "jit:avx2", "jit_1x1:avx2", "gemm:jit", ...).
-std::string OnednnKernels(const std::function<void()>& run) {
+// The names oneDNN gives the kernels `run` executes: the verbose mode of the
+// oneDNN inside this libtorch (torch::verbose::_mkldnn_set_verbose, what
+// torch.backends.mkldnn.verbose calls; PyPI's wheels link oneDNN statically
+// and hidden, so no other libdnnl can switch it) turned on around one
+// untimed run, its lines on stdout captured in a temporary file and parsed in
+// either of oneDNN's formats (harness/onednn_verbose). A failure to capture
+// is an error, not an empty name.
+Result<std::string> OnednnKernels(const std::function<void()>& run) {
   std::fflush(stdout);
   const int saved = ::dup(STDOUT_FILENO);
   std::FILE* capture = std::tmpfile();
   if (saved < 0 || capture == nullptr) {
     if (capture != nullptr) std::fclose(capture);
     if (saved >= 0) ::close(saved);
-    return "";
+    return Status(StatusCode::kInternal, std::string("cannot capture oneDNN's verbose output: ") +
+                                             std::strerror(errno));
   }
   ::dup2(::fileno(capture), STDOUT_FILENO);
-  dnnl_set_verbose(1);
+  torch::verbose::_mkldnn_set_verbose(1);
   run();
   std::fflush(stdout);
-  dnnl_set_verbose(0);
+  torch::verbose::_mkldnn_set_verbose(0);
   ::dup2(saved, STDOUT_FILENO);
   ::close(saved);
   std::rewind(capture);
-  std::set<std::string> kernels;
-  char line[4096];
-  while (std::fgets(line, sizeof(line), capture) != nullptr) {
-    // onednn_verbose,exec,cpu,convolution,jit:avx2,backward_weights,...
-    std::string fields[5];
-    std::string_view rest(line);
-    for (std::string& f : fields) {
-      const size_t comma = rest.find(',');
-      f = std::string(rest.substr(0, comma));
-      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-    }
-    if (fields[1] == "exec" && fields[3] != "reorder") kernels.insert(fields[3] + " " + fields[4]);
-  }
+  std::string text;
+  char chunk[4096];
+  size_t n = 0;
+  while ((n = std::fread(chunk, 1, sizeof(chunk), capture)) > 0) text.append(chunk, n);
   std::fclose(capture);
-  std::string out;
-  for (const std::string& k : kernels) out += (out.empty() ? "" : ", ") + k;
-  return out;
+  return OnednnKernelsIn(text);
 }
 
 // The BLAS shared library mapped into this process (what PyTorch's native
@@ -139,6 +137,33 @@ const std::string& LoadedBlas() {
   return kBlas;
 }
 
+// at::native::select_conv_backend: 1.13 takes IntArrayRefs; 2.x takes
+// SymInts and a trailing bias_sizes_opt.
+at::native::ConvBackend SelectConvBackend(const at::Tensor& x, const at::Tensor& w, const Conv2dProblem& c) {
+  const std::vector<int64_t> stride{c.sh, c.sw}, padding{c.ph, c.pw}, dilation{c.dh, c.dw}, output_padding{0, 0};
+#if TORCH_VERSION_MAJOR >= 2
+  return at::native::select_conv_backend(x, w, std::nullopt, c10::fromIntArrayRefSlow(stride),
+                                         c10::fromIntArrayRefSlow(padding), c10::fromIntArrayRefSlow(dilation),
+                                         false, c10::fromIntArrayRefSlow(output_padding), c10::SymInt(c.g),
+                                         std::nullopt);
+#else
+  return at::native::select_conv_backend(x, w, c10::nullopt, stride, padding, dilation, false, output_padding, c.g);
+#endif
+}
+
+// The version of the oneDNN inside this libtorch, as at::show_config()
+// names it ("Intel(R) MKL-DNN v3.13.3 (Git Hash ...)"); "" without one.
+const std::string& TorchOnednnVersion() {
+  static const std::string kVersion = [] {
+    const std::string config = at::show_config();
+    const size_t at = config.find("MKL-DNN v");
+    if (at == std::string::npos) return std::string();
+    const size_t start = at + std::string("MKL-DNN v").size();
+    return config.substr(start, config.find_first_of(" \n", start) - start);
+  }();
+  return kVersion;
+}
+
 std::string Version() {
   return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
          std::to_string(TORCH_VERSION_PATCH);
@@ -156,13 +181,18 @@ Status FromTorch(const c10::Error& e, const char* what) {
 }
 
 // Sets PyTorch's process-wide flags as torch.backends does. The flags with
-// no counterpart in this PyTorch make the case not evaluated.
+// no counterpart in this PyTorch make the case not evaluated, naming the
+// version (mkldnn.deterministic arrived in 2.x).
 Status ApplyFlags(const BackendFlags& f) {
+  at::Context& ctx = at::globalContext();
+#if TORCH_VERSION_MAJOR >= 2
+  ctx.setDeterministicMkldnn(f.mkldnn_deterministic);
+#else
   if (f.mkldnn_deterministic) {
     return Status(StatusCode::kUnimplemented,
                   "PyTorch " + Version() + " has no torch.backends.mkldnn.deterministic: not evaluated");
   }
-  at::Context& ctx = at::globalContext();
+#endif
   ctx.setUserEnabledCuDNN(f.cudnn_enabled);
   ctx.setBenchmarkCuDNN(f.cudnn_benchmark);
   ctx.setBenchmarkLimitCuDNN(f.cudnn_benchmark_limit);
@@ -208,9 +238,17 @@ class TorchPrepared final : public PreparedOp {
       x_ = ToTensor(b_.src, {c->mb, c->ic, c->ih, c->iw}, device_, c->dtype, c->layout);
       w_ = ToTensor(b_.wei, {c->oc, c->ic / c->g, c->kh, c->kw}, device_, c->dtype, c->layout);
       y_ = ToTensor(b_.dst, {c->mb, c->oc, c->oh(), c->ow()}, device_, c->dtype, c->layout);
-      backend_ = BackendName(at::native::select_conv_backend(x_, w_, c10::nullopt, {c->sh, c->sw}, {c->ph, c->pw},
-                                                             {c->dh, c->dw}, false, {0, 0}, c->g));
-      if (backend_ == "Mkldnn") onednn_ = OnednnKernels([this] { (void)Execute(); });
+      backend_ = BackendName(SelectConvBackend(x_, w_, *c));
+      if (backend_ == "Mkldnn") {
+        // PyTorch's mkldnn path runs oneDNN: a run that names no oneDNN
+        // kernel means the capture broke, and fails the case.
+        BC_ASSIGN_OR_RETURN(onednn_, OnednnKernels([this] { (void)Execute(); }));
+        if (onednn_.empty()) {
+          return Status(StatusCode::kInternal,
+                        "PyTorch " + Version() + " took its mkldnn path (ConvBackend::Mkldnn) but oneDNN's verbose "
+                        "output named no kernel it executed");
+        }
+      }
     } else if (const auto* m = std::get_if<MatmulProblem>(&p_)) {
       x_ = ToTensor(b_.src, {m->m, m->k}, device_, m->dtype);
       w_ = ToTensor(b_.wei, {m->k, m->n}, device_, m->dtype);
@@ -271,7 +309,7 @@ class TorchPrepared final : public PreparedOp {
     if (const auto* c = std::get_if<Conv2dProblem>(&p_)) {
       what += std::string("at::") + (c->direction == Direction::kForward ? "convolution" : "convolution_backward") +
               " [ConvBackend::" + backend_ + "]";
-      if (!onednn_.empty()) what += " [oneDNN: " + onednn_ + "]";
+      if (!onednn_.empty()) what += " [oneDNN " + TorchOnednnVersion() + ": " + onednn_ + "]";
       if (backend_ == "Slow2d" || backend_ == "SlowDilated2d") what += " [BLAS: " + LoadedBlas() + "]";
     } else if (std::holds_alternative<MatmulProblem>(p_)) {
       what += "at::mm [BLAS: " + LoadedBlas() + "]";

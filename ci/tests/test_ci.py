@@ -83,7 +83,7 @@ class ScriptsTest(unittest.TestCase):
         r = run("ci/nightly-gpu.sh", "--name", "h100", "--out", "/tmp/ci-out", "--dry-run")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("+ ./backendcheck run --tier nightly", r.stdout)
-        self.assertIn("build/default/evidence", r.stdout)
+        self.assertIn("build/nightly/evidence", r.stdout)
         self.assertNotEqual(run("ci/nightly-gpu.sh", "--name", "a b", "--out", "x", "--dry-run").returncode, 0)
 
     def test_nightly_checks_the_driver_first(self) -> None:

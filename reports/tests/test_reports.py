@@ -614,3 +614,23 @@ class ConformanceTest(unittest.TestCase):
                          [("a", "bits"), ("b", "kernel class"), ("b", "bits")])
         self.assertEqual(s["unexplained"], 2)
         self.assertIn("by design", s["disagreements"][0]["why"])
+
+    def test_different_onednn_versions_explain_kernel_and_bits_and_are_named(self) -> None:
+        from reports.conformance import summarize
+        side = {"engine": "", "algorithm": "", "implementation": "", "alert": "", "error": "",
+                "kernel_class": "mkldnn"}
+        ev = Evidence()
+        for name, (mv, pv) in {"C.diff": ("2.6.3", "3.13.3"), "C.same": ("3.13.3", "3.13.3")}.items():
+            ev.cases[name] = [{"kind": "case", "repro": name, "conformance": {
+                "model": dict(side, onednn_kernel="jit:avx2", onednn_version=mv, digest="1"),
+                "pytorch": dict(side, onednn_kernel="brg_conv_fwd:avx2", onednn_version=pv, digest="2"),
+                "same_kernel_class": True, "same_onednn_kernel": False, "same_bits": False, "same_alert": True}}]
+        s = summarize(ev)
+        why = {(d["repro"], d["aspect"]): d["why"] for d in s["disagreements"]}
+        self.assertIn("different oneDNN versions", why[("C.diff", "oneDNN kernel")])
+        self.assertIn("2.6.3", why[("C.diff", "bits")])
+        # The same version explains nothing: those two stay unexplained.
+        self.assertEqual(why[("C.same", "oneDNN kernel")], "")
+        self.assertEqual(why[("C.same", "bits")], "")
+        self.assertEqual(s["unexplained"], 2)
+        self.assertEqual(s["onednn_versions"], {"model": ["2.6.3", "3.13.3"], "pytorch": ["3.13.3"]})

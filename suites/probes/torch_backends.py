@@ -4,14 +4,21 @@ suites/pytorch_python_test.cc with an interpreter that imports torch.
 Usage: python3 torch_backends.py PROBE
 Prints one JSON object: {"passed": bool, "detail": str, "torch": version,
 "observed": {...}}; exit 0 when the probe ran (whatever it found), 3 when
-torch cannot be imported (the test skips with that reason), 1 on a bug.
+torch cannot be imported or this version lacks what the probe is about (the
+test skips with that reason, naming the version), 4 when the probe
+itself failed (an exception, such as an attribute this version renamed): then
+{"error": ..., "torch": version}, an error of the harness that decides
+nothing about PyTorch. BACKENDCHECK_PROBE_FAULT=PROBE makes that probe raise
+AttributeError, for the test that such a failure is reported as an error.
 Each probe states what it checks in its docstring and records what it saw.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import traceback
 import warnings
 
 try:
@@ -147,11 +154,21 @@ def _available(name: str) -> tuple[bool, str, dict]:
         f", is_built() = {built}" if built is not None else "")
 
 
+def _build_attribute(*names: str) -> tuple[str, bool]:
+    """The first of `names` that torch._C has (PyTorch renamed has_mkldnn to
+    _has_mkldnn in 2.x), with its value."""
+    for name in names:
+        if hasattr(torch._C, name):
+            return name, bool(getattr(torch._C, name))
+    raise AttributeError(f"torch._C has none of {', '.join(names)}")
+
+
 def mkldnn_available() -> tuple[bool, str, dict]:
     """torch.backends.mkldnn.is_available() reports the build: true where
-    PyTorch was built with oneDNN (torch._C.has_mkldnn)."""
+    PyTorch was built with oneDNN (torch._C._has_mkldnn; has_mkldnn in 1.x)."""
     available, _, text = _available("mkldnn")
-    return available == bool(torch._C.has_mkldnn), f"{text}; torch._C.has_mkldnn = {torch._C.has_mkldnn}", {}
+    name, built = _build_attribute("_has_mkldnn", "has_mkldnn")
+    return available == built, f"{text}; torch._C.{name} = {built}", {"attribute": name}
 
 
 def openmp_available() -> tuple[bool, str, dict]:
@@ -188,6 +205,59 @@ def seed_not_backends() -> tuple[bool, str, dict]:
                 f"{torch.equal(a, b)}; draws under use_deterministic_algorithms differ: {not torch.equal(c, d)}"), {}
 
 
+class NotHere(Exception):
+    """This version of PyTorch lacks what the probe is about: the fact is not
+    evaluated here, with the message naming the version (exit 3)."""
+
+
+def mkldnn_deterministic() -> tuple[bool, str, dict]:
+    """torch.backends.mkldnn.deterministic (PyTorch 2.x) defaults to False, and
+    torch.backends.mkldnn.flags(deterministic=True) sets it inside the scope
+    and restores it on exit."""
+    m = torch.backends.mkldnn
+    if not hasattr(m, "deterministic"):
+        raise NotHere(f"PyTorch {torch.__version__} has no torch.backends.mkldnn.deterministic")
+    default = m.deterministic
+    with m.flags(enabled=True, deterministic=True):
+        inside = m.deterministic
+    after = m.deterministic
+    ok = default is False and inside is True and after is False
+    return ok, (f"mkldnn.deterministic default {default}; inside flags(deterministic=True): {inside}; "
+                f"after: {after}"), {"default": default, "inside": inside, "after": after}
+
+
+FP32_PRECISION = {"fp32_precision": lambda b: b, "cuda.matmul.fp32_precision": lambda b: b.cuda.matmul,
+                  "cudnn.conv.fp32_precision": lambda b: b.cudnn.conv, "cudnn.rnn.fp32_precision": lambda b: b.cudnn.rnn,
+                  "mkldnn.fp32_precision": lambda b: b.mkldnn}
+
+
+def fp32_precision() -> tuple[bool, str, dict]:
+    """The fp32_precision settings (recent 2.x) replace the allow_tf32 flags,
+    and the two APIs must not be mixed: once a setting is given through the
+    new one that the old flag cannot express (cudnn.conv.fp32_precision =
+    "ieee"; cuda.matmul.fp32_precision = "tf32"), reading the old flag
+    (cudnn.allow_tf32; cuda.matmul.allow_tf32) raises RuntimeError. Records
+    every setting's default."""
+    b = torch.backends
+    if not hasattr(b, "fp32_precision"):
+        raise NotHere(f"PyTorch {torch.__version__} has no torch.backends.fp32_precision")
+    defaults = {name: get(b).fp32_precision for name, get in FP32_PRECISION.items()}
+    mixed = {}
+    for setting, value, old, read in (("cudnn.conv", "ieee", "cudnn.allow_tf32", lambda: b.cudnn.allow_tf32),
+                                      ("cuda.matmul", "tf32", "cuda.matmul.allow_tf32",
+                                       lambda: b.cuda.matmul.allow_tf32)):
+        target = FP32_PRECISION[setting + ".fp32_precision"](b)
+        target.fp32_precision = value
+        try:
+            mixed[f"{setting}.fp32_precision={value!r}, then {old}"] = _raises(read)
+        finally:
+            target.fp32_precision = defaults[setting + ".fp32_precision"]
+    ok = all(mixed.values())
+    return ok, (f"defaults {defaults}; " + "; ".join(f"{k}: {('RuntimeError: ' + v[:100]) if v else 'no error'}"
+                                                    for k, v in mixed.items())), {"defaults": defaults,
+                                                                                  "mixed": mixed}
+
+
 def build_config() -> tuple[bool, str, dict]:
     """The PyTorch under test as it describes itself: version, build
     configuration (compiler, BLAS, oneDNN, OpenMP, CPU capability) and its
@@ -202,14 +272,26 @@ def build_config() -> tuple[bool, str, dict]:
 PROBES = {"build_config": build_config, "defaults": defaults, "flags_scope": flags_scope, "alert": alert, "warn_only": warn_only,
           "cudnn_deterministic_scope": cudnn_deterministic_scope, "mkldnn_available": mkldnn_available,
           "openmp_available": openmp_available, "mps_available": mps_available,
-          "seed_not_backends": seed_not_backends}
+          "seed_not_backends": seed_not_backends, "mkldnn_deterministic": mkldnn_deterministic,
+          "fp32_precision": fp32_precision}
 
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2 or argv[1] not in PROBES:
         print(json.dumps({"error": f"usage: torch_backends.py {{{','.join(PROBES)}}}"}))
         return 1
-    passed, detail, observed = PROBES[argv[1]]()
+    try:
+        if os.environ.get("BACKENDCHECK_PROBE_FAULT") == argv[1]:
+            raise AttributeError(f"injected by BACKENDCHECK_PROBE_FAULT={argv[1]}")
+        passed, detail, observed = PROBES[argv[1]]()
+    except NotHere as e:
+        print(json.dumps({"error": f"{e}: not evaluated", "torch": torch.__version__}))
+        return 3
+    except Exception as e:  # noqa: BLE001 - any failure of the probe is the harness's error
+        where = traceback.extract_tb(e.__traceback__)[-1]
+        print(json.dumps({"error": f"{type(e).__name__}: {e} (torch_backends.py:{where.lineno}, in {where.name})",
+                          "torch": torch.__version__}))
+        return 4
     print(json.dumps({"passed": bool(passed), "detail": detail, "torch": torch.__version__,
                       "observed": observed}, default=str))
     return 0
