@@ -323,7 +323,8 @@ ConformanceSide Side(const Result<CaseRun>& run) {
   // oneDNN inside libtorch ("[oneDNN 3.13.3: convolution brg_conv_fwd:avx2]").
   if (step.engine == "onednn") {
     s.onednn_kernel = step.implementation;
-    s.onednn_version = FindEngine("onednn")->availability().library_version;
+    static const std::string kModelOnednn = FindEngine("onednn")->availability().library_version;
+    s.onednn_version = kModelOnednn;
   } else if (const size_t at = step.implementation.find("[oneDNN "); at != std::string::npos) {
     const size_t colon = step.implementation.find(": ", at);
     const size_t kernel = step.implementation.find("convolution ", colon);

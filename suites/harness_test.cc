@@ -419,25 +419,28 @@ namespace {
 // oneDNN print): the executed primitive and its implementation, reorders
 // and non-exec lines aside.
 TEST(OnednnVerbose, ReadsBothFormats) {
-  const auto v2 = ParseOnednnVerboseLine(
-      "onednn_verbose,exec,cpu,convolution,jit:avx2,backward_weights,src_f32::blocked:aBcd8b:f0,alg:convolution_direct,"
-      "mb2_ic8oc8_ih14oh14kh3sh1dh0ph1_iw14ow14kw3sw1dw0pw1,0.05\n");
-  ASSERT_TRUE(v2.has_value());
-  EXPECT_EQ(v2->engine, "cpu");
-  EXPECT_EQ(v2->primitive, "convolution");
-  EXPECT_EQ(v2->impl, "jit:avx2");
-  const auto v3 = ParseOnednnVerboseLine(
-      "onednn_verbose,v1,primitive,exec,cpu,convolution,brg_conv_fwd:avx2,forward_training,src:f32::blocked:acdb::f0,"
-      ",alg:convolution_direct,mb2_ic8oc8_ih14oh14kh3sh1dh0ph1_iw14ow14kw3sw1dw0pw1,0.0319824");
-  ASSERT_TRUE(v3.has_value());
-  EXPECT_EQ(v3->primitive, "convolution");
-  EXPECT_EQ(v3->impl, "brg_conv_fwd:avx2");
-  const auto stamped = ParseOnednnVerboseLine("onednn_verbose,1732432211.5,primitive,exec,cpu,matmul,gemm:jit,x");
-  ASSERT_TRUE(stamped.has_value());
-  EXPECT_EQ(stamped->impl, "gemm:jit");
-  const auto old = ParseOnednnVerboseLine("dnnl_verbose,exec,cpu,convolution,gemm:jit,forward_training,x");
-  ASSERT_TRUE(old.has_value());
-  EXPECT_EQ(old->impl, "gemm:jit");
+  struct Line {
+    const char* text;
+    const char* primitive;
+    const char* impl;
+  };
+  const Line lines[] = {
+      {"onednn_verbose,exec,cpu,convolution,jit:avx2,backward_weights,src_f32::blocked:aBcd8b:f0,"
+       "alg:convolution_direct,mb2_ic8oc8_ih14oh14kh3sh1dh0ph1_iw14ow14kw3sw1dw0pw1,0.05\n",
+       "convolution", "jit:avx2"},
+      {"onednn_verbose,v1,primitive,exec,cpu,convolution,brg_conv_fwd:avx2,forward_training,src:f32::blocked:acdb::f0,"
+       ",alg:convolution_direct,mb2_ic8oc8_ih14oh14kh3sh1dh0ph1_iw14ow14kw3sw1dw0pw1,0.0319824",
+       "convolution", "brg_conv_fwd:avx2"},
+      {"onednn_verbose,1732432211.5,primitive,exec,cpu,matmul,gemm:jit,x", "matmul", "gemm:jit"},
+      {"dnnl_verbose,exec,cpu,convolution,gemm:jit,forward_training,x", "convolution", "gemm:jit"},
+  };
+  for (const Line& l : lines) {
+    const auto e = ParseOnednnVerboseLine(l.text);
+    ASSERT_TRUE(e.has_value()) << l.text;
+    EXPECT_EQ(e->engine, "cpu") << l.text;
+    EXPECT_EQ(e->primitive, l.primitive) << l.text;
+    EXPECT_EQ(e->impl, l.impl) << l.text;
+  }
   EXPECT_FALSE(ParseOnednnVerboseLine("onednn_verbose,v1,info,oneDNN v3.13.3 (commit b38f97e)").has_value());
   EXPECT_FALSE(ParseOnednnVerboseLine("onednn_verbose,v1,primitive,create:cache_miss,cpu,convolution,x").has_value());
   EXPECT_FALSE(ParseOnednnVerboseLine("something else,exec,cpu,convolution,jit").has_value());
