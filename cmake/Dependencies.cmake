@@ -8,10 +8,13 @@ find_package(benchmark REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 # The oneDNN the model's engine runs on: the system's (Debian's libdnnl-dev,
 # whose config asks for OpenCL), or the prefix BACKENDCHECK_ONEDNN_ROOT
-# names (include/oneapi/dnnl, lib/libdnnl.so.*), such as PyPI's onednn and
-# onednn-devel wheels (which use TBB and SYCL rather than OpenMP). oneDNN 2.6
-# and 3.x are both supported (backends/onednn).
+# names (include/oneapi/dnnl, lib/libdnnl.so.*), such as the environment
+# ./backendcheck installs PyPI's onednn-cpu-gomp and onednn-devel-cpu-gomp
+# into (requirements/onednn.txt). oneDNN 2.6 and 3.x are both supported
+# (backends/onednn). The prefix is searched anew at every configure.
 set(BACKENDCHECK_ONEDNN_ROOT "" CACHE PATH "Prefix of the oneDNN the model runs on; empty: the system's")
+unset(BC_DNNL_INCLUDE_DIR CACHE)
+unset(BC_DNNL_LIBRARY CACHE)
 if(BACKENDCHECK_ONEDNN_ROOT)
   find_path(BC_DNNL_INCLUDE_DIR oneapi/dnnl/dnnl.hpp PATHS ${BACKENDCHECK_ONEDNN_ROOT}/include NO_DEFAULT_PATH)
   find_library(BC_DNNL_LIBRARY NAMES dnnl libdnnl.so.3 libdnnl.so.2 PATHS ${BACKENDCHECK_ONEDNN_ROOT}/lib

@@ -9,6 +9,7 @@ it: run with the interpreter that imports that torch, it prints one
   cudnn     the cuDNN version the build was made with (92600), empty without
   abi       1 when libtorch uses the C++11 std::string ABI, else 0
   nvidia    the site-packages/nvidia folder of the wheel's CUDA libraries, if any
+  onednn    the version of the oneDNN this torch runs (3.13.3, 2.6.3), empty without
   python    this interpreter
 
 Exit 3 when torch cannot be imported, with the error on stderr.
@@ -17,6 +18,7 @@ Exit 3 when torch cannot be imported, with the error on stderr.
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 
@@ -48,6 +50,8 @@ def main() -> int:
     print(f"abi={int(bool(torch._C._GLIBCXX_USE_CXX11_ABI))}")
     print(f"nvidia={nvidia if os.path.isdir(nvidia) else ''}")
     print(f"python={sys.executable}")
+    onednn = re.search(r"MKL-DNN v(\d+\.\d+(?:\.\d+)?)", torch.__config__.show())
+    print(f"onednn={onednn.group(1) if onednn else ''}")
     return 0
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from inputs.errors import SpecError
 
 from .fixtures import BINARIES, FIXTURES
-from .flags import Flag
+from .flags import Flag, load_flags
 from .problem import format_any, parse_any_shape, tensor_bytes_of
 from .spec import ENGINES, TIERS, Spec, Suite
 
@@ -105,7 +105,14 @@ def _name_part(axis: str, value: Any) -> str:
         return _camel(axis) + str(value)
     if axis.startswith("env."):
         return _camel(axis[4:].lower()) + (_camel(value) or "Inherited")
+    if axis in _str_flag_names():  # "ieee" says nothing without the setting it is for
+        return _camel(axis) + _camel(value)
     return _camel(str(value))
+
+
+@functools.lru_cache(maxsize=None)
+def _str_flag_names() -> frozenset[str]:
+    return frozenset(name for name, flag in load_flags().items() if flag.type == "str")
 
 
 def default_device(engine: str) -> str:

@@ -342,10 +342,10 @@ def _options(ctx: _Ctx, here: tuple[str | int, ...], raw: dict[str, Any], fixtur
 
 
 def _flag_value(ctx: _Ctx, where: tuple[str | int, ...], flag: Flag, value: Any) -> None:
-    if flag.type == "bool" and not isinstance(value, bool):
-        raise ctx.error(where, f"flag '{flag.name}' takes true or false, not {value!r}")
-    if flag.type == "int" and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-        raise ctx.error(where, f"flag '{flag.name}' takes a non-negative integer, not {value!r}")
+    if not flag.accepts(value):
+        takes = {"bool": "true or false", "int": "a non-negative integer",
+                 "str": "a lower-case word (such as \"ieee\" or \"tf32\")"}[flag.type]
+        raise ctx.error(where, f"flag '{flag.name}' takes {takes}, not {value!r}")
 
 
 def _axis_value(ctx: _Ctx, where: tuple[str | int, ...], axis: str, value: Any, spec: Spec,

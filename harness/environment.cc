@@ -52,6 +52,17 @@ std::string Hostname() {
 
 }  // namespace
 
+// The torch under test, as CMake read it from its interpreter
+// (cmake/torch_info.py); empty without one.
+#ifndef BC_TORCH_UNDER_TEST
+#define BC_TORCH_UNDER_TEST ""
+#define BC_TORCH_LOCAL ""
+#define BC_TORCH_CUDA ""
+#define BC_TORCH_CUDNN ""
+#define BC_TORCH_ONEDNN ""
+#define BC_TORCH_PYTHON ""
+#endif
+
 nlohmann::json ProbeHostEnvironment() {
   nlohmann::json env;
   const char* machine = std::getenv("BACKENDCHECK_MACHINE");
@@ -64,6 +75,16 @@ nlohmann::json ProbeHostEnvironment() {
   env["build_type"] = BC_BUILD_TYPE;
   env["cxx_flags"] = BC_CXX_FLAGS;
   env["openmp"] = _OPENMP;
+  // The torch install is part of the platform: the same machine with two
+  // torch installs is two platforms, whose evidence is never pooled.
+  if (const std::string version = BC_TORCH_UNDER_TEST; !version.empty()) {
+    const std::string local = BC_TORCH_LOCAL, cuda = BC_TORCH_CUDA;
+    env["torch"] = {{"version", local.empty() ? version : version + "+" + local},
+                    {"build", cuda.empty() ? "cpu" : "cuda " + cuda},
+                    {"cudnn", BC_TORCH_CUDNN},
+                    {"onednn", BC_TORCH_ONEDNN},
+                    {"python", BC_TORCH_PYTHON}};
+  }
   return env;
 }
 

@@ -29,8 +29,22 @@ Status ParseValue(std::string_view name, std::string_view text, int* out) {
   return Status::Ok();
 }
 
+// A word such as "ieee", "tf32" or "auto": lower-case letters, digits and '_'.
+Status ParseValue(std::string_view name, std::string_view text, std::string* out) {
+  const bool word = !text.empty() && text.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") ==
+                                         std::string_view::npos;
+  if (!word) {
+    return Status(StatusCode::kInvalidArgument, "flag '" + std::string(name) +
+                                                    "' takes a lower-case word (such as ieee or tf32), not '" +
+                                                    std::string(text) + "'");
+  }
+  *out = std::string(text);
+  return Status::Ok();
+}
+
 std::string Format(bool v) { return v ? "true" : "false"; }
 std::string Format(int v) { return std::to_string(v); }
+std::string Format(const std::string& v) { return v; }
 
 }  // namespace
 
@@ -81,8 +95,11 @@ BackendFlags& CurrentFlags() {
 }
 
 namespace {
-BackendFlags WithCudnn(bool enabled, bool benchmark, int limit, bool deterministic, bool tf32) {
+BackendFlags WithCudnn(bool enabled, bool benchmark, int limit, bool deterministic, bool tf32,
+                       std::string fp32_precision, std::string depthwise_kernel) {
   BackendFlags f = CurrentFlags();
+  f.cudnn_fp32_precision = std::move(fp32_precision);
+  f.cudnn_depthwise_kernel = std::move(depthwise_kernel);
   f.cudnn_enabled = enabled;
   f.cudnn_benchmark = benchmark;
   f.cudnn_benchmark_limit = limit;
@@ -92,8 +109,9 @@ BackendFlags WithCudnn(bool enabled, bool benchmark, int limit, bool determinist
 }
 }  // namespace
 
-CudnnFlagsScope::CudnnFlagsScope(bool enabled, bool benchmark, int benchmark_limit,
-                                 bool deterministic, bool allow_tf32)
-    : guard_(WithCudnn(enabled, benchmark, benchmark_limit, deterministic, allow_tf32)) {}
+CudnnFlagsScope::CudnnFlagsScope(bool enabled, bool benchmark, int benchmark_limit, bool deterministic,
+                                 bool allow_tf32, std::string fp32_precision, std::string depthwise_kernel)
+    : guard_(WithCudnn(enabled, benchmark, benchmark_limit, deterministic, allow_tf32, std::move(fp32_precision),
+                       std::move(depthwise_kernel))) {}
 
 }  // namespace bc

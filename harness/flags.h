@@ -20,6 +20,7 @@
 namespace bc {
 
 struct BackendFlags {
+  using str = std::string;  // flags.def's string type (the fp32_precision settings)
 #define BC_FLAG(name, member, type, init) type member = init;
 #include "harness/flags.def"
 #undef BC_FLAG
@@ -35,8 +36,10 @@ struct BackendFlags {
     return cudnn_deterministic || deterministic_algorithms;
   }
 
-  // Sets one flag by its torch name from text ("true"/"false"/"1"/"0" or an
-  // integer). Unknown names and malformed values are errors naming both.
+  // Sets one flag by its torch name from text ("true"/"false"/"1"/"0", an
+  // integer, or a lower-case word such as "ieee"). Unknown names and
+  // malformed values are errors naming both; which words a setting accepts
+  // is PyTorch's to say.
   Status Set(std::string_view name, std::string_view value);
   // Names of the flags whose value differs from PyTorch's default, in the
   // order of flags.def, as "name=value" tokens.
@@ -67,12 +70,15 @@ class FlagsGuard {
 };
 
 // torch.backends.cudnn.flags(enabled=False, benchmark=False,
-// benchmark_limit=10, deterministic=False, allow_tf32=True): a scope that
-// sets the cuDNN flags, with torch's parameter defaults.
+// benchmark_limit=10, deterministic=False, allow_tf32=True,
+// fp32_precision="none", depthwise_kernel="auto"): a scope that sets the cuDNN
+// flags, with torch's parameter defaults (the last two since recent 2.x;
+// fp32_precision is cudnn.fp32_precision, the setting for all cuDNN ops).
 class CudnnFlagsScope {
  public:
   explicit CudnnFlagsScope(bool enabled = false, bool benchmark = false, int benchmark_limit = 10,
-                           bool deterministic = false, bool allow_tf32 = true);
+                           bool deterministic = false, bool allow_tf32 = true,
+                           std::string fp32_precision = "none", std::string depthwise_kernel = "auto");
 
  private:
   FlagsGuard guard_;

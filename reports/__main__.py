@@ -7,6 +7,12 @@
 
 Each EVIDENCE_DIR is one run (of one machine); several are merged, each
 claim judged per platform, and the cross-platform claims on all of them.
+--install STATE (repeatable) names one torch install of a run across
+versions (./backendcheck run --torch A --torch B): its key=value state file
+gives its run directory, build directory (ctest's JUnit and test list) and
+how far it got; an install that failed is shown as an error, the others'
+verdicts stand. Platforms that differ only in their torch are compared:
+report.json's `changes` and the "Changed between versions" section.
 Writes DIR/index.html, DIR/report.json and DIR/claims-junit.xml, prints the
 page's path and the verdict counts. Exit status: 0; 3 when a guarantee is
 refuted; 4 when --check-expectations finds a changed verdict; 1 on bad input
@@ -55,6 +61,36 @@ def _baseline(path: Path) -> dict[str, Any]:
                       "generated": str(data.get("generated", ""))} for c in claims}
 
 
+def _read_install(path: Path) -> dict[str, Any]:
+    """One torch install's state file (./backendcheck writes key=value lines
+    as it goes: torch, version, stage, build_dir, run_dir, log, exit)."""
+    try:
+        text = read_regular(path, "the install state", 1 << 20).decode("utf-8", errors="replace")
+    except OSError as e:
+        raise SpecError(str(path), 1, f"cannot read the install state: {e.strerror or e}") from None
+    state: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            key, sep, value = line.partition("=")
+            if not sep or not key.isidentifier():
+                raise SpecError(str(path), number, f"not a key=value line: {line[:80]!r}")
+            state[key] = value
+    if "torch" not in state:
+        raise SpecError(str(path), 1, "no 'torch=' line: not an install state of ./backendcheck")
+    stage, code = state.get("stage", "setup"), state.get("exit", "")
+    if stage == "done" and code == "0":
+        status, why = "ok", ""
+    elif stage == "done":
+        status, why = "tests failed", f"ctest exit {code}; its verdicts stand, see {state.get('log', '')}"
+    else:
+        status = "error"
+        why = (f"stopped during {stage}" + (f" (exit {code})" if code else "") +
+               "; nothing of this install is judged" + (f"; see {state['log']}" if state.get("log") else ""))
+    return {"torch": state["torch"], "version": state.get("version", ""), "status": status, "why": why,
+            "stage": stage, "build_dir": state.get("build_dir", ""),
+            "run_dir": state.get("run_dir", "") if stage in ("tests", "done") else "", "log": state.get("log", "")}
+
+
 def _check_out(out: Path) -> str | None:
     """Why the report cannot be written to `out`, or None."""
     if out.exists() and not out.is_dir():
@@ -96,8 +132,20 @@ def main(argv: list[str] | None = None) -> int:
                         help="exit 4 when a verdict differs from its platform's expectation file")
     parser.add_argument("--write-expectations", action="store_true",
                         help="record this run's folklore and advice verdicts as the expectations")
-    parser.add_argument("evidence", nargs="+", type=Path)
+    parser.add_argument("--install", action="append", default=[], type=Path,
+                        help="the state file of one torch install of a run across versions (repeatable)")
+    parser.add_argument("evidence", nargs="*", type=Path)
     args = parser.parse_args(argv)
+    try:
+        installs = [_read_install(p) for p in args.install]
+    except SpecError as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    args.evidence += [Path(i["run_dir"]) for i in installs if i["run_dir"]]
+    if not args.evidence:
+        print(f"{args.install[0] if args.install else 'reports'}:1: no evidence: no EVIDENCE_DIR, and no "
+              "install got as far as its tests", file=sys.stderr)
+        return 1
     try:
         claims = load_catalog(args.claims)
     except SpecError as e:
@@ -133,16 +181,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"report: not written: {len(evidence.refused)} evidence record(s) or file(s) refused"
               + (f" ({more} more not shown)" if more > 0 else "") + "; fix or remove them", file=sys.stderr)
         return 1
-    # ctest's view belongs to the first run: read once, merged into its platform and the whole.
-    ctest = Evidence(problems=evidence.problems)
-    if args.junit:
-        read_junit(args.junit, ctest)
-    if args.tests:
-        read_registered(args.tests, ctest)
+    # ctest's view: --junit/--tests belong to the first run; an install's own
+    # are in its build directory. Each is merged into its platform and the whole.
     first = next(iter(evidence.platforms), "")
-    if first:
-        evidence.platforms[first].merge(ctest, first)
-    evidence.merge(ctest, first)
+    views = [(first, args.junit, args.tests)] if args.junit or args.tests else []
+    views += [(evidence.run_platform.get(str(Path(i["run_dir"])), ""), Path(i["build_dir"]) / "ctest-junit.xml",
+               Path(i["build_dir"]) / "ctest-tests.json") for i in installs if i["run_dir"] and i["build_dir"]]
+    for platform, junit, tests in views:
+        ctest = Evidence(problems=evidence.problems)
+        if junit and junit.exists():
+            read_junit(junit, ctest)
+        if tests and tests.exists():
+            read_registered(tests, ctest)
+        if platform:
+            evidence.platforms[platform].merge(ctest, platform)
+        evidence.merge(ctest, platform)
     for problem in dict.fromkeys(evidence.problems):
         print(f"warning: {problem}", file=sys.stderr)
     verdicts = judge_all(claims, manifest, evidence, partial=args.partial)
@@ -160,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     coverage = _coverage(evidence, manifest)
     page = write_report(args.out, verdicts, manifest, evidence, baseline=baseline, changes=changes,
-                        no_expectations=no_expectations, coverage=coverage)
+                        no_expectations=no_expectations, coverage=coverage, installs=installs)
     write_junit(args.out / "claims-junit.xml", verdicts, changes)
     counts = Counter(v.verdict for v in verdicts)
     print(f"report: {page}")
@@ -179,6 +232,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"UNEXPLAINED DISAGREEMENT in {d['aspect']}: {d['test']}: model {d['model'].get('implementation')}"
                   f" {d['model'].get('digest')}, PyTorch {d['pytorch'].get('implementation')} "
                   f"{d['pytorch'].get('digest')}", file=sys.stderr)
+    for i in installs:
+        print(f"torch install {i['version'] or i['torch']}: {i['status']}" + (f" ({i['why']})" if i["why"] else ""))
+    if len(evidence.platforms) > 1:
+        between = json.loads((args.out / "report.json").read_text(encoding="utf-8"))["changes"]
+        kinds = Counter(c["kind"] for c in between)
+        print(f"changed between versions: {len(between)}" +
+              (" (" + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + ")" if kinds else ""))
     for c in changes:
         print(f"EXPECTATION CHANGED {c.claim} on {c.platform}: expected {c.expected}, got {c.got}", file=sys.stderr)
     bad = refuted_guarantees(verdicts)

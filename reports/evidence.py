@@ -48,6 +48,8 @@ class Evidence:
     platform_env: dict[str, dict[str, Any]] = field(default_factory=dict)
     # platform -> the summary of its run's benchmarks.json (reports.benchmarks)
     benchmarks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # evidence directory (as given) -> the platform its run was judged on
+    run_platform: dict[str, str] = field(default_factory=dict)
 
     def merge(self, other: Evidence, platform: str) -> None:
         for test, records in other.cases.items():
@@ -81,13 +83,18 @@ BENCHMARKS_FILE = "benchmarks.json"
 
 def platform_of(env: dict[str, Any]) -> tuple[str, str]:
     """(name, signature) of the platform an environment record describes: the
-    machine, oneDNN's effective ISA, the OpenMP thread count and, when cuDNN is
-    usable, the GPU's name, architecture and cuDNN's version. The signature,
-    without the machine, names the expectation file of that kind of platform."""
+    machine, oneDNN's effective ISA, the OpenMP thread count, when cuDNN is
+    usable the GPU's name, architecture and cuDNN's version, and the torch
+    install under test (its version and build: the oneDNN and cuDNN inside
+    it come with them). The signature, without the machine, names the
+    expectation file of that kind of platform and torch."""
     parts = [str(env.get("onednn_isa") or "unknown-isa"), f"{env.get('omp_max_threads', '?')}t"]
     gpu = env.get("gpu")
     if gpu and env.get("backends", {}).get("cudnn", {}).get("available"):
         parts += [gpu["name"], gpu["arch"], "cudnn" + env.get("versions", {}).get("cudnn", "")]
+    torch = env.get("torch")
+    if isinstance(torch, dict) and torch.get("version"):
+        parts.append("torch" + str(torch["version"]))
     signature = "-".join(re.sub(r"[^a-z0-9_.]+", "_", p.lower()).strip("_") for p in parts if p)
     return f"{env.get('machine', 'unknown')} ({signature})", signature
 
@@ -125,6 +132,7 @@ def read_evidence(dirs: list[Path]) -> Evidence:
         else:
             name = votes.most_common(1)[0][0]
         merged.platform_env.setdefault(name, envs[name])
+        merged.run_platform[str(d)] = name
         bench = d / BENCHMARKS_FILE if d.is_dir() else None
         if bench is not None and bench.exists():
             try:
@@ -137,9 +145,11 @@ def read_evidence(dirs: list[Path]) -> Evidence:
                                        "in one run (counted once): " + ", ".join(where))
         merged.platforms.setdefault(name, Evidence(problems=merged.problems, refused=merged.refused)).merge(run, name)
         merged.merge(run, name)
-    for test, where in sorted(merged.conflicts().items()):
-        merged.problems.append(f"{where[-1].rsplit(' ', 1)[0]}: conflicting result records of {test}, which "
-                               "therefore decides nothing: " + ", ".join(where))
+    # Within a platform: two platforms (two torch versions, say) may differ.
+    for platform_evidence in merged.platforms.values():
+        for test, where in sorted(platform_evidence.conflicts().items()):
+            merged.problems.append(f"{where[-1].rsplit(' ', 1)[0]}: conflicting result records of {test}, which "
+                                   "therefore decides nothing: " + ", ".join(where))
     return merged
 
 
@@ -191,6 +201,7 @@ def _read_file(path: Path, ev: Evidence) -> dict[str, Any] | None:
             ev.seen.setdefault(test, []).append(f"{path}:{number} {record['outcome']}")
         elif kind == "case":
             record["machine"] = machine
+            record["where"] = f"{path}:{number}"
             ev.cases.setdefault(str(record.get("test", "")), []).append(record)
     return environment
 

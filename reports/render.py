@@ -15,6 +15,7 @@ from typing import Any
 
 import jinja2
 
+from .changes import between_versions, torch_of
 from .conformance import summarize as conformance_summary
 from .plots import interval_plot, roofline_plot, strip_plot
 from .evidence import Evidence, ctest_outcome, platform_of
@@ -109,8 +110,9 @@ def _system_version(system: str, evidence: Evidence) -> str:
 
 def to_json(verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: Evidence,
             baseline: dict[str, Any] | None = None, changes: list[Any] | None = None,
-            no_expectations: list[str] | None = None, coverage: dict[str, Any] | None = None) -> dict[str, Any]:
-    platforms = {name: {"signature": platform_of(env)[1], "machine": env.get("machine", "")}
+            no_expectations: list[str] | None = None, coverage: dict[str, Any] | None = None,
+            installs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    platforms = {name: {"signature": platform_of(env)[1], "machine": env.get("machine", ""), "torch": torch_of(env)}
                  for name, env in evidence.platform_env.items()}
     since = []
     if baseline is not None:
@@ -147,14 +149,18 @@ def to_json(verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: E
         "baseline": None if baseline is None else {
             "generated": next((b.get("generated", "") for b in baseline.values()), ""), "changed": since},
         "expectations": {"changed": [vars(c) for c in (changes or [])], "missing": no_expectations or []},
+        # Between torch installs on one machine: what differs, found in the evidence.
+        "changes": between_versions(verdicts, evidence),
+        "installs": installs or [],
     }
 
 
 def write_report(out: Path, verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: Evidence,
                  baseline: dict[str, Any] | None = None, changes: list[Any] | None = None,
-                 no_expectations: list[str] | None = None, coverage: dict[str, Any] | None = None) -> Path:
+                 no_expectations: list[str] | None = None, coverage: dict[str, Any] | None = None,
+                 installs: list[dict[str, Any]] | None = None) -> Path:
     out.mkdir(parents=True, exist_ok=True)
-    data = to_json(verdicts, manifest, evidence, baseline, changes, no_expectations, coverage)
+    data = to_json(verdicts, manifest, evidence, baseline, changes, no_expectations, coverage, installs)
     _atomic_write(out / "report.json", json.dumps(data, indent=1, sort_keys=True) + "\n")
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)

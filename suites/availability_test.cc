@@ -261,18 +261,24 @@ TEST_P(CpuNoop, CudnnFlagsLeaveResultUnchanged) {
   const CaseRow& row = GetParam();
   Result<CaseSpec> spec = ParseRow(row);
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  // The baseline: every cuDNN flag (flags.def's cudnn.*) at its default.
   CaseSpec baseline = spec.value();
-  const BackendFlags defaults;
-  baseline.flags.cudnn_enabled = defaults.cudnn_enabled;
-  baseline.flags.cudnn_benchmark = defaults.cudnn_benchmark;
-  baseline.flags.cudnn_deterministic = defaults.cudnn_deterministic;
-  baseline.flags.cudnn_allow_tf32 = defaults.cudnn_allow_tf32;
-  baseline.flags.cudnn_benchmark_limit = defaults.cudnn_benchmark_limit;
+  for (const auto& [name, value] : BackendFlags().Values()) {
+    if (name.starts_with("cudnn.")) {
+      ASSERT_TRUE(baseline.flags.Set(name, value).ok()) << name;
+    }
+  }
 
+  // A setting this PyTorch does not have (cudnn.conv.fp32_precision before
+  // recent 2.x) leaves the case not evaluated, naming the version.
+  Result<CaseRun> run = RunCase(spec.value(), {.repeats = 1, .compare_to_reference = false});
+  if (!run.ok() && IsNotEvaluated(run.status())) {
+    WriteEvidence(SkippedRecord(row, run.status().message()));
+    GTEST_SKIP() << run.status().message();
+  }
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
   Result<CaseRun> base = RunCase(baseline, {.repeats = 1, .compare_to_reference = false});
   ASSERT_TRUE(base.ok()) << base.status().ToString();
-  Result<CaseRun> run = RunCase(spec.value(), {.repeats = 1, .compare_to_reference = false});
-  ASSERT_TRUE(run.ok()) << run.status().ToString();
 
   const StepRun& got = run->first();
   const StepRun& want = base->first();

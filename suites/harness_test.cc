@@ -33,6 +33,14 @@ TEST(Flags, DefaultsMirrorPyTorch) {
   EXPECT_FALSE(f.cuda_matmul_allow_tf32);
   EXPECT_FALSE(f.deterministic_algorithms);
   EXPECT_FALSE(f.deterministic_algorithms_warn_only);
+  EXPECT_FALSE(f.mkldnn_allow_tf32);
+  EXPECT_EQ(f.fp32_precision, "none");
+  EXPECT_EQ(f.cuda_matmul_fp32_precision, "none");
+  EXPECT_EQ(f.cudnn_fp32_precision, "none");
+  EXPECT_EQ(f.cudnn_conv_fp32_precision, "tf32");
+  EXPECT_EQ(f.cudnn_rnn_fp32_precision, "tf32");
+  EXPECT_EQ(f.mkldnn_fp32_precision, "none");
+  EXPECT_EQ(f.cudnn_depthwise_kernel, "auto");
   EXPECT_EQ(CurrentFlags(), f) << "the process starts with the defaults";
 }
 
@@ -65,8 +73,16 @@ TEST(Flags, CudnnFlagsScopeDefaultsDisableCudnn) {
     CudnnFlagsScope scope;
     EXPECT_FALSE(CurrentFlags().cudnn_enabled);
     EXPECT_TRUE(CurrentFlags().cudnn_allow_tf32);
+    EXPECT_EQ(CurrentFlags().cudnn_fp32_precision, "none");
+    EXPECT_EQ(CurrentFlags().cudnn_depthwise_kernel, "auto");
   }
   EXPECT_TRUE(CurrentFlags().cudnn_enabled);
+  {
+    CudnnFlagsScope scope(true, false, 10, false, true, "ieee", "native");
+    EXPECT_EQ(CurrentFlags().cudnn_fp32_precision, "ieee");
+    EXPECT_EQ(CurrentFlags().cudnn_depthwise_kernel, "native");
+  }
+  EXPECT_EQ(CurrentFlags(), BackendFlags());
 }
 
 TEST(Flags, DeterministicAlgorithmsImplyCudnnDeterministicFilter) {
@@ -88,6 +104,12 @@ TEST(Flags, SetParsesAndRejects) {
   EXPECT_FALSE(f.Set("cudnn.enabled", "yes").ok());
   EXPECT_FALSE(f.Set("cudnn.benchmark_limit", "-1").ok());
   EXPECT_FALSE(f.Set("cudnn.benchmark_limit", "12x").ok());
+  EXPECT_TRUE(f.Set("cudnn.conv.fp32_precision", "ieee").ok());
+  EXPECT_EQ(f.cudnn_conv_fp32_precision, "ieee");
+  const Status upper = f.Set("mkldnn.fp32_precision", "BF16");
+  EXPECT_EQ(upper.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(upper.message().find("mkldnn.fp32_precision"), std::string::npos);
+  EXPECT_FALSE(f.Set("fp32_precision", "").ok());
 }
 
 TEST(Flags, NonDefaultListsOnlyChangesInDeclarationOrder) {
@@ -95,7 +117,9 @@ TEST(Flags, NonDefaultListsOnlyChangesInDeclarationOrder) {
   EXPECT_TRUE(f.NonDefault().empty());
   f.mkldnn_enabled = false;
   f.cudnn_benchmark = true;
-  EXPECT_EQ(f.NonDefault(), (std::vector<std::string>{"cudnn.benchmark=true", "mkldnn.enabled=false"}));
+  f.cudnn_conv_fp32_precision = "ieee";
+  EXPECT_EQ(f.NonDefault(), (std::vector<std::string>{"cudnn.benchmark=true", "mkldnn.enabled=false",
+                                                      "cudnn.conv.fp32_precision=ieee"}));
   EXPECT_EQ(f.All().size(), FlagNames().size());
 }
 

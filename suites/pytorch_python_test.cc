@@ -62,7 +62,9 @@ void RunTorchProbe(const std::string& probe) {
   const bool passed = r->output.value("passed", false);
   const std::string detail = "PyTorch " + r->output.value("torch", std::string("?")) + " (" + Interpreter() +
                              "): " + r->output.value("detail", std::string());
-  RecordFact(repro, probe, passed, detail, "pytorch");
+  CheckRecord check = Check(probe, passed, detail);
+  if (r->output.contains("observed") && r->output["observed"].is_object()) check.observed = r->output["observed"];
+  WriteEvidence(FactRecord(repro, std::move(check), "pytorch"));
   EXPECT_TRUE(passed) << detail;
 }
 

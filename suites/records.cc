@@ -87,6 +87,7 @@ nlohmann::json ToJson(const CheckRecord& c) {
   if (c.expected) j["expected"] = *c.expected;
   if (c.positive_control) j["positive_control"] = *c.positive_control;
   if (c.runs_to_distinct) j["runs_to_distinct"] = *c.runs_to_distinct;
+  if (c.observed) j["observed"] = *c.observed;
   return j;
 }
 

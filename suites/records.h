@@ -77,6 +77,9 @@ struct CheckRecord {
   std::optional<std::string> expected;
   std::optional<bool> positive_control;
   std::optional<int> runs_to_distinct;
+  // What a probe of PyTorch saw, as it reported it (an attribute's presence,
+  // a default, an alert's text): what versions are compared on.
+  std::optional<nlohmann::json> observed;
 };
 // passed when `passed`, failed otherwise.
 CheckRecord Check(std::string name, bool passed, std::string detail);

@@ -15,7 +15,11 @@
 // before every run. A flag this PyTorch does not have makes the case not
 // evaluated with that reason (mkldnn.deterministic does not exist in 1.13).
 // Version gates (TORCH_VERSION_MAJOR) only where the API differs:
-// select_conv_backend's signature and setDeterministicMkldnn.
+// select_conv_backend's signature and setDeterministicMkldnn. The
+// fp32_precision API (strings in its first releases, enums later) and
+// cudnn.depthwise_kernel are found in this libtorch's own headers by CMake
+// (BC_TORCH_FP32_PRECISION_API, BC_TORCH_CUDNN_DEPTHWISE_KERNEL), as their
+// first versions are not the same across PyTorch's branches.
 // implementation() names the kernel class PyTorch chose for a convolution
 // (at::native::select_conv_backend: Mkldnn, Slow2d, SlowDilated2d, Cudnn,
 // ...), and the BLAS library loaded into the process for its GEMM paths.
@@ -44,6 +48,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <set>
 
 #include "backends/engine.h"
@@ -180,18 +185,103 @@ Status FromTorch(const c10::Error& e, const char* what) {
   return Status(StatusCode::kInternal, std::string(what) + ": " + text);
 }
 
+// "PyTorch 2.7.1 has no torch.backends.X: not evaluated".
+[[maybe_unused]] Status NotInThisVersion(const std::string& what) {
+  return Status(StatusCode::kUnimplemented, "PyTorch " + Version() + " has no torch.backends." + what +
+                                                ": not evaluated");
+}
+
+// The fp32_precision settings of flags.def: (torch name, backend, op, the
+// BackendFlags member), as torch.backends names them and at::Context keys them.
+struct Fp32Setting {
+  const char* name;
+  const char* backend;
+  const char* op;
+  std::string BackendFlags::*member;
+};
+constexpr Fp32Setting kFp32Settings[] = {
+    {"fp32_precision", "generic", "all", &BackendFlags::fp32_precision},
+    {"cuda.matmul.fp32_precision", "cuda", "matmul", &BackendFlags::cuda_matmul_fp32_precision},
+    {"cudnn.fp32_precision", "cuda", "all", &BackendFlags::cudnn_fp32_precision},
+    {"cudnn.conv.fp32_precision", "cuda", "conv", &BackendFlags::cudnn_conv_fp32_precision},
+    {"cudnn.rnn.fp32_precision", "cuda", "rnn", &BackendFlags::cudnn_rnn_fp32_precision},
+    {"mkldnn.fp32_precision", "mkldnn", "all", &BackendFlags::mkldnn_fp32_precision},
+};
+
+#if BC_TORCH_FP32_PRECISION_API == 2
+using Fp32Value = at::Float32Precision;
+Fp32Value GetFp32(const Fp32Setting& s) {
+  return at::globalContext().float32Precision(at::str2backend(s.backend), at::str2op(s.op));
+}
+void SetFp32(const Fp32Setting& s, Fp32Value v) {
+  at::globalContext().setFloat32Precision(at::str2backend(s.backend), at::str2op(s.op), v);
+}
+void SetFp32(const Fp32Setting& s, const std::string& word) { SetFp32(s, at::str2precision(word)); }
+#elif BC_TORCH_FP32_PRECISION_API == 1
+using Fp32Value = std::string;
+Fp32Value GetFp32(const Fp32Setting& s) { return at::globalContext().float32Precision(s.backend, s.op); }
+void SetFp32(const Fp32Setting& s, const std::string& word) {
+  at::globalContext().setFloat32Precision(s.backend, s.op, word);
+}
+#endif
+
+// The fp32_precision settings of a case, set after the allow_tf32 flags (the
+// newer API has the last word). A setting left at its default restores the
+// value this process started with, so that one case's setting never leaks
+// into the next. Without the API, a case that asks for one is not evaluated.
+Status ApplyFp32Precision(const BackendFlags& f) {
+  const BackendFlags defaults;
+#if BC_TORCH_FP32_PRECISION_API
+  static const auto kInitial = [] {
+    std::vector<Fp32Value> initial;
+    for (const Fp32Setting& s : kFp32Settings) initial.push_back(GetFp32(s));
+    return initial;
+  }();
+  for (size_t i = 0; i < std::size(kFp32Settings); ++i) {
+    const Fp32Setting& s = kFp32Settings[i];
+    if (f.*s.member == defaults.*s.member) {
+      if (GetFp32(s) != kInitial[i]) SetFp32(s, kInitial[i]);
+    } else {
+      SetFp32(s, f.*s.member);
+    }
+  }
+#else
+  for (const Fp32Setting& s : kFp32Settings) {
+    if (f.*s.member != defaults.*s.member) return NotInThisVersion(s.name);
+  }
+#endif
+#if BC_TORCH_CUDNN_DEPTHWISE_KERNEL
+  at::globalContext().setCuDNNDepthwiseKernel(at::str2cudnn_depthwise(f.cudnn_depthwise_kernel));
+#else
+  if (f.cudnn_depthwise_kernel != defaults.cudnn_depthwise_kernel) return NotInThisVersion("cudnn.depthwise_kernel");
+#endif
+  return Status::Ok();
+}
+
 // Sets PyTorch's process-wide flags as torch.backends does. The flags with
 // no counterpart in this PyTorch make the case not evaluated, naming the
-// version (mkldnn.deterministic arrived in 2.x).
+// version (mkldnn.deterministic arrived in 2.x, the fp32_precision settings
+// in recent 2.x). mkldnn.allow_tf32 is read back: PyTorch applies it only in
+// builds with Intel GPU support, and a flag PyTorch ignores is not one the
+// case can be said to have run with.
 Status ApplyFlags(const BackendFlags& f) {
   at::Context& ctx = at::globalContext();
 #if TORCH_VERSION_MAJOR >= 2
   ctx.setDeterministicMkldnn(f.mkldnn_deterministic);
-#else
-  if (f.mkldnn_deterministic) {
-    return Status(StatusCode::kUnimplemented,
-                  "PyTorch " + Version() + " has no torch.backends.mkldnn.deterministic: not evaluated");
+  // Touched only once a case sets it: PyTorch warns on every use elsewhere.
+  static bool onednn_tf32_touched = false;
+  if (f.mkldnn_allow_tf32 || onednn_tf32_touched) {
+    onednn_tf32_touched = true;
+    ctx.setAllowTF32OneDNN(f.mkldnn_allow_tf32);
+    if (ctx.allowTF32OneDNN() != f.mkldnn_allow_tf32) {
+      return Status(StatusCode::kUnimplemented, "PyTorch " + Version() +
+                                                    " applies torch.backends.mkldnn.allow_tf32 only in builds with "
+                                                    "Intel GPU support, and this one ignored it: not evaluated");
+    }
   }
+#else
+  if (f.mkldnn_deterministic) return NotInThisVersion("mkldnn.deterministic");
+  if (f.mkldnn_allow_tf32) return NotInThisVersion("mkldnn.allow_tf32");
 #endif
   ctx.setUserEnabledCuDNN(f.cudnn_enabled);
   ctx.setBenchmarkCuDNN(f.cudnn_benchmark);
@@ -201,7 +291,7 @@ Status ApplyFlags(const BackendFlags& f) {
   ctx.setAllowTF32CuBLAS(f.cuda_matmul_allow_tf32);
   ctx.setUserEnabledMkldnn(f.mkldnn_enabled);
   ctx.setDeterministicAlgorithms(f.deterministic_algorithms, f.deterministic_algorithms_warn_only);
-  return Status::Ok();
+  return ApplyFp32Precision(f);
 }
 
 at::ScalarType TorchType(DataType t) { return t == DataType::kF16 ? at::kHalf : at::kFloat; }

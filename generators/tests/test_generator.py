@@ -420,6 +420,14 @@ class FlagsTest(unittest.TestCase):
         self.assertEqual(list(flags)[:3], ["cudnn.enabled", "cudnn.benchmark", "cudnn.deterministic"])
         self.assertEqual(flags["cudnn.benchmark_limit"].default, 10)
         self.assertIs(flags["cudnn.allow_tf32"].default, True)
+        self.assertEqual(flags["cudnn.conv.fp32_precision"].default, "tf32")
+        self.assertEqual(flags["cudnn.conv.fp32_precision"].type, "str")
+
+    def test_str_flags_take_a_lower_case_word(self) -> None:
+        flag = load_flags()["mkldnn.fp32_precision"]
+        self.assertTrue(flag.accepts("bf16"))
+        for bad in ("BF16", "", "tf 32", True, 3):
+            self.assertFalse(flag.accepts(bad), bad)
 
 
 if __name__ == "__main__":

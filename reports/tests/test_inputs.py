@@ -82,6 +82,23 @@ class Inputs(unittest.TestCase):
         self.one_line(["bash", "-c", f'source "{ROOT}/backendcheck"; matrix_path "$1"', "_", str(bad)], str(bad),
                       "cannot contain ';'")
 
+    def test_torch_installs_of_each_command(self) -> None:
+        """`test` runs the list kept in the repo, `run` the pinned release, and
+        --torch (repeatable) replaces either."""
+        def torches(*args: str) -> list[str]:
+            env = {k: v for k, v in os.environ.items() if k != "BACKENDCHECK_TORCH_PYTHON"}
+            r = subprocess.run(["bash", "-c", f'source "{ROOT}/backendcheck"; parse_options "${{@:2}}"; '
+                                'select_torches "$1"; printf "%s\\n" "${TORCHES[@]}"', "_", *args],
+                               capture_output=True, text=True, env=env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return r.stdout.splitlines()
+        listed = [line.split("#")[0].strip() for line in (ROOT / "requirements" / "test-torches.txt").read_text()
+                  .splitlines() if line.split("#")[0].strip()]
+        self.assertGreaterEqual(len(listed), 2, "test compares two torch versions")
+        self.assertEqual(torches("test"), listed)
+        self.assertEqual(torches("run"), ["pinned"])
+        self.assertEqual(torches("test", "--torch", "/a/python", "--torch", "/b/python"), ["/a/python", "/b/python"])
+
     # Evidence, expectation files, baselines and output paths, through the report's command line.
     def report(self, *extra: str, evidence: Path | None = None, out: Path | None = None) -> list[str]:
         manifest = self.tmp / "cases.json"

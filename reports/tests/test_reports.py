@@ -410,6 +410,94 @@ class MergeTest(unittest.TestCase):
         self.assertTrue(r.stderr.startswith(f"{old}:1: cannot read the baseline"), r.stderr)
 
 
+class VersionsTest(unittest.TestCase):
+    """Two torch installs on one machine: two platforms, paired, and every
+    difference of their evidence listed, whatever the values are."""
+
+    REPRO = "conv2d:fwd:f32:mb1ic3ih8iw8oc4kh3kw3sh1sw1ph1pw1dh1dw1g1 device=cpu engine=pytorch threads=2"
+
+    def setUp(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.t = Path(self.tmp.name)
+
+    def install(self, name: str, version: str, observed: dict, digest: str, kernel: str,
+                fact_passes: bool = True) -> Path:
+        env = environment("m1")
+        env["torch"] = {"version": version, "build": "cpu", "onednn": "x", "python": f"/venv-{name}/bin/python"}
+        fact = {"repro": "torch_backends.py defaults", "system": "pytorch",
+                "checks": [{"name": "defaults", "outcome": "passed" if fact_passes else "failed", "detail": "d",
+                            "observed": observed}]}
+        case = {"repro": self.REPRO, "device": "cpu", "digest": digest, "distinct_digests": 1,
+                "implementation": f"PyTorch {version.split('+')[0]} at::convolution [{kernel}]"}
+        run = write_run(self.t / name, env, {"TorchPython.DefaultsAreTheDocumentedOnes": [fact],
+                                             "PytorchNoop/CpuNoop.X/Fwd": [case]})
+        if not fact_passes:
+            f = run / "t-0.jsonl"
+            f.write_text(f.read_text().replace('"outcome": "passed"', '"outcome": "failed"'))
+        return run
+
+    def test_every_difference_is_listed_with_both_sides(self) -> None:
+        from reports.changes import between_versions, pairs
+        a = self.install("old", "1.13.0a0", {"attributes": {"mkldnn.deterministic": False}, "same": 1},
+                         "aaaa", "ConvBackend::Mkldnn")
+        b = self.install("new", "2.15.0+cu132", {"attributes": {"mkldnn.deterministic": True}, "same": 1},
+                         "bbbb", "ConvBackend::Slow2d", fact_passes=False)
+        ev = read_evidence([b, a])
+        self.assertEqual(len(ev.platforms), 2, "one machine, two torch installs: two platforms")
+        older, newer = pairs(ev)[0]
+        self.assertIn("torch1.13.0a0", older, "paired in version order, whatever the order given")
+        facts = claim(id="defaults", tests=["TorchPython.*"])
+        changes = between_versions(judge_all([facts], [], ev), ev)
+        kinds = {(c["kind"], c.get("claim") or c.get("test")) for c in changes}
+        self.assertIn(("verdict", "defaults"), kinds)
+        self.assertIn(("observed", "TorchPython.DefaultsAreTheDocumentedOnes"), kinds)
+        self.assertIn(("bits", "PytorchNoop/CpuNoop.X/Fwd"), kinds)
+        self.assertIn(("kernel", "PytorchNoop/CpuNoop.X/Fwd"), kinds)
+        observed = next(c for c in changes if c["kind"] == "observed")
+        self.assertEqual(observed["what"], "TorchPython.DefaultsAreTheDocumentedOnes: attributes",
+                         "only the key that differs")
+        self.assertEqual([s["torch"] for s in observed["sides"]], ["1.13.0a0", "2.15.0+cu132"])
+        self.assertIn("/venv-new/bin/python suites/probes/torch_backends.py defaults", observed["sides"][1]["repro"])
+        self.assertTrue(all(s["evidence"] for s in observed["sides"]))
+        bits = next(c for c in changes if c["kind"] == "bits")
+        self.assertIn(f"--torch /venv-old/bin/python --case '{self.REPRO}'", bits["sides"][0]["repro"])
+
+    def test_identical_installs_list_nothing(self) -> None:
+        from reports.changes import between_versions
+        a = self.install("old", "2.7.1+cu126", {"x": 1}, "aaaa", "ConvBackend::Mkldnn")
+        b = self.install("new", "2.15.0+cu132", {"x": 1}, "aaaa", "ConvBackend::Mkldnn")
+        ev = read_evidence([a, b])
+        self.assertEqual(between_versions(judge_all([claim(tests=["TorchPython.*"])], [], ev), ev), [])
+
+    def test_a_failed_install_is_an_error_and_the_other_is_judged(self) -> None:
+        a = self.install("new", "2.15.0+cu132", {"x": 1}, "aaaa", "ConvBackend::Mkldnn")
+        ok = self.t / "ok.state"
+        ok.write_text(f"torch=pinned\nstage=setup\nversion=2.15.0+cu132\nbuild_dir={self.t}\nstage=tests\n"
+                      f"run_dir={a}\nstage=done\nexit=0\nlog=x.log\n")
+        bad = self.t / "bad.state"
+        bad.write_text("torch=/usr/bin/python3\nstage=setup\nexit=1\nlog=/tmp/install-2.log\n")
+        manifest = self.t / "cases.json"
+        manifest.write_text(json.dumps({"cases": [{"id": "1", "test": "PytorchNoop/CpuNoop.X/Fwd", "repro": self.REPRO,
+                                                   "suite": "s", "fixture": "CpuNoop", "axes": {}}]}))
+        claims = self.t / "claims.toml"
+        claims.write_text('[[claim]]\nid = "defaults"\nstatement = "s"\nsource = "x"\nkind = "guarantee"\n'
+                          'about = "pytorch"\n[claim.evidence]\nrule = "fact"\nsystem = "pytorch"\n'
+                          'polarity = "supports"\ntests = ["TorchPython.*"]\n')
+        out = self.t / "report"
+        r = subprocess.run([sys.executable, "-m", "reports", "--claims", str(claims), "--manifest", str(manifest),
+                            "--out", str(out), "--partial", "--install", str(ok), "--install", str(bad)],
+                           cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        data = json.loads((out / "report.json").read_text())
+        self.assertEqual([i["status"] for i in data["installs"]], ["ok", "error"])
+        self.assertIn("stopped during setup", data["installs"][1]["why"])
+        self.assertEqual(data["claims"][0]["verdict"], "supported", "the built install's verdicts stand")
+        self.assertIn("torch install /usr/bin/python3: error", r.stdout)
+        page = (out / "index.html").read_text()
+        self.assertIn("Torch installs", page)
+
+
 class RecordedEvidenceTest(unittest.TestCase):
     """The verdict engine on evidence recorded by the test binaries of a real
     run (reports/tests/data/recorded: oneDNN determinism, a positive control,

@@ -15,11 +15,13 @@ Each probe states what it checks in its docstring and records what it saw.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import sys
 import traceback
 import warnings
+from pathlib import Path
 
 try:
     import torch
@@ -27,37 +29,66 @@ except Exception as e:  # noqa: BLE001 - any import failure means "no PyTorch he
     print(json.dumps({"error": f"cannot import torch: {type(e).__name__}: {e}"}))
     sys.exit(3)
 
-# PyTorch's documented defaults (aten/src/ATen/Context.h, torch/backends/*).
-DEFAULTS = {"cudnn.enabled": True, "cudnn.benchmark": False, "cudnn.deterministic": False,
-            "cudnn.allow_tf32": True, "cudnn.benchmark_limit": 10, "cuda.matmul.allow_tf32": False,
-            "mkldnn.enabled": True, "deterministic_algorithms": False}
+# The flags and their defaults: harness/flags.def, the one list of them.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from generators.flags import load_flags  # noqa: E402
+
+DEFAULTS = {name: flag.default for name, flag in load_flags().items()}
+# Flags read through a function rather than an attribute of torch.backends.
+_READERS = {"deterministic_algorithms": lambda: torch.are_deterministic_algorithms_enabled(),
+            "deterministic_algorithms.warn_only": lambda: torch.is_deterministic_algorithms_warn_only_enabled(),
+            # a flags() parameter with no attribute; its getter answers None
+            # in builds without Intel GPU support
+            "mkldnn.allow_tf32": lambda: torch._C._get_onednn_allow_tf32()}
+ABSENT = object()
+
+
+def _read(name: str):
+    """A flag's value by its torch name, or ABSENT where this version has no
+    such flag (1.13's torch.backends modules raise AssertionError for an
+    unknown attribute, later ones AttributeError)."""
+    try:
+        if name in _READERS:
+            return _READERS[name]()
+        value = torch.backends
+        for part in name.split("."):
+            value = getattr(value, part)
+        return value
+    except (AttributeError, AssertionError):
+        return ABSENT
 
 
 def _flags() -> dict:
-    b = torch.backends
-    out = {"cudnn.enabled": b.cudnn.enabled, "cudnn.benchmark": b.cudnn.benchmark,
-           "cudnn.deterministic": b.cudnn.deterministic, "cudnn.allow_tf32": b.cudnn.allow_tf32,
-           "cuda.matmul.allow_tf32": b.cuda.matmul.allow_tf32, "mkldnn.enabled": b.mkldnn.enabled,
-           "deterministic_algorithms": torch.are_deterministic_algorithms_enabled()}
-    if hasattr(b.cudnn, "benchmark_limit"):
-        out["cudnn.benchmark_limit"] = b.cudnn.benchmark_limit
-    return out
+    """Every flag of flags.def this version has, by name."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # mkldnn.allow_tf32's getter warns off Intel GPUs
+        seen = {name: _read(name) for name in DEFAULTS}
+    return {name: value for name, value in seen.items() if value is not ABSENT}
 
 
 def defaults() -> tuple[bool, str, dict]:
     """A fresh interpreter's flags equal PyTorch's documented defaults; a flag
-    this version lacks is named, not passed over."""
+    this version lacks is named as absent, and one this build does not apply
+    (None) as not in this build, not passed over."""
     seen = _flags()
-    # A build without cuDNN answers None for cuDNN's benchmark_limit: the flag
-    # is not in this build, which is reported, not compared.
-    missing = sorted(k for k in DEFAULTS if seen.get(k) is None)
-    wrong = {k: seen[k] for k in DEFAULTS if seen.get(k) is not None and seen[k] != DEFAULTS[k]}
-    attrs = {"mkldnn.deterministic": hasattr(torch.backends.mkldnn, "deterministic"),
+    absent = sorted(set(DEFAULTS) - set(seen))
+    # A build without cuDNN answers None for cuDNN's benchmark_limit, one
+    # without Intel GPU support for mkldnn.allow_tf32: reported, not compared.
+    missing = sorted(k for k, v in seen.items() if v is None)
+    wrong = {k: v for k, v in seen.items() if v is not None and v != DEFAULTS[k]}
+    attrs = {"mkldnn.deterministic": "mkldnn.deterministic" in seen,
              "cudnn.benchmark_limit": hasattr(torch.backends.cudnn, "benchmark_limit")}
     ok = not wrong
     return ok, (f"flags {seen}" + (f"; differ from the documented defaults: {wrong}" if wrong else "") +
                 (f"; not in this build (None): {missing}" if missing else "") +
-                f"; mkldnn.deterministic exists: {attrs['mkldnn.deterministic']}"), {"flags": seen, "attributes": attrs}
+                (f"; absent in PyTorch {torch.__version__}: {absent}" if absent else "") +
+                f"; mkldnn.deterministic exists: {attrs['mkldnn.deterministic']}"), {
+                    "flags": seen, "absent": absent, "not_in_build": missing, "attributes": attrs}
+
+
+def _parameters(fn) -> dict:
+    """A context manager's parameters and their defaults, as declared."""
+    return {name: repr(p.default) for name, p in inspect.signature(fn).parameters.items()}
 
 
 def flags_scope() -> tuple[bool, str, dict]:
@@ -78,9 +109,11 @@ def flags_scope() -> tuple[bool, str, dict]:
     after_error = _flags()
     set_inside = inside["cudnn.benchmark"] and inside["cudnn.deterministic"] and not inside["cudnn.allow_tf32"]
     ok = bare is False and set_inside and after == before and after_error == before
+    parameters = _parameters(torch.backends.cudnn.flags)
     return ok, (f"bare flags(): enabled={bare}; inside flags(benchmark=True, deterministic=True, allow_tf32=False): "
                 f"{'set' if set_inside else 'NOT set'}; restored on exit: {after == before}; restored after an "
-                f"exception: {after_error == before}"), {"bare_enabled": bare, "inside": inside, "after": after}
+                f"exception: {after_error == before}; cudnn.flags{tuple(parameters)}"), {
+                    "bare_enabled": bare, "inside": inside, "after": after, "parameters": parameters}
 
 
 def _put(accumulate: bool) -> None:

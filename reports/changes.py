@@ -1,0 +1,169 @@
+"""What changed between torch versions: the same machine, two torch installs.
+
+Platforms that differ only in the torch install under test (the machine,
+oneDNN's ISA, the threads and the GPU alike) are paired, each with the next
+in version order. For every pair this lists, by comparing the evidence alone
+(no list of known differences):
+
+  verdict      a claim judged differently;
+  observed     what a probe of PyTorch saw (an attribute present or absent, a
+               default, an alert's text), key by key of its `observed` record;
+  outcome      a test that passed on one and failed, skipped or erred on the
+               other (a fact without an `observed` record);
+  bits         the digest of the same case;
+  kernel       the implementation chosen for the same case (PyTorch's kernel
+               class and oneDNN kernel, or the model's algorithm).
+
+Each change names the claim (or the test) and both versions, with both
+observations, the evidence records behind them (test names and FILE:LINE
+where the reader kept them) and a repro command for each side.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .evidence import Evidence, platform_of
+
+# Values shown in a change are cut to this many characters.
+MAX_SHOWN = 300
+
+
+def torch_of(env: dict[str, Any]) -> str:
+    torch = env.get("torch")
+    return str(torch.get("version", "")) if isinstance(torch, dict) else ""
+
+
+def _version_key(version: str) -> tuple:
+    """1.13.0a0 < 2.7.1+cu126 < 2.15.0+cu132: numbers compared as numbers."""
+    return tuple(int(x) if x.isdigit() else x for x in re.split(r"[.+]|(?<=\d)(?=[a-z])", version) if x)
+
+
+def pairs(evidence: Evidence) -> list[tuple[str, str]]:
+    """(older platform, newer platform) for each pair of platforms that differ
+    only in their torch install, consecutive in version order."""
+    groups: dict[str, list[str]] = {}
+    for name, env in evidence.platform_env.items():
+        if not torch_of(env):
+            continue
+        machine = str(env.get("machine", "unknown"))
+        signature = platform_of({k: v for k, v in env.items() if k != "torch"})[1]
+        groups.setdefault(f"{machine} ({signature})", []).append(name)
+    out = []
+    for names in groups.values():
+        names.sort(key=lambda n: _version_key(torch_of(evidence.platform_env[n])))
+        out += list(zip(names, names[1:]))
+    return out
+
+
+def _cut(value: Any) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "…"
+
+
+def _repro(env: dict[str, Any], test: str, record: dict[str, Any] | None) -> str:
+    """A command that shows this side again: the case's own repro on that
+    torch, or the one test through ctest in that torch's build."""
+    python = (env.get("torch") or {}).get("python", "") if isinstance(env.get("torch"), dict) else ""
+    torch = f" --torch {python}" if python else ""
+    repro = (record or {}).get("repro", "")
+    if repro and " device=" in repro:
+        return f"./backendcheck run{torch} --case '{repro}'"
+    if repro.startswith("torch_backends.py ") and python:
+        return f"{python} suites/probes/torch_backends.py {repro.split(' ', 1)[1]}"
+    return f"./backendcheck test{torch} -R '^{re.escape(test)}$'"
+
+
+def _fact_records(ev: Evidence) -> dict[str, dict[str, Any]]:
+    """test -> its last case record that carries a check (facts and cases)."""
+    out = {}
+    for test, records in ev.cases.items():
+        for r in records:
+            if r.get("kind", "case") == "case":
+                out[test] = r
+    return out
+
+
+def _observed(record: dict[str, Any]) -> dict[str, Any] | None:
+    for check in record.get("checks", []):
+        if isinstance(check.get("observed"), dict):
+            return check["observed"]
+    return None
+
+
+def _outcome(ev: Evidence, test: str) -> str:
+    result = ev.results.get(test)
+    return str(result.get("outcome")) if result else ev.ctest.get(test, "not run")
+
+
+def _side(version: str, shown: Any, env: dict[str, Any], test: str, record: dict[str, Any] | None) -> dict[str, Any]:
+    where = (record or {}).get("where", "")
+    return {"torch": version, "observed": _cut(shown), "repro": _repro(env, test, record),
+            "evidence": [test + (f" ({where})" if where else "")]}
+
+
+def between_versions(verdicts: list[Any], evidence: Evidence) -> list[dict[str, Any]]:
+    """Every change between paired torch versions (see the module's text)."""
+    changes: list[dict[str, Any]] = []
+    for older, newer in pairs(evidence):
+        env_a, env_b = evidence.platform_env[older], evidence.platform_env[newer]
+        va, vb = torch_of(env_a), torch_of(env_b)
+        base = {"platforms": [older, newer], "versions": [va, vb]}
+
+        for v in verdicts:
+            a, b = v.platforms.get(older), v.platforms.get(newer)
+            if a is None or b is None or a.verdict == b.verdict:
+                continue
+            tests = sorted({f.test for f in a.facts} | {f.test for f in b.facts})
+            changes.append({**base, "kind": "verdict", "claim": v.claim.id, "what": f"claim {v.claim.id}",
+                            "sides": [{"torch": va, "observed": f"{a.verdict}: {_cut(a.reason)}",
+                                       "evidence": [f.test for f in a.facts][:20]},
+                                      {"torch": vb, "observed": f"{b.verdict}: {_cut(b.reason)}",
+                                       "evidence": [f.test for f in b.facts][:20]}],
+                            "tests": tests[:20]})
+
+        ev_a, ev_b = evidence.platforms[older], evidence.platforms[newer]
+        rec_a, rec_b = _fact_records(ev_a), _fact_records(ev_b)
+        for test in sorted(set(rec_a) | set(rec_b) | set(ev_a.results) | set(ev_b.results)):
+            ra, rb = rec_a.get(test), rec_b.get(test)
+            oa, ob = (_observed(ra) if ra else None), (_observed(rb) if rb else None)
+            if oa is not None or ob is not None:
+                oa, ob = oa or {}, ob or {}
+                for key in sorted(set(oa) | set(ob)):
+                    if oa.get(key, "absent") != ob.get(key, "absent"):
+                        changes.append({**base, "kind": "observed", "test": test, "what": f"{test}: {key}",
+                                        "sides": [_side(va, oa.get(key, "absent"), env_a, test, ra),
+                                                  _side(vb, ob.get(key, "absent"), env_b, test, rb)]})
+                continue
+            out_a, out_b = _outcome(ev_a, test), _outcome(ev_b, test)
+            if out_a != out_b and "not run" not in (out_a, out_b):
+                why_a = (ev_a.results.get(test) or {}).get("message", "")
+                why_b = (ev_b.results.get(test) or {}).get("message", "")
+                changes.append({**base, "kind": "outcome", "test": test, "what": test,
+                                "sides": [_side(va, out_a + (f": {why_a}" if why_a else ""), env_a, test, ra),
+                                          _side(vb, out_b + (f": {why_b}" if why_b else ""), env_b, test, rb)]})
+            if ra is None or rb is None:
+                continue
+            if ra.get("digest") and rb.get("digest") and ra.get("digest") != rb.get("digest"):
+                changes.append({**base, "kind": "bits", "test": test, "what": f"{test}: digest",
+                                "sides": [_side(va, ra["digest"], env_a, test, ra),
+                                          _side(vb, rb["digest"], env_b, test, rb)]})
+            ka, kb = _kernel(ra), _kernel(rb)
+            if ka and kb and ka != kb:
+                changes.append({**base, "kind": "kernel", "test": test, "what": f"{test}: kernel",
+                                "sides": [_side(va, ka, env_a, test, ra), _side(vb, kb, env_b, test, rb)]})
+    return changes
+
+
+def _kernel(record: dict[str, Any]) -> str:
+    """The kernel a case ran: PyTorch's side of a conformance case (its kernel
+    class and oneDNN kernel), else the implementation. Version numbers are
+    left out: they differ by construction."""
+    c = record.get("conformance")
+    if isinstance(c, dict) and isinstance(c.get("pytorch"), dict):
+        p = c["pytorch"]
+        text = f"{p.get('kernel_class', '')} {p.get('onednn_kernel', '')}".strip()
+    else:
+        text = str(record.get("implementation", ""))
+    return re.sub(r"(PyTorch|oneDNN) \d+\.\d+\.\d+\S*:? ?", "", text).strip()
