@@ -155,6 +155,12 @@ if(NOT BACKENDCHECK_WITH_TORCH STREQUAL "OFF")
   if(NOT TORCH_CUDA_ARCH_LIST)
     set(TORCH_CUDA_ARCH_LIST "8.0;9.0")
   endif()
+  # PyTorch before 2.8 links CUDA::nvToolsExt, a library CUDA 12.9 and later
+  # no longer ship (NVTX 3 is header-only): without the target, its config
+  # fails to generate against this CUDA. An empty one stands in.
+  if(CUDAToolkit_FOUND AND NOT TARGET CUDA::nvToolsExt)
+    add_library(CUDA::nvToolsExt INTERFACE IMPORTED)
+  endif()
   find_package(Torch QUIET)
   set(CMAKE_CUDA_FLAGS "${bc_cuda_flags}")
   if(Torch_FOUND OR TORCH_FOUND)
