@@ -34,6 +34,7 @@ from inputs.errors import SpecError, read_regular
 from . import expectations
 from .catalog import load_catalog
 from .evidence import MAX_FILE_BYTES, Evidence, read_evidence, read_junit, read_manifest, read_registered
+from .changes import between_versions
 from .conformance import summarize as conformance_summary
 from .render import write_junit, write_report
 from .verdicts import judge_all, refuted_guarantees
@@ -212,8 +213,9 @@ def main(argv: list[str] | None = None) -> int:
             print(str(e), file=sys.stderr)
             return 1
     coverage = _coverage(evidence, manifest)
+    between = between_versions(verdicts, evidence)
     page = write_report(args.out, verdicts, manifest, evidence, baseline=baseline, changes=changes,
-                        no_expectations=no_expectations, coverage=coverage, installs=installs)
+                        no_expectations=no_expectations, coverage=coverage, installs=installs, between=between)
     write_junit(args.out / "claims-junit.xml", verdicts, changes)
     counts = Counter(v.verdict for v in verdicts)
     print(f"report: {page}")
@@ -235,7 +237,6 @@ def main(argv: list[str] | None = None) -> int:
     for i in installs:
         print(f"torch install {i['version'] or i['torch']}: {i['status']}" + (f" ({i['why']})" if i["why"] else ""))
     if len(evidence.platforms) > 1:
-        between = json.loads((args.out / "report.json").read_text(encoding="utf-8"))["changes"]
         kinds = Counter(c["kind"] for c in between)
         print(f"changed between versions: {len(between)}" +
               (" (" + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + ")" if kinds else ""))

@@ -65,24 +65,15 @@ def _cut(value: Any) -> str:
 def _repro(env: dict[str, Any], test: str, record: dict[str, Any] | None) -> str:
     """A command that shows this side again: the case's own repro on that
     torch, or the one test through ctest in that torch's build."""
-    python = (env.get("torch") or {}).get("python", "") if isinstance(env.get("torch"), dict) else ""
-    torch = f" --torch {python}" if python else ""
+    torch = env.get("torch")
+    python = str(torch.get("python", "")) if isinstance(torch, dict) else ""
+    named = f" --torch {python}" if python else ""
     repro = (record or {}).get("repro", "")
     if repro and " device=" in repro:
-        return f"./backendcheck run{torch} --case '{repro}'"
+        return f"./backendcheck run{named} --case '{repro}'"
     if repro.startswith("torch_backends.py ") and python:
         return f"{python} suites/probes/torch_backends.py {repro.split(' ', 1)[1]}"
-    return f"./backendcheck test{torch} -R '^{re.escape(test)}$'"
-
-
-def _fact_records(ev: Evidence) -> dict[str, dict[str, Any]]:
-    """test -> its last case record that carries a check (facts and cases)."""
-    out = {}
-    for test, records in ev.cases.items():
-        for r in records:
-            if r.get("kind", "case") == "case":
-                out[test] = r
-    return out
+    return f"./backendcheck test{named} -R '^{re.escape(test)}$'"
 
 
 def _observed(record: dict[str, Any]) -> dict[str, Any] | None:
@@ -115,16 +106,16 @@ def between_versions(verdicts: list[Any], evidence: Evidence) -> list[dict[str, 
             a, b = v.platforms.get(older), v.platforms.get(newer)
             if a is None or b is None or a.verdict == b.verdict:
                 continue
-            tests = sorted({f.test for f in a.facts} | {f.test for f in b.facts})
             changes.append({**base, "kind": "verdict", "claim": v.claim.id, "what": f"claim {v.claim.id}",
                             "sides": [{"torch": va, "observed": f"{a.verdict}: {_cut(a.reason)}",
                                        "evidence": [f.test for f in a.facts][:20]},
                                       {"torch": vb, "observed": f"{b.verdict}: {_cut(b.reason)}",
-                                       "evidence": [f.test for f in b.facts][:20]}],
-                            "tests": tests[:20]})
+                                       "evidence": [f.test for f in b.facts][:20]}]})
 
         ev_a, ev_b = evidence.platforms[older], evidence.platforms[newer]
-        rec_a, rec_b = _fact_records(ev_a), _fact_records(ev_b)
+        # Each test's last case record (a fact's, or a case's).
+        rec_a = {test: records[-1] for test, records in ev_a.cases.items() if records}
+        rec_b = {test: records[-1] for test, records in ev_b.cases.items() if records}
         for test in sorted(set(rec_a) | set(rec_b) | set(ev_a.results) | set(ev_b.results)):
             ra, rb = rec_a.get(test), rec_b.get(test)
             oa, ob = (_observed(ra) if ra else None), (_observed(rb) if rb else None)

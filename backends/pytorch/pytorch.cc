@@ -230,7 +230,7 @@ void SetFp32(const Fp32Setting& s, const std::string& word) {
 // value this process started with, so that one case's setting never leaks
 // into the next. Without the API, a case that asks for one is not evaluated.
 Status ApplyFp32Precision(const BackendFlags& f) {
-  const BackendFlags defaults;
+  static const BackendFlags defaults;
 #if BC_TORCH_FP32_PRECISION_API
   static const auto kInitial = [] {
     std::vector<Fp32Value> initial;
