@@ -25,7 +25,11 @@ about 4.4 s a trial here, and can be given with --case.
 3. Real slowdown (--real-trials, default 50): B is the case with its spatial
    size grown so that it does about 15% more work; the realized ratio is
    reported beside the detection rate.
-4. Pinning (--pinned-trials, default 50): the A/A again under taskset on the
+4. Between runs: the rule that says a comparison's ratio moved between two
+   runs (two torch installs; reports.statistics.ratio_moved) on pairs of A/A
+   trials half the experiment apart, where nothing moved (false alarms), and
+   with the second trial's B times 1 + --slowdown (detected = "up").
+5. Pinning (--pinned-trials, default 50): the A/A again under taskset on the
    CPUs of this process with OMP_PROC_BIND=close OMP_PLACES=cores, against
    the unpinned run: the spread of the samples and the false alarms.
 
@@ -51,7 +55,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from reports.statistics import decide_ratio  # noqa: E402
+from reports.statistics import bootstrap_median_ci, decide_ratio, paired_ratios, ratio_moved  # noqa: E402
 
 DEFAULT_CASE = ("conv2d:fwd:f32:mb2ic16ih56iw56oc32kh3kw3sh1sw1ph1pw1dh1dw1g1*5 "
                 "device=cpu engine=select:onednn threads=2")
@@ -111,6 +115,21 @@ def judge(trials: list[dict], metric: str, scale_b: float = 1.0, supports_when: 
         ratios.append(ratio)
     return {"n": len(trials), "decisive": sum(o != "inconclusive" for o in outcomes),
             "supported": outcomes.count("supported"), "median_ratio": statistics.median(ratios) if ratios else None}
+
+
+def judge_moved(trials: list[dict], metric: str, scale_b: float = 1.0) -> dict:
+    """ratio_moved over pairs of trials half the list apart (minutes apart in
+    time, as two installs' runs are), the second's B scaled by scale_b."""
+    half = len(trials) // 2
+    moved = []
+    for first, second in zip(trials[:half], trials[half:2 * half]):
+        ci = []
+        for t, scale in ((first, 1.0), (second, scale_b)):
+            a = [float(x) for x in t["a"][metric]]
+            b = [float(x) * scale for x in t["b"][metric]]
+            ci.append(bootstrap_median_ci(paired_ratios(a, b)))
+        moved.append(ratio_moved(ci[0], ci[1]))
+    return {"n": len(moved), "moved": sum(m != "" for m in moved), "up": moved.count("up")}
 
 
 def spread(trials: list[dict], metric: str) -> float:
@@ -193,6 +212,12 @@ def main(argv: list[str] | None = None) -> int:
     results["injected"] = injected
     lines.append(f"injected {100 * args.slowdown:.0f}% slowdown (B's real samples x {1 + args.slowdown:g}) "
                  f"detected: {rate_text(injected['supported'], injected['n'])}")
+    between = judge_moved(aa, "steady_ns")
+    between_injected = judge_moved(aa, "steady_ns", scale_b=1 + args.slowdown)
+    results["between_runs"] = {"aa": between, "injected": between_injected}
+    lines.append(f"between runs (ratio_moved on A/A trials {len(aa) // 2} apart): false alarms "
+                 f"{rate_text(between['moved'], between['n'])}; injected {100 * args.slowdown:.0f}% in the second "
+                 f"run detected: {rate_text(between_injected['up'], between_injected['n'])}")
     if data["real"]:
         real = judge(data["real"], "steady_ns", supports_when="above")
         results["real"] = dict(real, work_factor=work, case_b=slow_case)

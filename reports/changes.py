@@ -12,7 +12,10 @@ in version order. For every pair this lists, by comparing the evidence alone
                other (a fact without an `observed` record);
   bits         the digest of the same case;
   kernel       the implementation chosen for the same case (PyTorch's kernel
-               class and oneDNN kernel, or the model's algorithm).
+               class and oneDNN kernel, or the model's algorithm);
+  speed        a ratio claim's comparison (B/A of paired reps) whose interval
+               moved beyond the other version's by the ratio rule's margin
+               (reports.statistics.ratio_moved).
 
 Each change names the claim (or the test) and both versions, with both
 observations, the evidence records behind them (test names and FILE:LINE
@@ -24,15 +27,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .evidence import Evidence, platform_of
+from .evidence import Evidence, platform_of, torch_of
+from .statistics import LEVEL, ratio_moved
 
 # Values shown in a change are cut to this many characters.
 MAX_SHOWN = 300
-
-
-def torch_of(env: dict[str, Any]) -> str:
-    torch = env.get("torch")
-    return str(torch.get("version", "")) if isinstance(torch, dict) else ""
 
 
 def _version_key(version: str) -> tuple:
@@ -42,13 +41,14 @@ def _version_key(version: str) -> tuple:
 
 def pairs(evidence: Evidence) -> list[tuple[str, str]]:
     """(older platform, newer platform) for each pair of platforms that differ
-    only in their torch install, consecutive in version order."""
+    only in their torch install and the libraries that come with it (the
+    cuDNN of a CUDA wheel), consecutive in version order."""
     groups: dict[str, list[str]] = {}
     for name, env in evidence.platform_env.items():
         if not torch_of(env):
             continue
         machine = str(env.get("machine", "unknown"))
-        signature = platform_of({k: v for k, v in env.items() if k != "torch"})[1]
+        signature = platform_of({k: v for k, v in env.items() if k not in ("torch", "versions")})[1]
         groups.setdefault(f"{machine} ({signature})", []).append(name)
     out = []
     for names in groups.values():
@@ -103,6 +103,7 @@ def between_versions(verdicts: list[Any], evidence: Evidence) -> list[dict[str, 
         base = {"platforms": [older, newer], "versions": [va, vb]}
 
         for v in verdicts:
+            changes += _speed(v, older, newer, base, env_a, env_b)
             a, b = v.platforms.get(older), v.platforms.get(newer)
             if a is None or b is None or a.verdict == b.verdict:
                 continue
@@ -111,6 +112,7 @@ def between_versions(verdicts: list[Any], evidence: Evidence) -> list[dict[str, 
                                        "evidence": [f.test for f in a.facts][:20]},
                                       {"torch": vb, "observed": f"{b.verdict}: {_cut(b.reason)}",
                                        "evidence": [f.test for f in b.facts][:20]}]})
+
 
         ev_a, ev_b = evidence.platforms[older], evidence.platforms[newer]
         # Each test's last case record (a fact's, or a case's).
@@ -145,6 +147,38 @@ def between_versions(verdicts: list[Any], evidence: Evidence) -> list[dict[str, 
                 changes.append({**base, "kind": "kernel", "test": test, "what": f"{test}: kernel",
                                 "sides": [_side(va, ka, env_a, test, ra), _side(vb, kb, env_b, test, rb)]})
     return changes
+
+
+def _ratio_facts(v: Any) -> dict[str, Any]:
+    """test -> fact of a verdict's comparisons that the ratio rule measured,
+    the deciding system's and the model's prediction's."""
+    facts = list(v.facts) + (list(v.prediction.facts) if v.prediction is not None else [])
+    return {f.test: f for f in facts if "ci" in f.figures}
+
+
+def _speed(v: Any, older: str, newer: str, base: dict[str, Any], env_a: dict[str, Any],
+           env_b: dict[str, Any]) -> list[dict[str, Any]]:
+    """The comparisons of one ratio claim whose ratio moved between two
+    platforms beyond its noise."""
+    a, b = v.platforms.get(older), v.platforms.get(newer)
+    if a is None or b is None:
+        return []
+    fa, fb = _ratio_facts(a), _ratio_facts(b)
+    out = []
+    for test in sorted(set(fa) & set(fb)):
+        x, y = fa[test].figures, fb[test].figures
+        moved = ratio_moved(tuple(x["ci"]), tuple(y["ci"]))
+        if not moved:
+            continue
+        shown = lambda f: (f"{f['metric']} B/A = {f['ratio']:.3g} [{100 * LEVEL:.0f}% CI {f['ci'][0]:.3g}, "
+                           f"{f['ci'][1]:.3g}] over {f['reps']} paired reps")
+        ra = next((r for r in fa[test].records if "compare" in r), None)
+        rb = next((r for r in fb[test].records if "compare" in r), None)
+        out.append({**base, "kind": "speed", "claim": v.claim.id, "test": test, "moved": moved,
+                    "what": f"{test}: {x['metric']} B/A ({x['b']} against {x['a']}) moved {moved}",
+                    "sides": [_side(base["versions"][0], shown(x), env_a, test, ra),
+                              _side(base["versions"][1], shown(y), env_b, test, rb)]})
+    return out
 
 
 def _kernel(record: dict[str, Any]) -> str:

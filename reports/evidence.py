@@ -99,6 +99,12 @@ def platform_of(env: dict[str, Any]) -> tuple[str, str]:
     return f"{env.get('machine', 'unknown')} ({signature})", signature
 
 
+def torch_of(env: dict[str, Any]) -> str:
+    """The version of the torch install an environment record names ("" for none)."""
+    torch = env.get("torch")
+    return str(torch.get("version", "")) if isinstance(torch, dict) else ""
+
+
 def read_evidence(dirs: list[Path]) -> Evidence:
     """Every directory (or file) is one run. A run's platform is what most of
     its environment records say (a case that starts its own process with

@@ -2,7 +2,8 @@
 on one kind of platform (suites/expectations/SIGNATURE.toml), so that a
 verdict that changes is flagged, and fails the tier that checks them.
 
-    platform = "avx512_core_vnni-2t"
+    platform = "avx512_core_vnni-2t-torch2.15.0_cu132"
+    torch = "2.15.0+cu132"   # the torch install the verdicts hold for
     [verdicts]
     bench-fixed-faster = "supported"
 """
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from inputs.errors import SpecError, load_toml
 
-from .evidence import Evidence, platform_of
+from .evidence import Evidence, platform_of, torch_of
 from .verdicts import VERDICTS, Verdict
 
 RECORDED_KINDS = ("folklore", "advice")
@@ -29,7 +30,9 @@ class Change:
     got: str
 
 
-def _read(path: Path, known: set[str]) -> dict[str, str]:
+def _read(path: Path, known: set[str], torch: str) -> dict[str, str]:
+    """The file's verdicts; `torch` is the version of the platform's torch
+    install, which the file's own `torch` key (when it has one) must name."""
     text, doc = load_toml(path, "expectation file")
     lines = text.splitlines()
 
@@ -37,8 +40,11 @@ def _read(path: Path, known: set[str]) -> dict[str, str]:
         return next((i for i, ln in enumerate(lines, 1) if re.match(rf'\s*"?{re.escape(key)}"?\s*=', ln)), 1)
 
     for key in doc:
-        if key not in ("platform", "verdicts"):
-            raise SpecError(str(path), line_of(key), f"unknown key '{key}' (expected: platform, verdicts)")
+        if key not in ("platform", "torch", "verdicts"):
+            raise SpecError(str(path), line_of(key), f"unknown key '{key}' (expected: platform, torch, verdicts)")
+    if "torch" in doc and doc["torch"] != torch:
+        raise SpecError(str(path), line_of("torch"), f"torch: the file holds for torch {doc['torch']!r}, but the "
+                        f"platform it is named for runs torch {torch or 'none'!r}")
     verdicts = doc.get("verdicts", {})
     if not isinstance(verdicts, dict):
         raise SpecError(str(path), line_of("verdicts"), "verdicts must be a table of claim = \"verdict\"")
@@ -61,7 +67,7 @@ def compare(directory: Path, verdicts: list[Verdict], evidence: Evidence, partia
         if not path.is_file():
             missing.append(f"{platform}: no {path}")
             continue
-        expected = _read(path, known)
+        expected = _read(path, known, torch_of(env))
         for v in verdicts:
             if v.claim.id not in expected:
                 continue
@@ -78,9 +84,11 @@ def write(directory: Path, verdicts: list[Verdict], evidence: Evidence) -> list[
     written = []
     for platform, env in evidence.platform_env.items():
         signature = platform_of(env)[1]
-        lines = [f"# Folklore and advice verdicts recorded on {platform}.",
+        torch = torch_of(env)
+        lines = [f"# Folklore and advice verdicts recorded on {platform}"
+                 + (f", with torch {torch} under test." if torch else "."),
                  "# Rewrite with: ./backendcheck run --tier nightly --write-expectations", "",
-                 f'platform = "{signature}"', "", "[verdicts]"]
+                 f'platform = "{signature}"'] + ([f'torch = "{torch}"'] if torch else []) + ["", "[verdicts]"]
         for v in verdicts:
             if v.claim.kind in RECORDED_KINDS and v.platforms.get(platform, v).verdict != "not evaluated":
                 lines.append(f'{v.claim.id} = "{v.platforms.get(platform, v).verdict}"')

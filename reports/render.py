@@ -15,10 +15,10 @@ from typing import Any
 
 import jinja2
 
-from .changes import between_versions, torch_of
+from .changes import between_versions
 from .conformance import summarize as conformance_summary
 from .plots import interval_plot, roofline_plot, strip_plot
-from .evidence import Evidence, ctest_outcome, platform_of
+from .evidence import Evidence, ctest_outcome, platform_of, torch_of
 from .verdicts import VERDICTS, Fact, Verdict
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"

@@ -64,3 +64,17 @@ def decide_ratio(a: list[float], b: list[float], bound: float,
     else:
         outcome = "refuted"
     return outcome, ratio, (lo, hi)
+
+
+def ratio_moved(ci_a: tuple[float, float], ci_b: tuple[float, float]) -> str:
+    """How one comparison's ratio moved from run A to run B (two torch
+    installs, say), by the ratio rule with A's interval as the bound: "up"
+    when B's whole LEVEL interval lies above A's by MARGIN, "down" when below
+    it by MARGIN, "" when the intervals come closer than that (within noise).
+    Each interval is of paired per-rep ratios, so each run's own machine
+    state cancels; the margin is the one the A/A experiment settled."""
+    if ci_b[0] > ci_a[1] * (1 + MARGIN):
+        return "up"
+    if ci_b[1] < ci_a[0] / (1 + MARGIN):
+        return "down"
+    return ""

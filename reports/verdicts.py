@@ -21,9 +21,14 @@ Rules:
   across fresh processes. Not seeing variation is inconclusive, not a
   refutation, for a claim that something *may* vary.
 - across: the digests of one computation on several devices (the same
-  problem on the CPU and the GPU) or platforms (the same repro in the merged
-  evidence of several machines or runs). A claim that results *may* differ
-  is supported by one difference; equal bits everywhere are inconclusive.
+  problem on the CPU and the GPU) or platforms. For platforms, the sides of a
+  computation are its platforms in the merged evidence (machines, torch
+  installs) and, on one platform, the case's own thread counts and
+  ONEDNN_MAX_CPU_ISA caps; every pair of sides is counted under the part of
+  the claim it differs in (GPU architectures, CPU ISAs, thread counts,
+  library versions), and the parts nothing tested are named. A claim that
+  results *may* differ is supported by one difference; equal bits everywhere
+  are inconclusive.
 
 Every claim but an `across` one is judged on each platform's evidence alone
 (a platform is a machine with its ISA, thread count and GPU); its overall
@@ -270,12 +275,70 @@ def _observations(claim: Claim, manifest: list[dict[str, Any]], evidence: Eviden
     return out
 
 
+# What "another platform" may differ in, as no-cross-arch's statement names
+# it. A case's own settings vary two of them on one machine: its `threads=`
+# and its `env.ONEDNN_MAX_CPU_ISA=` (oneDNN capped to an older ISA); the
+# platforms of merged runs vary the rest.
+PARTS = ("GPU architectures", "CPU ISAs", "thread counts", "library versions")
+_IN_CASE = {"threads": "thread counts", "env.ONEDNN_MAX_CPU_ISA": "CPU ISAs"}
+_NEEDS = {
+    "GPU architectures": "the same case on GPUs of two architectures: merge their runs with "
+                         "./backendcheck report DIR1 DIR2",
+    "CPU ISAs": "cases with env.ONEDNN_MAX_CPU_ISA, or runs on CPUs of two ISAs merged with "
+                "./backendcheck report DIR1 DIR2",
+    "thread counts": "the same case with two threads= values",
+    "library versions": "two torch installs: ./backendcheck run --torch A --torch B",
+}
+
+
+def _variant(repro: str) -> tuple[str, dict[str, str]]:
+    """(the computation, the settings of _IN_CASE the case chose)."""
+    kept, chosen = [], {}
+    for token in repro.split(" "):
+        key, _, value = token.partition("=")
+        if key in _IN_CASE:
+            chosen[key] = value
+        else:
+            kept.append(token)
+    return " ".join(kept), chosen
+
+
+def _platform_parts(a: dict[str, Any], b: dict[str, Any]) -> set[str]:
+    """What two platforms' environment records differ in, by PARTS ("machines"
+    when only the machine's name does)."""
+    torch_a, torch_b = a.get("torch") or {}, b.get("torch") or {}
+    gpu_a, gpu_b = a.get("gpu") or {}, b.get("gpu") or {}
+    differ = {part for part, x, y in (
+        ("library versions", (torch_a.get("version"), a.get("versions")), (torch_b.get("version"), b.get("versions"))),
+        ("CPU ISAs", a.get("onednn_isa"), b.get("onednn_isa")),
+        ("thread counts", a.get("omp_max_threads"), b.get("omp_max_threads")),
+        ("GPU architectures", gpu_a.get("arch"), gpu_b.get("arch"))) if x != y}
+    return differ or {"machines"}
+
+
+def _part_between(a: tuple[str, dict[str, str]], b: tuple[str, dict[str, str]], evidence: Evidence) -> str:
+    """The one part two sides (platform, the case's own settings) differ in,
+    or "several parts at once"."""
+    parts = set()
+    if a[0] != b[0]:
+        parts = _platform_parts(evidence.platform_env.get(a[0], {}), evidence.platform_env.get(b[0], {}))
+    parts |= {part for key, part in _IN_CASE.items() if a[1].get(key, "") != b[1].get(key, "")}
+    return parts.pop() if len(parts) == 1 else "several parts at once"
+
+
+def _side_label(platform: str, chosen: dict[str, str]) -> str:
+    return " ".join([platform] + [f"{k.removeprefix('env.')}={v or 'default'}" for k, v in sorted(chosen.items())])
+
+
 def _across(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) -> Verdict:
     """Groups trusted, single-digest records of the selected cases by the
-    computation (problem for devices, repro for platforms) and compares the
-    digests of the group's devices or platforms."""
+    computation and compares the digests of its sides: for devices, the
+    problem on each device; for platforms, the case on each platform and
+    under each of its own thread counts and ISA caps, every pair of sides
+    counted under the part of the claim (PARTS) they differ in."""
     tests = select_tests(claim.tests, claim.cases, manifest, evidence)
     groups: dict[str, dict[str, set[str]]] = {}
+    sides: dict[str, tuple[str, dict[str, str]]] = {}
     where: dict[str, dict[str, str]] = {}
     for test in tests:
         for r in evidence.cases.get(test, []):
@@ -287,32 +350,73 @@ def _across(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) ->
             if claim.across == "device":
                 key, side = repro.split(" ", 1)[0], str(r.get("device", ""))
             else:
-                key, side = repro, str(r.get("platform", ""))
+                key, chosen = _variant(repro)
+                side = _side_label(str(r.get("platform", "")), chosen)
+                sides[side] = (str(r.get("platform", "")), chosen)
             groups.setdefault(key, {}).setdefault(side, set()).add(str(digest))
             where.setdefault(key, {})[side] = test
     spanning = {k: g for k, g in groups.items() if len(g) > 1}
     by_test = {c["test"]: c for c in manifest}
     facts = [fact_for(t, by_test, evidence) for t in tests if t in evidence.cases]
-    if not spanning:
-        sides = sorted({s for g in groups.values() for s in g})
-        need = ("the same problem on the CPU and a GPU (this run has: " + (", ".join(sides) or "none") + ")"
-                if claim.across == "device" else
-                "the same case on two platforms: merge runs with ./backendcheck report DIR1 DIR2 "
-                f"(this evidence has {len(sides) or 'no'} platform{'s' if len(sides) != 1 else ''})")
-        return Verdict(claim, "not evaluated", f"needs {need}", facts)
-    # Different bits: no digest common to every side (a side may hold several,
-    # say the CPU on one and two threads).
-    differ = {k: g for k, g in spanning.items() if not set.intersection(*g.values())}
     for f in facts:
         f.figures = {"groups": {k: {side: sorted(ds) for side, ds in g.items()}
                                 for k, g in spanning.items() if f.test in where[k].values()}}
+    if claim.across == "platform":
+        return _across_parts(claim, spanning, sides, evidence, facts)
+    if not spanning:
+        seen = sorted({s for g in groups.values() for s in g})
+        return Verdict(claim, "not evaluated", "needs the same problem on the CPU and a GPU (this run has: "
+                       + (", ".join(seen) or "none") + ")", facts)
+    # Different bits: no digest common to every side (a side may hold several,
+    # say the CPU on one and two threads).
+    differ = {k: g for k, g in spanning.items() if not set.intersection(*g.values())}
     if differ:
         key, g = next(iter(sorted(differ.items())))
         shown = "; ".join(f"{side}: {', '.join(sorted(ds))}" for side, ds in sorted(g.items()))
         return Verdict(claim, "supported", f"{len(differ)} of {len(spanning)} computation(s) seen on several "
-                                           f"{claim.across}s give different bits, e.g. {key}: {shown}", facts)
-    return Verdict(claim, "inconclusive", f"all {len(spanning)} computation(s) seen on several {claim.across}s give "
+                                           f"devices give different bits, e.g. {key}: {shown}", facts)
+    return Verdict(claim, "inconclusive", f"all {len(spanning)} computation(s) seen on several devices give "
                                           "equal bits here, which does not show they cannot differ", facts)
+
+
+def _across_parts(claim: Claim, spanning: dict[str, dict[str, set[str]]],
+                  sides: dict[str, tuple[str, dict[str, str]]], evidence: Evidence, facts: list[Fact]) -> Verdict:
+    """The platform rule, part by part: for each part, how many computations
+    were seen on two sides differing in that part alone, how many of them gave
+    different bits (no digest in common), and one example; the parts no pair
+    of sides tested are named with what they need."""
+    compared: dict[str, set[str]] = {}
+    differ: dict[str, dict[str, str]] = {}  # part -> computation -> example
+    for key, g in sorted(spanning.items()):
+        names = sorted(g)
+        for i, x in enumerate(names):
+            for y in names[i + 1:]:
+                part = _part_between(sides[x], sides[y], evidence)
+                compared.setdefault(part, set()).add(key)
+                if not g[x] & g[y]:
+                    differ.setdefault(part, {}).setdefault(
+                        key, f"{key}: {x}: {', '.join(sorted(g[x]))}; {y}: {', '.join(sorted(g[y]))}")
+    order = [p for p in PARTS + ("machines", "several parts at once") if p in compared]
+    parts = {p: {"compared": len(compared[p]), "differ": len(differ.get(p, {})),
+                 "example": next(iter(differ[p].values()), "") if p in differ else ""} for p in order}
+    untested = {p: _NEEDS[p] for p in PARTS if p not in compared}
+    for f in facts:
+        f.figures["parts"] = parts
+        f.figures["untested"] = untested
+    if not compared:
+        return Verdict(claim, "not evaluated", "no computation was seen on two sides; "
+                       + "; ".join(f"{p} need {need}" for p, need in untested.items()), facts)
+    # Pairs differing in several parts at once are named only when no single
+    # part was compared: they do not say which part made the difference.
+    named = [p for p in order if p != "several parts at once"] or order
+    counts = ", ".join(f"{p} ({parts[p]['differ']} of {parts[p]['compared']} computation(s) differ)" for p in named)
+    rest = ("; not tested by this evidence: " + "; ".join(f"{p} (needs {need})" for p, need in untested.items())
+            if untested else "")
+    example = next((parts[p]["example"] for p in named if parts[p]["example"]), "")
+    if example:
+        return Verdict(claim, "supported", f"different bits across {counts}; e.g. {example}{rest}", facts)
+    return Verdict(claim, "inconclusive", f"equal bits across {counts}, which does not show they cannot "
+                                          f"differ{rest}", facts)
 
 
 _GRAVITY = ("error", "refuted", "supported", "inconclusive", "not evaluated")

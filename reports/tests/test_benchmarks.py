@@ -4,6 +4,7 @@ experiment's rule."""
 from __future__ import annotations
 
 import json
+import math
 import random
 import tempfile
 import unittest
@@ -132,6 +133,29 @@ class RatioRuleTest(unittest.TestCase):
         self.assertEqual(decide_ratio(a, b, 1.0, "above")[0], "supported")
         self.assertEqual(decide_ratio(a, b, 1.0, "below")[0], "refuted")
         self.assertEqual(decide_ratio(a, a, 1.0, "below")[0], "inconclusive")
+
+    def test_a_ratio_moves_only_beyond_both_intervals_and_the_margin(self) -> None:
+        from reports.statistics import ratio_moved
+        self.assertEqual(ratio_moved((0.50, 0.60), (0.70, 0.80)), "up")
+        self.assertEqual(ratio_moved((0.70, 0.80), (0.50, 0.60)), "down")
+        self.assertEqual(ratio_moved((0.50, 0.60), (0.61, 0.70)), "", "within the 3% margin")
+        self.assertEqual(ratio_moved((0.50, 0.60), (0.55, 0.90)), "", "overlapping intervals")
+        self.assertEqual(ratio_moved((1.0, math.inf), (5.0, 6.0)), "", "an unbounded interval never moves up")
+
+    def test_two_runs_of_one_comparison_rarely_move_and_15_percent_does(self) -> None:
+        from reports.statistics import bootstrap_median_ci, paired_ratios, ratio_moved
+        rng = random.Random(7)
+        draw = lambda: [rng.lognormvariate(0, 0.03) for _ in range(9)]
+        ci = lambda a, b: bootstrap_median_ci(paired_ratios(a, b))
+        alarms = detected = 0
+        trials = 100
+        for _ in range(trials):
+            first = ci(draw(), draw())
+            a, b = draw(), draw()
+            alarms += ratio_moved(first, ci(a, b)) != ""
+            detected += ratio_moved(first, ci(a, [x * 1.15 for x in b])) == "up"
+        self.assertLessEqual(alarms, 0.01 * trials)
+        self.assertGreaterEqual(detected, 0.9 * trials)
 
 
 if __name__ == "__main__":

@@ -99,6 +99,28 @@ class Inputs(unittest.TestCase):
         self.assertEqual(torches("run"), ["pinned"])
         self.assertEqual(torches("test", "--torch", "/a/python", "--torch", "/b/python"), ["/a/python", "/b/python"])
 
+    def test_a_torch_named_by_release_gets_its_own_managed_environment(self) -> None:
+        """--torch torch==VERSION: an environment named by that version, pinned
+        as requirements/torch.txt pins the default release; a word that is not
+        a release number is refused in one line."""
+        def managed(torch: str) -> subprocess.CompletedProcess:
+            env = {**os.environ, "BACKENDCHECK_CACHE": str(self.tmp / "cache"), "BACKENDCHECK_TORCH_PYTHON": "/x/py"}
+            return subprocess.run(["bash", "-c", f'source "{ROOT}/backendcheck"; '
+                                   'ensure_env() { echo "env=$1"; cat "$2"; ENV_DIR=/envs/$1; }; '
+                                   'use_torch "$1"; ensure_managed_torch; echo "python=$TORCH_PY"', "_", torch],
+                                  capture_output=True, text=True, env=env)
+        r = managed("torch==2.7.1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("env=torch-2.7.1\n", r.stdout)
+        self.assertIn("\ntorch==2.7.1\n", r.stdout)
+        self.assertIn("python=/envs/torch-2.7.1/bin/python", r.stdout)
+        pinned = managed("pinned")
+        self.assertIn((ROOT / "requirements" / "torch.txt").read_text(), pinned.stdout)
+        bad = managed("torch==latest")
+        self.assertNotEqual(bad.returncode, 0)
+        self.assertEqual(bad.stderr.strip().splitlines(),
+                         ["backendcheck: --torch torch==latest: not a release number (e.g. torch==2.7.1)"])
+
     # Evidence, expectation files, baselines and output paths, through the report's command line.
     def report(self, *extra: str, evidence: Path | None = None, out: Path | None = None) -> list[str]:
         manifest = self.tmp / "cases.json"

@@ -4,6 +4,7 @@ the rendered page."""
 from __future__ import annotations
 
 import json
+import random
 import math
 import os
 import subprocess
@@ -347,6 +348,39 @@ class MergeTest(unittest.TestCase):
         self.assertEqual(v.verdict, "not evaluated")
         self.assertIn("./backendcheck report DIR1 DIR2", v.reason)
 
+    def test_one_platform_tests_thread_counts_and_isa_caps(self) -> None:
+        """On one machine, the case's own threads= and ONEDNN_MAX_CPU_ISA are
+        sides of a computation: the verdict names each part it could test,
+        and the parts it could not."""
+        base = self.REPRO.rsplit(" ", 1)[0]
+        repros = {"T1": f"{base} threads=1", "T2": f"{base} threads=2",
+                  "Avx2": f"{base} threads=2 env.ONEDNN_MAX_CPU_ISA=AVX2"}
+        digests = {"T1": "aaaa", "T2": "bbbb", "Avx2": "bbbb"}
+        manifest = [{"id": n, "test": f"Cpu/Determinism.Bitwise/{n}", "repro": r, "suite": "s",
+                     "fixture": "Determinism", "positive_control": False, "binary": "determinism_tests",
+                     "axes": {"device": "cpu", "engine": "onednn"}} for n, r in repros.items()]
+        a = write_run(self.t / "a", environment("m1"), {
+            f"Cpu/Determinism.Bitwise/{n}": [{"repro": r, "device": "cpu", "digest": digests[n], "distinct_digests": 1}]
+            for n, r in repros.items()})
+        v = judge_all([self.across], manifest, read_evidence([a]))[0]
+        self.assertEqual(v.verdict, "supported", v.reason)
+        parts = v.facts[0].figures["parts"]
+        self.assertEqual(parts["thread counts"], {"compared": 1, "differ": 1, "example": parts["thread counts"]["example"]})
+        self.assertIn("aaaa", parts["thread counts"]["example"])
+        self.assertEqual((parts["CPU ISAs"]["compared"], parts["CPU ISAs"]["differ"]), (1, 0))
+        self.assertEqual(sorted(v.facts[0].figures["untested"]), ["GPU architectures", "library versions"])
+        self.assertIn("not tested by this evidence: GPU architectures", v.reason)
+
+    def test_two_torch_installs_are_library_versions(self) -> None:
+        rec = lambda d: {"Cpu/Determinism.Bitwise/X": [{"repro": self.REPRO, "device": "cpu", "digest": d,
+                                                       "distinct_digests": 1}]}
+        old = write_run(self.t / "a", {**environment("m1"), "torch": {"version": "1.13.0a0"}}, rec("aaaa"))
+        new = write_run(self.t / "b", {**environment("m1"), "torch": {"version": "2.15.0"}}, rec("aaaa"))
+        v = judge_all([self.across], self.manifest, read_evidence([old, new]))[0]
+        self.assertEqual(v.verdict, "inconclusive", v.reason)
+        self.assertEqual(list(v.facts[0].figures["parts"]), ["library versions"])
+        self.assertIn("library versions (0 of 1 computation(s) differ)", v.reason)
+
     def test_cpu_and_gpu_digests_of_one_problem(self) -> None:
         problem = self.REPRO.split(" ")[0]
         gpu = f"{problem} device=cuda engine=cudnn"
@@ -391,6 +425,30 @@ class MergeTest(unittest.TestCase):
         (exp / "avx2-1t.toml").write_text('platform = "x"\n[verdicts]\nnope = "supported"\n')
         r = self.cli("--expectations", str(exp), str(run))
         self.assertEqual((r.returncode, r.stderr.strip()), (1, f"{exp / 'avx2-1t.toml'}:3: unknown claim 'nope'"))
+
+    def test_expectations_per_torch_version(self) -> None:
+        """One file per platform and torch install, each naming the torch it
+        holds for; a file whose torch is not its platform's is refused."""
+        (self.t / "claims.toml").write_text('[[claim]]\nid = "f"\nstatement = "s"\nsource = "s"\nkind = "folklore"\n'
+                                            'about = "any"\n[claim.evidence]\nrule = "fact"\nsystem = "any"\ntests = ["Cpu/*"]\n')
+        (self.t / "cases.json").write_text(json.dumps({"cases": self.manifest}))
+        rec = {"Cpu/Determinism.Bitwise/X": [{"repro": self.REPRO, "device": "cpu", "digest": "aaaa",
+                                               "distinct_digests": 1}]}
+        runs = [str(write_run(self.t / v, {**environment("m1", "avx2", 1), "torch": {"version": v}}, rec))
+                for v in ("1.13.0a0", "2.15.0+cu132")]
+        exp = self.t / "expectations"
+        r = self.cli("--expectations", str(exp), "--write-expectations", *runs)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(sorted(p.name for p in exp.iterdir()),
+                         ["avx2-1t-torch1.13.0a0.toml", "avx2-1t-torch2.15.0_cu132.toml"])
+        new = exp / "avx2-1t-torch2.15.0_cu132.toml"
+        self.assertIn('torch = "2.15.0+cu132"', new.read_text())
+        self.assertEqual(self.cli("--expectations", str(exp), "--check-expectations", *runs).returncode, 0)
+        new.write_text(new.read_text().replace('torch = "2.15.0+cu132"', 'torch = "2.7.1+cu126"'))
+        r = self.cli("--expectations", str(exp), "--check-expectations", *runs)
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stderr.strip(), f"{new}:5: torch: the file holds for torch '2.7.1+cu126', but the "
+                                           "platform it is named for runs torch '2.15.0+cu132'")
 
     def test_baseline_shows_changed_verdicts(self) -> None:
         (self.t / "claims.toml").write_text('[[claim]]\nid = "f"\nstatement = "s"\nsource = "s"\nkind = "folklore"\n'
@@ -462,6 +520,44 @@ class VersionsTest(unittest.TestCase):
         self.assertTrue(all(s["evidence"] for s in observed["sides"]))
         bits = next(c for c in changes if c["kind"] == "bits")
         self.assertIn(f"--torch /venv-old/bin/python --case '{self.REPRO}'", bits["sides"][0]["repro"])
+
+    def test_a_speed_ratio_that_moved_beyond_its_noise(self) -> None:
+        """The paired ratio of each install's Compare: listed when the newer
+        interval clears the older one by the margin, not when it stays within."""
+        from reports.changes import between_versions
+        rng = random.Random(3)
+
+        def run(name: str, version: str, factors: dict[str, float]) -> Path:
+            env = {**environment("m1"), "torch": {"version": version, "python": f"/venv-{name}/bin/python"}}
+            records = {}
+            for test, factor in factors.items():
+                a = [1000 * rng.lognormvariate(0, 0.02) for _ in range(9)]
+                b = [x * factor * rng.lognormvariate(0, 0.02) for x in a]
+                records[test] = [{"repro": self.REPRO, "compare": {"a": {"repro": self.REPRO, "steady_ns": a},
+                                                                    "b": {"repro": self.REPRO, "steady_ns": b}}}]
+            return write_run(self.t / name, env, records)
+
+        old = run("old", "2.7.1+cu126", {"S/Compare.SideBySide/Moved": 0.5, "S/Compare.SideBySide/Same": 0.8})
+        new = run("new", "2.15.0+cu132", {"S/Compare.SideBySide/Moved": 0.9, "S/Compare.SideBySide/Same": 0.8})
+        ev = read_evidence([old, new])
+        ratio = claim(id="faster", rule="ratio", metric="steady_ns", bound=1.0, supports_when="below",
+                      tests=["S/*"])
+        speed = [c for c in between_versions(judge_all([ratio], [], ev), ev) if c["kind"] == "speed"]
+        self.assertEqual([(c["test"], c["moved"], c["claim"]) for c in speed],
+                         [("S/Compare.SideBySide/Moved", "up", "faster")])
+        self.assertEqual([s["torch"] for s in speed[0]["sides"]], ["2.7.1+cu126", "2.15.0+cu132"])
+        self.assertTrue(all("paired reps" in s["observed"] and s["evidence"] for s in speed[0]["sides"]))
+
+    def test_gpu_platforms_pair_although_each_wheel_brings_its_cudnn(self) -> None:
+        from reports.changes import pairs
+        runs = []
+        for name, version, cudnn in (("old", "2.11.0+cu130", "9.10.2"), ("new", "2.15.0+cu132", "9.26.0")):
+            env = environment("h100", gpu="NVIDIA H100")
+            env["versions"], env["torch"] = {"cudnn": cudnn}, {"version": version}
+            runs.append(write_run(self.t / name, env, {"T.x": [{"repro": self.REPRO}]}))
+        ev = read_evidence(runs)
+        self.assertEqual(len(ev.platforms), 2)
+        self.assertEqual(len(pairs(ev)), 1, "the same GPU machine, two torch installs")
 
     def test_identical_installs_list_nothing(self) -> None:
         from reports.changes import between_versions
