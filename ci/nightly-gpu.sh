@@ -4,42 +4,56 @@
 # CI system to upload. The merge job combines the OUT/* of every machine
 # (ci/merge-reports.sh).
 #
-#   ci/nightly-gpu.sh --name NAME --out DIR [--tier T] [--dry-run]
+#   ci/nightly-gpu.sh --name NAME --out DIR [--torch VERSION] [--tier T] [--dry-run]
+#
+# NAME is the machine (the GPU type): it keys the platform in the merged
+# report, so runs of several torch versions on one GPU type are paired there
+# ("Changed between versions"). --torch VERSION tests that PyTorch release
+# from PyPI (./backendcheck --torch torch==VERSION) and writes to
+# OUT/NAME-torchVERSION; without it, the torch is BACKENDCHECK_TORCH_PYTHON's
+# or the pinned release, into OUT/NAME.
 #
 # On a multi-GPU host, ctest runs one GPU test per GPU when
 # CTEST_PARALLEL_LEVEL is set: the resource spec comes from nvidia-smi.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-NAME="" OUT="" TIER=nightly DRY=0
+NAME="" OUT="" TIER=nightly DRY=0 TORCH=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --name) NAME="${2:?}"; shift 2 ;;
     --out) OUT="${2:?}"; shift 2 ;;
     --tier) TIER="${2:?}"; shift 2 ;;
+    --torch) TORCH=("${2:?}"); shift 2 ;;
     --dry-run) DRY=1; shift ;;
     *) echo "nightly-gpu: unknown option $1" >&2; exit 2 ;;
   esac
 done
-[[ -n "$NAME" && -n "$OUT" ]] || { echo "usage: ci/nightly-gpu.sh --name NAME --out DIR [--tier T] [--dry-run]" >&2; exit 2; }
+[[ -n "$NAME" && -n "$OUT" ]] || { echo "usage: ci/nightly-gpu.sh --name NAME --out DIR [--torch VERSION] [--tier T] [--dry-run]" >&2; exit 2; }
 [[ "$NAME" =~ ^[A-Za-z0-9._-]+$ ]] || { echo "nightly-gpu: NAME must be letters, digits, '.', '_' or '-'" >&2; exit 2; }
+dest="$OUT/$NAME"
+if [[ ${#TORCH[@]} -gt 0 ]]; then
+  [[ "${TORCH[0]}" =~ ^[0-9]+(\.[0-9]+)+$ ]] || { echo "nightly-gpu: --torch ${TORCH[0]}: not a release number (e.g. 2.11.0)" >&2; exit 2; }
+  dest="$OUT/$NAME-torch${TORCH[0]}"
+  TORCH=(--torch "torch==${TORCH[0]}")
+fi
 
 step() {
   echo "+ $*"
   [[ $DRY -eq 1 ]] || "$@"
 }
 
-dest="$OUT/$NAME"
 step mkdir -p "$dest"
 if [[ -n "${CTEST_PARALLEL_LEVEL:-}" ]]; then
   step python3 ci/gpu-resource-spec.py --out build/gpu-resources.json
   export BACKENDCHECK_RESOURCE_SPEC="$PWD/build/gpu-resources.json"
 fi
 rc=0
-# PyTorch under test is the machine's own when BACKENDCHECK_TORCH_PYTHON names
-# its interpreter (./backendcheck finds libtorch from it); otherwise the
-# release pinned in requirements/torch.txt, in the managed environment.
-[[ -z "${BACKENDCHECK_TORCH_PYTHON:-}" ]] || echo "nightly-gpu: PyTorch of $BACKENDCHECK_TORCH_PYTHON"
+# PyTorch under test: the release --torch names; else the machine's own when
+# BACKENDCHECK_TORCH_PYTHON names its interpreter (./backendcheck finds
+# libtorch from it); else the release pinned in requirements/torch.txt. A
+# release is installed in a managed environment of its own.
+[[ ${#TORCH[@]} -gt 0 || -z "${BACKENDCHECK_TORCH_PYTHON:-}" ]] || echo "nightly-gpu: PyTorch of $BACKENDCHECK_TORCH_PYTHON"
 # This run's evidence and report in places of their own, whatever the build
 # directory (build/default-torch-VERSION) is called.
 export BACKENDCHECK_EVIDENCE_DIR="$PWD/build/nightly/evidence"
@@ -49,7 +63,7 @@ step python3 ci/cuda-driver-check.py || { echo "nightly-gpu: $NAME: the driver c
 # The machine name keys this run's platform in the merged report.
 export BACKENDCHECK_MACHINE="$NAME"
 # A GPU run in which every GPU test skipped fails, with the first skip's reason.
-step ./backendcheck run --tier "$TIER" --require cuda --out build/nightly/report || rc=$?
+step ./backendcheck run "${TORCH[@]}" --tier "$TIER" --require cuda --out build/nightly/report || rc=$?
 # The run's own evidence directory (build/nightly/evidence/latest) becomes NAME/evidence.
 if [[ $DRY -eq 1 || -e build/nightly/evidence/latest ]]; then step cp -rL build/nightly/evidence/latest "$dest/evidence"; fi
 bdir=$(ls -1td build/default-torch-* 2>/dev/null | head -n 1 || true)

@@ -28,6 +28,10 @@ def run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(list(args), cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
 
 
+def pinned_torch() -> str:
+    return re.search(r"^torch==(\S+)", (ROOT / "requirements" / "torch.txt").read_text(), re.M).group(1)
+
+
 class GithubWorkflowTest(unittest.TestCase):
     def setUp(self) -> None:
         self.doc = yaml.safe_load(GITHUB.read_text())
@@ -46,9 +50,15 @@ class GithubWorkflowTest(unittest.TestCase):
         for name, job in jobs.items():
             for step in job["steps"]:
                 self.assertTrue(("uses" in step) != ("run" in step), f"{name}: a step uses an action or runs")
+        self.assertIn(pinned_torch(), gpu["strategy"]["matrix"]["torch"], "the pinned release is in the matrix")
+        self.assertGreaterEqual(len(gpu["strategy"]["matrix"]["torch"]), 2, "a matrix over torch versions")
+        runs = [s["run"] for s in gpu["steps"] if "run" in s]
+        self.assertTrue(any('--torch "${{ matrix.torch }}"' in r for r in runs))
         uploads = [s for s in gpu["steps"] if s.get("uses", "").startswith("actions/upload-artifact")]
         self.assertEqual(len(uploads), 1)
-        self.assertIn("${{ matrix.gpu }}", uploads[0]["with"]["name"])
+        self.assertIn("${{ matrix.gpu }}-torch${{ matrix.torch }}", uploads[0]["with"]["name"])
+        self.assertEqual(uploads[0]["with"]["path"], "ci-out/${{ matrix.gpu }}-torch${{ matrix.torch }}",
+                         "the folder ci/nightly-gpu.sh writes")
         downloads = [s for s in merge["steps"] if s.get("uses", "").startswith("actions/download-artifact")]
         self.assertEqual(downloads[0]["with"]["pattern"], "evidence-*")
         self.assertTrue(any(s.get("uses", "").startswith("actions/upload-artifact") for s in merge["steps"]))
@@ -69,8 +79,11 @@ class GitlabPipelineTest(unittest.TestCase):
         gpu, merge = doc["gpu"], doc["merge"]
         self.assertEqual(gpu["stage"], "nightly")
         self.assertGreaterEqual(len(gpu["parallel"]["matrix"][0]["GPU"]), 2)
+        self.assertIn(pinned_torch(), gpu["parallel"]["matrix"][0]["TORCH"])
+        self.assertGreaterEqual(len(gpu["parallel"]["matrix"][0]["TORCH"]), 2)
         self.assertIn("$GPU", gpu["tags"])
-        self.assertIn("ci-out/$GPU", gpu["artifacts"]["paths"])
+        self.assertTrue(any('--torch "$TORCH"' in c for c in gpu["script"]))
+        self.assertIn("ci-out/$GPU-torch$TORCH", gpu["artifacts"]["paths"])
         self.assertEqual(merge["needs"][0]["job"], "gpu")
         for job in (gpu, merge):
             self.assertTrue(any("schedule" in r["if"] for r in job["rules"]))
@@ -85,6 +98,15 @@ class ScriptsTest(unittest.TestCase):
         self.assertIn("+ ./backendcheck run --tier nightly", r.stdout)
         self.assertIn("build/nightly/evidence", r.stdout)
         self.assertNotEqual(run("ci/nightly-gpu.sh", "--name", "a b", "--out", "x", "--dry-run").returncode, 0)
+
+    def test_nightly_of_one_torch_release(self) -> None:
+        r = run("ci/nightly-gpu.sh", "--name", "h100", "--torch", "2.11.0", "--out", "/tmp/ci-out", "--dry-run")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("+ ./backendcheck run --torch torch==2.11.0 --tier nightly", r.stdout)
+        self.assertIn("artifacts in /tmp/ci-out/h100-torch2.11.0", r.stdout)
+        bad = run("ci/nightly-gpu.sh", "--name", "h100", "--torch", "latest", "--out", "x", "--dry-run")
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("--torch latest: not a release number", bad.stderr)
 
     def test_nightly_checks_the_driver_first(self) -> None:
         r = run("ci/nightly-gpu.sh", "--name", "h100", "--out", "/tmp/ci-out", "--dry-run")
@@ -127,6 +149,31 @@ class ScriptsTest(unittest.TestCase):
             self.assertIn(f"{tmp}/a100/evidence {tmp}/h100/evidence", r.stdout)
             self.assertIn("--manifest", r.stdout)
             self.assertNotEqual(run("ci/merge-reports.sh", "--in", f"{tmp}/none", "--out", "x").returncode, 0)
+
+    def test_merge_of_two_torch_versions_on_one_gpu(self) -> None:
+        """Two nightly folders of one GPU type and two torch releases: one
+        report, two platforms, paired, with what differs between them."""
+        with tempfile.TemporaryDirectory() as tmp:
+            repro = "conv2d:fwd:f32:mb1ic3ih8iw8oc4kh3kw3sh1sw1ph1pw1dh1dw1g1 device=cpu engine=pytorch threads=2"
+            test = "Pytorch/Determinism.Bitwise/X"
+            for version, digest in (("2.11.0+cu130", "aaaa"), ("2.15.0+cu132", "bbbb")):
+                folder = Path(tmp) / f"h100-torch{version.split('+')[0]}"
+                (folder / "evidence").mkdir(parents=True)
+                env = {"kind": "environment", "schema": 1, "machine": "h100", "onednn_isa": "avx512_core",
+                       "omp_max_threads": 2, "backends": {}, "versions": {}, "torch": {"version": version}}
+                lines = [env, {"kind": "case", "schema": 1, "test": test, "repro": repro, "device": "cpu",
+                               "digest": digest, "distinct_digests": 1},
+                         {"kind": "result", "schema": 1, "test": test, "outcome": "passed"}]
+                (folder / "evidence" / "t-1.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+                (folder / "cases.json").write_text(json.dumps({"cases": [
+                    {"id": "1", "test": test, "repro": repro, "suite": "s", "fixture": "Determinism",
+                     "positive_control": False, "axes": {"device": "cpu", "engine": "pytorch"}}]}))
+            r = run("ci/merge-reports.sh", "--in", tmp, "--out", f"{tmp}/report")
+            self.assertIn(r.returncode, (0, 3), r.stderr)
+            report = json.loads((Path(tmp) / "report" / "report.json").read_text())
+            self.assertEqual(len(report["platforms"]), 2)
+            bits = [c for c in report["changes"] if c["kind"] == "bits"]
+            self.assertEqual([c["versions"] for c in bits], [["2.11.0+cu130", "2.15.0+cu132"]])
 
     def test_resource_spec(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
