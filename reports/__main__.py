@@ -31,7 +31,7 @@ from typing import Any
 
 from inputs.errors import SpecError, read_regular
 
-from . import expectations
+from . import documented, expectations
 from .catalog import load_catalog
 from .evidence import MAX_FILE_BYTES, Evidence, read_evidence, read_junit, read_manifest, read_registered
 from .changes import between_versions
@@ -234,6 +234,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"UNEXPLAINED DISAGREEMENT in {d['aspect']}: {d['test']}: model {d['model'].get('implementation')}"
                   f" {d['model'].get('digest')}, PyTorch {d['pytorch'].get('implementation')} "
                   f"{d['pytorch'].get('digest')}", file=sys.stderr)
+    for platform, d in documented.judge(evidence).items():
+        found = [b["op"] for b in d["beyond"] if "undocumented" in b["finding"]]
+        print(f"documented list of torch {d['torch'] or platform}: {len(d['entries'])} entries ("
+              + ", ".join(f"{n} {v}" for v, n in sorted(d["counts"].items())) + f"; {d['not_understood']} not "
+              f"understood); beyond the list: {len(found)} undocumented nondeterminism(s)"
+              + (f" ({', '.join(found)})" if found else ""))
     for i in installs:
         print(f"torch install {i['version'] or i['torch']}: {i['status']}" + (f" ({i['why']})" if i["why"] else ""))
     if len(evidence.platforms) > 1:

@@ -15,7 +15,9 @@ in version order. For every pair this lists, by comparing the evidence alone
                class and oneDNN kernel, or the model's algorithm);
   speed        a ratio claim's comparison (B/A of paired reps) whose interval
                moved beyond the other version's by the ratio rule's margin
-               (reports.statistics.ratio_moved).
+               (reports.statistics.ratio_moved);
+  documented   an entry of use_deterministic_algorithms's own list added,
+               removed or judged differently (reports.documented).
 
 Each change names the claim (or the test) and both versions, with both
 observations, the evidence records behind them (test names and FILE:LINE
@@ -27,6 +29,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from . import documented
 from .evidence import Evidence, platform_of, torch_of
 from .statistics import LEVEL, ratio_moved
 
@@ -97,6 +100,7 @@ def _side(version: str, shown: Any, env: dict[str, Any], test: str, record: dict
 def between_versions(verdicts: list[Any], evidence: Evidence) -> list[dict[str, Any]]:
     """Every change between paired torch versions (see the module's text)."""
     changes: list[dict[str, Any]] = []
+    listed = documented.judge(evidence)
     for older, newer in pairs(evidence):
         env_a, env_b = evidence.platform_env[older], evidence.platform_env[newer]
         va, vb = torch_of(env_a), torch_of(env_b)
@@ -113,6 +117,13 @@ def between_versions(verdicts: list[Any], evidence: Evidence) -> list[dict[str, 
                                       {"torch": vb, "observed": f"{b.verdict}: {_cut(b.reason)}",
                                        "evidence": [f.test for f in b.facts][:20]}]})
 
+
+        if older in listed and newer in listed:
+            la, lb = listed[older], listed[newer]
+            for entry_id, shown_a, shown_b in documented.changes(la, lb):
+                changes.append({**base, "kind": "documented", "what": f"documented entry {entry_id}",
+                                "sides": [{"torch": va, "observed": _cut(shown_a), "evidence": [la["evidence"]]},
+                                          {"torch": vb, "observed": _cut(shown_b), "evidence": [lb["evidence"]]}]})
 
         ev_a, ev_b = evidence.platforms[older], evidence.platforms[newer]
         # Each test's last case record (a fact's, or a case's).

@@ -15,6 +15,7 @@ from typing import Any
 
 import jinja2
 
+from . import documented
 from .changes import between_versions
 from .conformance import summarize as conformance_summary
 from .plots import interval_plot, roofline_plot, strip_plot
@@ -154,6 +155,8 @@ def to_json(verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: E
         # evidence (reports/changes.py).
         "changes": between_versions(verdicts, evidence) if between is None else between,
         "installs": installs or [],
+        # use_deterministic_algorithms's own list, per platform (reports/documented.py).
+        "documented": documented.judge(evidence),
     }
 
 

@@ -78,6 +78,8 @@ TEST(TorchPython, MkldnnIsAvailableReportsTheBuild) { RunTorchProbe("mkldnn_avai
 TEST(TorchPython, OpenmpIsAvailable) { RunTorchProbe("openmp_available"); }
 TEST(TorchPython, MpsIsNeitherBuiltNorAvailableOffApple) { RunTorchProbe("mps_available"); }
 TEST(TorchPython, ManualSeedIsNotABackendFlag) { RunTorchProbe("seed_not_backends"); }
+// use_deterministic_algorithms's own list, entry by entry (suites/probes/documented.py).
+TEST(TorchPython, DocumentedDeterminismList) { RunTorchProbe("documented"); }
 // Per version: not evaluated, naming the version, where it lacks the setting.
 TEST(TorchPython, MkldnnDeterministicFlagSetsAndRestores) { RunTorchProbe("mkldnn_deterministic"); }
 TEST(TorchPython, Fp32PrecisionAndAllowTf32DoNotMix) { RunTorchProbe("fp32_precision"); }

@@ -594,6 +594,111 @@ class VersionsTest(unittest.TestCase):
         self.assertIn("Torch installs", page)
 
 
+class DocumentedListTest(unittest.TestCase):
+    """use_deterministic_algorithms's own list, judged from the probe's
+    observations (synthetic here: the rule, not what PyTorch answers)."""
+
+    def setUp(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.t = Path(self.tmp.name)
+
+    @staticmethod
+    def entry(entry_id: str, kind: str, devices: dict, understood: bool = True) -> dict:
+        op = entry_id.split(":")[1]
+        return {"id": entry_id, "list": kind, "text": f":func:`{op}` text of {entry_id}", "ops": [op],
+                "devices": list(devices), "backward": False, "conditions": {}, "understood": understood,
+                "leftover": "" if understood else "in some cases",
+                "result": {"id": entry_id, "devices": devices} if understood else None}
+
+    def observed(self, control_distinct: int = 5, drop_put: bool = False) -> dict:
+        repeat = lambda n: {"runs": 5, "digests": {"1": ["a"] * 1, "2": ["a", "b"][:n]}, "distinct": n, "error": ""}
+        alert = {"digest": "", "error": "put_ does not have a deterministic implementation", "warnings": [],
+                 "names_op": True}
+        entries = [
+            self.entry("throws:torch.Tensor.put_:any:accumulate=False", "throws", {
+                "cpu": {"torch.Tensor.put_": {"mode_true": alert,
+                                              "warn_only": {"digest": "d", "error": "", "warnings": ["put_ does not"]},
+                                              "mode_false": {"digest": "d", "error": "", "warnings": []}}},
+                "cuda": {"not_evaluated": "no CUDA device on this machine"}}),
+            self.entry("throws:torch.nn.MaxUnpool1d:any", "throws", {
+                "cpu": {"torch.nn.MaxUnpool1d": {"mode_true": {"digest": "d", "error": "", "warnings": []},
+                                                 "warn_only": {"digest": "d", "error": "", "warnings": []},
+                                                 "mode_false": {"digest": "d", "error": "", "warnings": []}}}}),
+            self.entry("deterministic:torch.Tensor.index_put:cpu:accumulate=True", "deterministic", {
+                "cpu": {"torch.Tensor.index_put": {"mode_true": repeat(1), "control": repeat(1)}}}),
+            self.entry("deterministic:torch.Tensor.index_copy:cpu/cuda", "deterministic", {
+                "cpu": {"torch.Tensor.index_copy": {"mode_true": repeat(1), "control": repeat(2)}},
+                "cuda": {"not_evaluated": "no CUDA device on this machine"}}),
+            self.entry("deterministic:torch.nn.Conv1d:cuda", "deterministic", {
+                "cuda": {"not_evaluated": "no CUDA device on this machine"}}),
+            self.entry("throws:not-understood:abc", "throws", {}, understood=False),
+        ]
+        if drop_put:
+            entries = entries[1:]
+        beyond = [{"id": "beyond:torch.histc", "devices": {"cpu": {"torch.histc": {"mode_false": repeat(1)}}}},
+                  {"id": "beyond:torch.bincount", "devices": {"cpu": {"torch.bincount": {"mode_false": repeat(2)}}}}]
+        settings = {"fill_uninitialized_memory": {"default": True, "doc": "d", "empty": {
+            "True": {"float_all_nan": True, "int_all_max": True}, "False": {"float_all_nan": False, "int_all_max": False}}}}
+        return {"torch": "x", "entries": entries, "beyond": beyond, "settings": settings,
+                "control": {"runs": 5, "digests": {}, "distinct": control_distinct, "error": ""}}
+
+    def run_of(self, name: str, version: str, observed: dict) -> Path:
+        env = {**environment("m1"), "torch": {"version": version, "python": f"/venv-{name}/bin/python"}}
+        record = {"repro": "torch_backends.py documented", "system": "pytorch",
+                  "checks": [{"name": "documented", "outcome": "passed", "detail": "d", "observed": observed}]}
+        return write_run(self.t / name, env, {"TorchPython.DocumentedDeterminismList": [record]})
+
+    def test_each_entry_judged_with_its_control(self) -> None:
+        from reports import documented
+        ev = read_evidence([self.run_of("new", "2.15.0", self.observed())])
+        [(platform, d)] = documented.judge(ev).items()
+        rows = {e["id"]: e for e in d["entries"]}
+        put = rows["throws:torch.Tensor.put_:any:accumulate=False"]
+        self.assertEqual(put["verdict"], "supported", put["reason"])
+        self.assertIn("warn_only=True it warned", put["reason"])
+        self.assertIn("CUDA: not evaluated (no CUDA device on this machine)", put["reason"])
+        self.assertEqual(rows["throws:torch.nn.MaxUnpool1d:any"]["verdict"], "refuted")
+        index_put = rows["deterministic:torch.Tensor.index_put:cpu:accumulate=True"]
+        self.assertEqual((index_put["verdict"], index_put["control"]),
+                         ("supported", "deterministic here even without the mode"))
+        self.assertTrue(rows["deterministic:torch.Tensor.index_copy:cpu/cuda"]["control"].startswith("caught"))
+        self.assertEqual(rows["deterministic:torch.nn.Conv1d:cuda"]["verdict"], "not evaluated")
+        vague = rows["throws:not-understood:abc"]
+        self.assertEqual(vague["verdict"], "not evaluated")
+        self.assertTrue(vague["reason"].startswith("not understood (in some cases)"), vague["reason"])
+        self.assertIn("/venv-new/bin/python suites/probes/documented.py run", put["repro"])
+        self.assertEqual([(x["setting"], x["verdict"]) for x in d["settings"]],
+                         [("torch.utils.deterministic.fill_uninitialized_memory", "supported")])
+        self.assertEqual({b["op"]: b["finding"] for b in d["beyond"]},
+                         {"torch.histc": "deterministic here", "torch.bincount": "nondeterministic (undocumented)"})
+
+    def test_a_missed_control_trusts_no_verdict(self) -> None:
+        from reports import documented
+        ev = read_evidence([self.run_of("new", "2.15.0", self.observed(control_distinct=1))])
+        [(_, d)] = documented.judge(ev).items()
+        decided = {e["verdict"] for e in d["entries"]} - {"not evaluated"}
+        self.assertEqual(decided, {"inconclusive"})
+        self.assertFalse(d["control"]["caught"])
+
+    def test_entries_added_or_removed_between_versions(self) -> None:
+        from reports.changes import between_versions
+        ev = read_evidence([self.run_of("old", "1.13.0a0", self.observed(drop_put=True)),
+                            self.run_of("new", "2.15.0", self.observed())])
+        changed = [c for c in between_versions([], ev) if c["kind"] == "documented"]
+        self.assertEqual([c["what"] for c in changed],
+                         ["documented entry throws:torch.Tensor.put_:any:accumulate=False"])
+        self.assertEqual(changed[0]["sides"][0]["observed"], "not in this version's list")
+
+    def test_the_page_shows_the_list_and_the_findings(self) -> None:
+        from reports.render import write_report
+        ev = read_evidence([self.run_of("new", "2.15.0", self.observed())])
+        page = write_report(self.t / "out", [], [], ev).read_text()
+        self.assertIn("use_deterministic_algorithms's own list", page)
+        self.assertEqual(page.count('class="documented-entry"'), 6)
+        self.assertIn("nondeterministic (undocumented)", page)
+
+
 class RecordedEvidenceTest(unittest.TestCase):
     """The verdict engine on evidence recorded by the test binaries of a real
     run (reports/tests/data/recorded: oneDNN determinism, a positive control,

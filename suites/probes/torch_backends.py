@@ -33,6 +33,8 @@ except Exception as e:  # noqa: BLE001 - any import failure means "no PyTorch he
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from generators.flags import load_flags  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 DEFAULTS = {name: flag.default for name, flag in load_flags().items()}
 # Flags read through a function rather than an attribute of torch.backends.
 _READERS = {"deterministic_algorithms": lambda: torch.are_deterministic_algorithms_enabled(),
@@ -291,6 +293,24 @@ def fp32_precision() -> tuple[bool, str, dict]:
                                                                                   "mixed": mixed}
 
 
+def documented() -> tuple[bool, str, dict]:
+    """use_deterministic_algorithms's own list in this version's docstring,
+    every entry checked on the devices it names that this machine has, and
+    the accumulating CPU operations the list does not name, each in a fresh
+    process (suites/probes/documented.py). It records what it saw, entry by
+    entry, for the report to judge; it passes when no entry's check failed
+    to run (an exception other than the alert, a crash, a timeout)."""
+    import documented as listed
+    seen = listed.run_all(sys.executable)
+    results = [e["result"] for e in seen["entries"] if e.get("result")] + seen["beyond"]
+    errors = [f"{r['id']}: {r['error']}" for r in results if r.get("error")]
+    ran = sum(1 for r in results for d in r.get("devices", {}).values() if "not_evaluated" not in d)
+    return not errors, (f"PyTorch {torch.__version__}: {len(seen['entries'])} entries "
+                        f"({sum(not e['understood'] for e in seen['entries'])} not understood), "
+                        f"{len(seen['beyond'])} operations beyond the list; {ran} checks ran here"
+                        + (f"; errors: {'; '.join(errors)[:2000]}" if errors else "")), seen
+
+
 def build_config() -> tuple[bool, str, dict]:
     """The PyTorch under test as it describes itself: version, build
     configuration (compiler, BLAS, oneDNN, OpenMP, CPU capability) and its
@@ -306,7 +326,7 @@ PROBES = {"build_config": build_config, "defaults": defaults, "flags_scope": fla
           "cudnn_deterministic_scope": cudnn_deterministic_scope, "mkldnn_available": mkldnn_available,
           "openmp_available": openmp_available, "mps_available": mps_available,
           "seed_not_backends": seed_not_backends, "mkldnn_deterministic": mkldnn_deterministic,
-          "fp32_precision": fp32_precision}
+          "fp32_precision": fp32_precision, "documented": documented}
 
 
 def main(argv: list[str]) -> int:

@@ -1,0 +1,193 @@
+"""use_deterministic_algorithms's own list, judged entry by entry on each
+platform (each torch install has its own list: its docstring's).
+
+The evidence is the observed record of TorchPython.DocumentedDeterminismList
+(suites/probes/documented.py): the parsed entries and, per device, what
+PyTorch did. Per entry and device:
+
+- throws: supported when mode=True raised a RuntimeError naming the
+  operation, warn_only=True warned and gave a result, and mode=False gave a
+  result; refuted when mode=True ran without raising; inconclusive when the
+  error does not name the operation (it may be another failure);
+- deterministic: supported when the digests of repeated runs on one and two
+  threads under mode=True are all equal, refuted when they differ or the
+  alert was raised. The control (mode=False, inputs whose accumulation order
+  matters) is reported beside: "caught" when it varied, else "deterministic
+  here even without the mode", a finding, never a pass;
+- a device the machine lacks: not evaluated, with that reason.
+
+An entry's verdict is the gravest of its devices' (error, refuted,
+supported, inconclusive, not evaluated); an entry the parser did not
+understand is "not evaluated" with "not understood" and its text. Every
+verdict is untrusted (inconclusive) when the check's own positive control,
+a sum in a fresh random order, did not vary. Beyond the list, an operation
+that varied without the mode is a finding: an undocumented nondeterminism.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from .evidence import Evidence, torch_of
+
+TEST = "TorchPython.DocumentedDeterminismList"
+PROBE = "suites/probes/documented.py"
+_GRAVITY = ("error", "refuted", "supported", "inconclusive", "not evaluated")
+
+
+def _observed(evidence: Evidence) -> tuple[dict[str, Any] | None, str]:
+    """The probe's observations, and where they were recorded."""
+    for record in reversed(evidence.cases.get(TEST, [])):
+        for check in record.get("checks", []):
+            if isinstance(check.get("observed"), dict) and "entries" in check["observed"]:
+                return check["observed"], str(record.get("where", ""))
+    return None, ""
+
+
+def _throws(op: str, seen: dict[str, Any]) -> tuple[str, str]:
+    on, warn, off = seen.get("mode_true", {}), seen.get("warn_only", {}), seen.get("mode_false", {})
+    if not on.get("error"):
+        return "refuted", f"{op} ran without an error under use_deterministic_algorithms(True)"
+    if not on.get("names_op"):
+        return "inconclusive", f"{op} raised a RuntimeError that does not name it: {on['error'][:200]}"
+    parts = [f"{op} raised RuntimeError '{on['error'][:120]}' under use_deterministic_algorithms(True)"]
+    if warn.get("error") or not warn.get("warnings"):
+        return "refuted", parts[0] + (f"; with warn_only=True it raised '{warn['error'][:120]}'" if warn.get("error")
+                                      else "; with warn_only=True it gave no warning")
+    parts.append("with warn_only=True it warned and returned a result")
+    if off.get("error"):
+        return "inconclusive", "; ".join(parts) + f"; with mode=False it raised '{off['error'][:120]}'"
+    parts.append("with mode=False it returned a result")
+    return "supported", "; ".join(parts)
+
+
+def _deterministic(op: str, seen: dict[str, Any]) -> tuple[str, str, str]:
+    on, off = seen.get("mode_true", {}), seen.get("control", {})
+    runs = on.get("runs", "?")
+    if on.get("error"):
+        return "refuted", f"{op} raised under use_deterministic_algorithms(True): {on['error'][:200]}", ""
+    control = ("caught: without the mode it gave " f"{off.get('distinct')} different results" if off.get("distinct", 1) > 1
+               else "deterministic here even without the mode" if not off.get("error")
+               else f"the control raised: {off['error'][:120]}")
+    if on.get("distinct", 0) == 1:
+        return "supported", (f"{op} gave one result over {runs} runs on each of 1 and 2 threads under "
+                             "use_deterministic_algorithms(True)"), control
+    return "refuted", (f"{op} gave {on.get('distinct')} different results over {runs} runs on 1 and 2 threads "
+                       "under use_deterministic_algorithms(True)"), control
+
+
+def _entry(entry: dict[str, Any], python: str, control_ok: bool) -> dict[str, Any]:
+    row = {k: entry.get(k) for k in ("id", "list", "text", "ops", "devices", "backward", "conditions")}
+    row["repro"] = f"{python} {PROBE} run {shlex.quote(str(entry.get('id')))}"
+    if not entry.get("understood", True):
+        return dict(row, verdict="not evaluated", reason=f"not understood ({entry.get('leftover')}): {entry.get('text')}",
+                    control="", devices_seen={})
+    result = entry.get("result") or {}
+    if result.get("error"):
+        return dict(row, verdict="error", reason=f"the check did not run: {result['error']}", control="", devices_seen={})
+    per: dict[str, tuple[str, str, str]] = {}
+    for device, seen in (result.get("devices") or {}).items():
+        if "not_evaluated" in seen:
+            per[device] = ("not evaluated", seen["not_evaluated"], "")
+            continue
+        verdicts = []
+        for op, obs in seen.items():
+            if entry.get("list") == "throws":
+                verdicts.append((*_throws(op, obs), ""))
+            else:
+                verdicts.append(_deterministic(op, obs))
+        worst = min(verdicts, key=lambda v: _GRAVITY.index(v[0]))
+        per[device] = (worst[0], "; ".join(v[1] for v in verdicts), "; ".join(v[2] for v in verdicts if v[2]))
+    if not per:
+        return dict(row, verdict="not evaluated", reason="nothing recorded for this entry", control="", devices_seen={})
+    device, (verdict, reason, control) = min(per.items(), key=lambda kv: _GRAVITY.index(kv[1][0]))
+    if verdict in ("supported", "refuted") and not control_ok:
+        verdict, reason = "inconclusive", f"the check's own control missed, so its digests are not trusted; {reason}"
+    shown = "; ".join(f"{d.upper()}: {v}" + (f" ({r})" if v == "not evaluated" else "")
+                      for d, (v, r, _) in sorted(per.items()) if d != device)
+    return dict(row, verdict=verdict, reason=f"{device.upper()}: {reason}" + (f". {shown}" if shown else ""),
+                control=control, devices_seen={d: v for d, (v, _, _) in per.items()})
+
+
+def _settings(settings: dict[str, Any]) -> list[dict[str, str]]:
+    """torch.utils.deterministic's settings, where the version has them: its
+    docstring says fill_uninitialized_memory fills uninitialized memory with a
+    known value under the mode; torch.empty's with it on and off decide."""
+    if "absent" in settings:
+        return [{"setting": "torch.utils.deterministic", "verdict": "not evaluated", "reason": settings["absent"]}]
+    fill = settings.get("fill_uninitialized_memory")
+    if not isinstance(fill, dict):
+        return []
+    on, off = fill.get("empty", {}).get("True", {}), fill.get("empty", {}).get("False", {})
+    filled = on.get("float_all_nan") and on.get("int_all_max")
+    reason = (f"default {fill.get('default')}; under use_deterministic_algorithms(True) torch.empty gave "
+              f"{'all NaN floats and all-maximum integers' if filled else 'memory not filled with a known value'} "
+              f"with it on, and {'filled' if off.get('float_all_nan') else 'unfilled'} memory with it off")
+    return [{"setting": "torch.utils.deterministic.fill_uninitialized_memory", "doc": fill.get("doc", ""),
+             "verdict": "supported" if filled else "refuted", "reason": reason}]
+
+
+def judge(evidence: Evidence) -> dict[str, dict[str, Any]]:
+    """platform -> its torch, its entries (each with verdict, reason,
+    control, repro), the findings beyond the list, the settings and counts."""
+    out: dict[str, dict[str, Any]] = {}
+    for platform, ev in sorted(evidence.platforms.items()):
+        seen, where = _observed(ev)
+        if seen is None:
+            continue
+        env = evidence.platform_env.get(platform, {})
+        torch = env.get("torch") if isinstance(env.get("torch"), dict) else {}
+        python = str(torch.get("python") or "python3")
+        ctl = seen.get("control") or {}
+        control_ok = ctl.get("distinct", 0) > 1
+        entries = [_entry(e, python, control_ok) for e in seen.get("entries", [])]
+        beyond = []
+        for r in seen.get("beyond", []):
+            op = str(r.get("id", "")).split(":", 1)[-1]
+            obs = ((r.get("devices") or {}).get("cpu") or {}).get(op, {}).get("mode_false", {})
+            if r.get("error") or obs.get("error"):
+                finding, detail = "error", r.get("error") or obs.get("error")
+            elif obs.get("distinct", 1) > 1:
+                finding = "nondeterministic (undocumented)" if control_ok else "varied (control missed: not trusted)"
+                detail = f"{obs['distinct']} different results over {obs.get('runs')} runs on each of 1 and 2 threads"
+            else:
+                finding, detail = "deterministic here", f"one result over {obs.get('runs')} runs on each of 1 and 2 threads"
+            beyond.append({"op": op, "finding": finding, "detail": detail,
+                           "repro": f"{python} {PROBE} run {shlex.quote('beyond:' + op)}"})
+        counts: dict[str, int] = {}
+        for e in entries:
+            counts[e["verdict"]] = counts.get(e["verdict"], 0) + 1
+        out[platform] = {"torch": torch_of(env), "evidence": f"{TEST}" + (f" ({where})" if where else ""),
+                         "control": {"caught": control_ok, "distinct": ctl.get("distinct"), "runs": ctl.get("runs")},
+                         "entries": entries, "beyond": beyond, "settings": _settings(seen.get("settings", {})),
+                         "counts": counts, "not_understood": sum(1 for e in seen.get("entries", [])
+                                                                 if not e.get("understood", True))}
+    return out
+
+
+def _control_class(entry: dict[str, Any]) -> str:
+    """What a control showed, without its counts (which vary run to run)."""
+    return str(entry.get("control", "")).split(":", 1)[0]
+
+
+def changes(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(entry id, older side, newer side) for every entry added, removed,
+    judged differently or whose control went another way between two
+    platforms' lists, and every operation beyond the list found otherwise."""
+    ea = {e["id"]: e for e in a.get("entries", [])}
+    eb = {e["id"]: e for e in b.get("entries", [])}
+    out = []
+    shown = lambda e: (f"{e['verdict']}: {e['text']}" + (f"; control: {e['control']}" if e["control"] else "")
+                       if e else "not in this version's list")
+    for entry_id in sorted(set(ea) | set(eb)):
+        x, y = ea.get(entry_id), eb.get(entry_id)
+        if x is None or y is None or (x["verdict"], _control_class(x)) != (y["verdict"], _control_class(y)):
+            out.append((entry_id, shown(x), shown(y)))
+    ba = {f["op"]: f for f in a.get("beyond", [])}
+    bb = {f["op"]: f for f in b.get("beyond", [])}
+    for op in sorted(set(ba) & set(bb)):
+        if ba[op]["finding"] != bb[op]["finding"]:
+            out.append((f"beyond:{op}", f"{ba[op]['finding']}: {ba[op]['detail']}",
+                        f"{bb[op]['finding']}: {bb[op]['detail']}"))
+    return out
