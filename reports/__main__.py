@@ -85,11 +85,35 @@ def _read_install(path: Path) -> dict[str, Any]:
         status, why = "tests failed", f"ctest exit {code}; its verdicts stand, see {state.get('log', '')}"
     else:
         status = "error"
-        why = (f"stopped during {stage}" + (f" (exit {code})" if code else "") +
+        said = _failure_lines(Path(state["log"])) if state.get("log") else ""
+        why = (f"stopped during {stage}" + (f" (exit {code})" if code else "") + (f": {said}" if said else "") +
                "; nothing of this install is judged" + (f"; see {state['log']}" if state.get("log") else ""))
     return {"torch": state["torch"], "version": state.get("version", ""), "status": status, "why": why,
             "stage": stage, "build_dir": state.get("build_dir", ""),
             "run_dir": state.get("run_dir", "") if stage in ("tests", "done") else "", "log": state.get("log", "")}
+
+
+def _failure_lines(log: Path) -> str:
+    """What a failed install's log says went wrong: its first CMake error,
+    with the message under it, and the script's last word."""
+    try:
+        lines = read_regular(log, "the install log", 16 << 20).decode("utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    said = []
+    for i, line in enumerate(lines):
+        if line.startswith("CMake Error"):
+            message = []
+            for follow in lines[i + 1:]:
+                if not follow.startswith("  ") or follow.startswith("Call Stack"):
+                    break
+                message.append(follow.strip())
+            said.append(" ".join(message) or line)
+            break
+    last = [line for line in lines if line.startswith("backendcheck: ")]
+    if last:
+        said.append(last[-1].removeprefix("backendcheck: "))
+    return "; ".join(said)[:500]
 
 
 def _check_out(out: Path) -> str | None:

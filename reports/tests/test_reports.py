@@ -572,7 +572,12 @@ class VersionsTest(unittest.TestCase):
         ok.write_text(f"torch=pinned\nstage=setup\nversion=2.15.0+cu132\nbuild_dir={self.t}\nstage=tests\n"
                       f"run_dir={a}\nstage=done\nexit=0\nlog=x.log\n")
         bad = self.t / "bad.state"
-        bad.write_text("torch=/usr/bin/python3\nstage=setup\nexit=1\nlog=/tmp/install-2.log\n")
+        log = self.t / "install-2.log"
+        log.write_text("-- Caffe2: Found gflags\nCMake Error at cmake/Dependencies.cmake:172 (message):\n"
+                       "  libtorch 1.13.0 (/usr) is not the torch 2.99.0 that\n  /x/python imports\n"
+                       "Call Stack (most recent call first):\n  CMakeLists.txt:17 (include)\n"
+                       "backendcheck: configure failed\n")
+        bad.write_text(f"torch=/x/python\nstage=setup\nversion=2.99.0\nstage=configure\nexit=1\nlog={log}\n")
         manifest = self.t / "cases.json"
         manifest.write_text(json.dumps({"cases": [{"id": "1", "test": "PytorchNoop/CpuNoop.X/Fwd", "repro": self.REPRO,
                                                    "suite": "s", "fixture": "CpuNoop", "axes": {}}]}))
@@ -587,9 +592,12 @@ class VersionsTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         data = json.loads((out / "report.json").read_text())
         self.assertEqual([i["status"] for i in data["installs"]], ["ok", "error"])
-        self.assertIn("stopped during setup", data["installs"][1]["why"])
+        self.assertTrue(data["installs"][1]["why"].startswith(
+            "stopped during configure (exit 1): libtorch 1.13.0 (/usr) is not the torch 2.99.0 that /x/python "
+            "imports; configure failed; nothing of this install is judged"), data["installs"][1]["why"])
+        self.assertEqual(data["installs"][1]["version"], "2.99.0")
         self.assertEqual(data["claims"][0]["verdict"], "supported", "the built install's verdicts stand")
-        self.assertIn("torch install /usr/bin/python3: error", r.stdout)
+        self.assertIn("torch install 2.99.0: error", r.stdout)
         page = (out / "index.html").read_text()
         self.assertIn("Torch installs", page)
 
