@@ -51,6 +51,26 @@ def backends(path: Path = ENGINES_DEF) -> tuple[str, ...]:
     return tuple(engines(path)) + tuple(others)
 
 
+# The system of the harness's own re-implementation of PyTorch's dispatch and
+# cuDNN selection: a case that lets dispatch choose is its evidence, whatever
+# engine runs, so it is a system even where no engine line names it.
+MODEL = "model"
+
+
+@lru_cache(maxsize=1)
+def systems(path: Path = ENGINES_DEF) -> tuple[str, ...]:
+    """Whose behaviour evidence can show, in engines.def order: the systems
+    of the engines, and the model."""
+    return tuple(dict.fromkeys([e.system for e in engines(path).values()] + [MODEL]))
+
+
+def harness_system(system: str) -> bool:
+    """Whether a system is the harness's own code (the model, or engines that
+    wrap no library), whose version is backendcheck's."""
+    own = [not e.library for e in engines().values() if e.system == system]
+    return system == MODEL or (bool(own) and all(own))
+
+
 def device_of(name: str) -> str:
     """The device an engine runs on ("cpu" for a name that is not an engine)."""
     e = engines().get(name)

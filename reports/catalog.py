@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from inputs.engines import MODEL, systems
 from inputs.errors import SpecError, load_toml
 from inputs.locate import LineIndex
 
@@ -17,11 +18,12 @@ METRICS = ("total_ns", "steady_ns", "search_ns", "workspace_bytes", "rss_peak_by
 FIELDS = ("distinct_choices", "distinct_digests")
 MIN_REPS = 9
 POLARITIES = ("supports", "refutes")
-# What a claim is about, and which system an evidence block's tests show
-# (backends/engines.def names the systems; "model" is the harness's own
-# re-implementation of PyTorch's dispatch and cuDNN selection).
-ABOUT = ("pytorch", "onednn", "cudnn", "cublas", "reference", "any")
-SYSTEMS = ("pytorch", "onednn", "cudnn", "cublas", "reference", "model", "any")
+# What a claim is about, and which system an evidence block's tests show:
+# the systems of backends/engines.def ("model" is the harness's own
+# re-implementation of PyTorch's dispatch and cuDNN selection, which no claim
+# is about), or any.
+SYSTEMS = systems() + ("any",)
+ABOUT = tuple(s for s in SYSTEMS if s != MODEL)
 CLAIM_KEYS = {"id", "statement", "source", "kind", "scope", "about", "evidence", "prediction"}
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 

@@ -19,12 +19,18 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
+from inputs.engines import systems
+
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "harness" / "evidence.schema.json"
 
 
 @lru_cache(maxsize=1)
 def contract() -> dict[str, Any]:
-    return json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    """The schema, with the systems a record may name taken from
+    backends/engines.def (the file leaves them to it)."""
+    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    schema["$defs"]["system"]["enum"] = list(systems())
+    return schema
 
 
 SCHEMA: int = contract()["schema_number"]  # harness/evidence.h kEvidenceSchema

@@ -15,6 +15,8 @@ from typing import Any
 
 import jinja2
 
+from inputs.engines import harness_system
+
 from . import documented
 from .changes import between_versions
 from .conformance import summarize as conformance_summary
@@ -104,7 +106,7 @@ def _system_version(system: str, evidence: Evidence) -> str:
     name (the harness's own version for the model and the reference)."""
     if not system:
         return ""
-    key = "backendcheck" if system in ("model", "reference") else system
+    key = "backendcheck" if harness_system(system) else system
     versions = sorted({str(env.get("versions", {}).get(key, "")) for env in evidence.platform_env.values()} - {""})
     return f"{system} {', '.join(versions)}" if versions else system
 

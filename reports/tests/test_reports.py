@@ -299,6 +299,28 @@ class CatalogCoverageTest(unittest.TestCase):
                 self.assertEqual(ctx.exception.message, message)
 
 
+class SystemsTest(unittest.TestCase):
+    """The systems a claim, a record and the report may name are those of
+    backends/engines.def, and the model: one list, nowhere spelled again."""
+
+    def test_systems_come_from_the_engine_lines(self) -> None:
+        from inputs.engines import ENGINES_DEF, engines, harness_system, systems
+        from reports import records
+        from reports.catalog import ABOUT, SYSTEMS
+        listed = {e.system for e in engines().values()}
+        self.assertEqual(set(systems()), listed | {"model"})
+        self.assertEqual(set(SYSTEMS), set(systems()) | {"any"})
+        self.assertNotIn("model", ABOUT, "no claim is about the model")
+        self.assertEqual(set(records.contract()["$defs"]["system"]["enum"]), set(systems()))
+        self.assertTrue(harness_system("model") and harness_system("reference"))
+        self.assertFalse(harness_system("pytorch") or harness_system("cudnn"))
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "engines.def"
+            path.write_text(ENGINES_DEF.read_text() +
+                            'BC_ENGINE("miopen", MiopenEngineInstance, cuda, "conv2d", true, "MIOpen", "miopen")\n')
+            self.assertIn("miopen", systems(path), "a new engine line brings its system")
+
+
 class MergeTest(unittest.TestCase):
     """Two runs of different platforms: per-platform verdicts and the
     cross-environment claims."""
