@@ -160,6 +160,8 @@ def judge(evidence: Evidence) -> dict[str, dict[str, Any]]:
             counts[e["verdict"]] = counts.get(e["verdict"], 0) + 1
         out[platform] = {"torch": torch_of(env), "evidence": f"{TEST}" + (f" ({where})" if where else ""),
                          "control": {"caught": control_ok, "distinct": ctl.get("distinct"), "runs": ctl.get("runs")},
+                         # the checks that failed to run once on the CPU (those of CUDA and MPS entries included)
+                         "smoke_failures": seen.get("smoke_failures", {}),
                          "entries": entries, "beyond": beyond, "settings": _settings(seen.get("settings", {})),
                          "counts": counts, "not_understood": sum(1 for e in seen.get("entries", [])
                                                                  if not e.get("understood", True))}

@@ -19,6 +19,10 @@ own, with torch):
 Beyond the list, BEYOND names CPU operations that accumulate and that the
 list does not name; each is run the same way without the mode.
 
+Every entry's check is also run once on the CPU without the mode (smoke()),
+whatever devices the entry names, so that the checks of the CUDA and MPS
+entries are known to run before a GPU runs them.
+
 It records what it saw; the report (reports/documented.py) decides. An
 entry whose condition has words the parser does not know is kept, marked
 not understood, with its text.
@@ -488,6 +492,27 @@ def run_entry(entry_id: str, doc: str | None = None) -> dict[str, Any]:
     return out
 
 
+def smoke(torch, entries: list[Entry]) -> dict[str, str]:
+    """Every entry's check run once on the CPU without the mode, whatever
+    devices the entry names: the checks of the CUDA and MPS entries are
+    proven to run here before a GPU runs them. op -> the failure, for those
+    that failed."""
+    runners = _runners(torch)
+    failed: dict[str, str] = {}
+    for e in entries:
+        for op in e.ops if e.understood else []:
+            if op in failed or op not in runners:
+                continue
+            torch.manual_seed(1)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    _digest(runners[op]("cpu", e, torch.Generator().manual_seed(1)))
+            except Exception as ex:  # noqa: BLE001 - any failure of a check is the harness's
+                failed[op] = f"{type(ex).__name__}: {str(ex).strip().splitlines()[0][:200] if str(ex).strip() else ''}"
+    return failed
+
+
 def control(torch) -> dict[str, Any]:
     """The positive control of the check itself: a float32 sum over a fresh
     random order each run, which the same repeat-and-threads digests must see
@@ -529,6 +554,7 @@ def run_all(python: str, timeout: float = 60.0) -> dict[str, Any]:
         except json.JSONDecodeError as e:
             results[entry_id] = {"id": entry_id, "error": f"unparsed output: {e}"}
     return {"torch": torch.__version__, "devices_here": here, "control": control(torch),
+            "smoke_failures": smoke(torch, entries),
             "entries": [dict(asdict(e), result=results.get(e.id)) for e in entries],
             "beyond": [results[f"beyond:{op}"] for op in BEYOND],
             "settings": _settings(torch)}

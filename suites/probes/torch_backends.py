@@ -303,7 +303,8 @@ def documented() -> tuple[bool, str, dict]:
     import documented as listed
     seen = listed.run_all(sys.executable)
     results = [e["result"] for e in seen["entries"] if e.get("result")] + seen["beyond"]
-    errors = [f"{r['id']}: {r['error']}" for r in results if r.get("error")]
+    errors = [f"{r['id']}: {r['error']}" for r in results if r.get("error")] + \
+        [f"the check of {op} does not run on the CPU: {why}" for op, why in seen["smoke_failures"].items()]
     ran = sum(1 for r in results for d in r.get("devices", {}).values() if "not_evaluated" not in d)
     return not errors, (f"PyTorch {torch.__version__}: {len(seen['entries'])} entries "
                         f"({sum(not e['understood'] for e in seen['entries'])} not understood), "
