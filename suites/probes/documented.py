@@ -371,6 +371,8 @@ def _runners(torch):  # noqa: C901 - one small function per operation
 
 
 def _digest(tensors) -> str:
+    """The bits of the tensors (shape, dtype and bytes), hashed."""
+    import torch
     h = hashlib.sha256()
     for t in tensors:
         if t is None:
@@ -378,7 +380,7 @@ def _digest(tensors) -> str:
             continue
         t = t.detach().cpu().contiguous()
         h.update(str((tuple(t.shape), str(t.dtype))).encode())
-        h.update(t.view(-1).view(__import__("torch").uint8).numpy().tobytes() if t.numel() else b"")
+        h.update(t.view(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
     return h.hexdigest()[:16]
 
 
@@ -410,7 +412,7 @@ def _names_op(message: str, op: str) -> bool:
 def _run(torch, fn, mode: bool, warn_only: bool = False) -> dict[str, Any]:
     """One call under the mode: its digest, the RuntimeError it raised, the
     warnings it gave."""
-    torch.use_deterministic_algorithms(mode, warn_only=warn_only) if mode else torch.use_deterministic_algorithms(False)
+    torch.use_deterministic_algorithms(mode, warn_only=warn_only)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
