@@ -18,13 +18,13 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-NAME="" OUT="" TIER=nightly DRY=0 TORCH=()
+NAME="" OUT="" TIER=nightly DRY=0 RELEASE="" TORCH=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --name) NAME="${2:?}"; shift 2 ;;
     --out) OUT="${2:?}"; shift 2 ;;
     --tier) TIER="${2:?}"; shift 2 ;;
-    --torch) TORCH=("${2:?}"); shift 2 ;;
+    --torch) RELEASE="${2:?}"; shift 2 ;;
     --dry-run) DRY=1; shift ;;
     *) echo "nightly-gpu: unknown option $1" >&2; exit 2 ;;
   esac
@@ -32,10 +32,10 @@ done
 [[ -n "$NAME" && -n "$OUT" ]] || { echo "usage: ci/nightly-gpu.sh --name NAME --out DIR [--torch VERSION] [--tier T] [--dry-run]" >&2; exit 2; }
 [[ "$NAME" =~ ^[A-Za-z0-9._-]+$ ]] || { echo "nightly-gpu: NAME must be letters, digits, '.', '_' or '-'" >&2; exit 2; }
 dest="$OUT/$NAME"
-if [[ ${#TORCH[@]} -gt 0 ]]; then
-  [[ "${TORCH[0]}" =~ ^[0-9]+(\.[0-9]+)+$ ]] || { echo "nightly-gpu: --torch ${TORCH[0]}: not a release number (e.g. 2.11.0)" >&2; exit 2; }
-  dest="$OUT/$NAME-torch${TORCH[0]}"
-  TORCH=(--torch "torch==${TORCH[0]}")
+if [[ -n "$RELEASE" ]]; then
+  [[ "$RELEASE" =~ ^[0-9]+(\.[0-9]+)+$ ]] || { echo "nightly-gpu: --torch $RELEASE: not a release number (e.g. 2.11.0)" >&2; exit 2; }
+  dest="$OUT/$NAME-torch$RELEASE"
+  TORCH=(--torch "torch==$RELEASE")
 fi
 
 step() {

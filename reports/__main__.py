@@ -237,9 +237,11 @@ def main(argv: list[str] | None = None) -> int:
             print(str(e), file=sys.stderr)
             return 1
     coverage = _coverage(evidence, manifest)
-    between = between_versions(verdicts, evidence)
+    listed = documented.judge(evidence)
+    between = between_versions(verdicts, evidence, listed)
     page = write_report(args.out, verdicts, manifest, evidence, baseline=baseline, changes=changes,
-                        no_expectations=no_expectations, coverage=coverage, installs=installs, between=between)
+                        no_expectations=no_expectations, coverage=coverage, installs=installs, between=between,
+                        listed=listed)
     write_junit(args.out / "claims-junit.xml", verdicts, changes)
     counts = Counter(v.verdict for v in verdicts)
     print(f"report: {page}")
@@ -258,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"UNEXPLAINED DISAGREEMENT in {d['aspect']}: {d['test']}: model {d['model'].get('implementation')}"
                   f" {d['model'].get('digest')}, PyTorch {d['pytorch'].get('implementation')} "
                   f"{d['pytorch'].get('digest')}", file=sys.stderr)
-    for platform, d in documented.judge(evidence).items():
+    for platform, d in listed.items():
         found = [b["op"] for b in d["beyond"] if "undocumented" in b["finding"]]
         print(f"documented list of torch {d['torch'] or platform}: {len(d['entries'])} entries ("
               + ", ".join(f"{n} {v}" for v, n in sorted(d["counts"].items())) + f"; {d['not_understood']} not "

@@ -97,10 +97,12 @@ def _side(version: str, shown: Any, env: dict[str, Any], test: str, record: dict
             "evidence": [test + (f" ({where})" if where else "")]}
 
 
-def between_versions(verdicts: list[Any], evidence: Evidence) -> list[dict[str, Any]]:
-    """Every change between paired torch versions (see the module's text)."""
+def between_versions(verdicts: list[Any], evidence: Evidence,
+                     listed: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Every change between paired torch versions (see the module's text);
+    `listed` is documented.judge(evidence) where the caller has it."""
     changes: list[dict[str, Any]] = []
-    listed = documented.judge(evidence)
+    listed = documented.judge(evidence) if listed is None else listed
     for older, newer in pairs(evidence):
         env_a, env_b = evidence.platform_env[older], evidence.platform_env[newer]
         va, vb = torch_of(env_a), torch_of(env_b)
@@ -116,7 +118,6 @@ def between_versions(verdicts: list[Any], evidence: Evidence) -> list[dict[str, 
                                        "evidence": [f.test for f in a.facts][:20]},
                                       {"torch": vb, "observed": f"{b.verdict}: {_cut(b.reason)}",
                                        "evidence": [f.test for f in b.facts][:20]}]})
-
 
         if older in listed and newer in listed:
             la, lb = listed[older], listed[newer]

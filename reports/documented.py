@@ -45,21 +45,22 @@ def _observed(evidence: Evidence) -> tuple[dict[str, Any] | None, str]:
     return None, ""
 
 
-def _throws(op: str, seen: dict[str, Any]) -> tuple[str, str]:
+def _throws(op: str, seen: dict[str, Any]) -> tuple[str, str, str]:
+    """(verdict, reason, control): a throwing entry has no control."""
     on, warn, off = seen.get("mode_true", {}), seen.get("warn_only", {}), seen.get("mode_false", {})
     if not on.get("error"):
-        return "refuted", f"{op} ran without an error under use_deterministic_algorithms(True)"
+        return "refuted", f"{op} ran without an error under use_deterministic_algorithms(True)", ""
     if not on.get("names_op"):
-        return "inconclusive", f"{op} raised a RuntimeError that does not name it: {on['error'][:200]}"
+        return "inconclusive", f"{op} raised a RuntimeError that does not name it: {on['error'][:200]}", ""
     parts = [f"{op} raised RuntimeError '{on['error'][:120]}' under use_deterministic_algorithms(True)"]
     if warn.get("error") or not warn.get("warnings"):
         return "refuted", parts[0] + (f"; with warn_only=True it raised '{warn['error'][:120]}'" if warn.get("error")
-                                      else "; with warn_only=True it gave no warning")
+                                      else "; with warn_only=True it gave no warning"), ""
     parts.append("with warn_only=True it warned and returned a result")
     if off.get("error"):
-        return "inconclusive", "; ".join(parts) + f"; with mode=False it raised '{off['error'][:120]}'"
+        return "inconclusive", "; ".join(parts) + f"; with mode=False it raised '{off['error'][:120]}'", ""
     parts.append("with mode=False it returned a result")
-    return "supported", "; ".join(parts)
+    return "supported", "; ".join(parts), ""
 
 
 def _deterministic(op: str, seen: dict[str, Any]) -> tuple[str, str, str]:
@@ -91,12 +92,8 @@ def _entry(entry: dict[str, Any], python: str, control_ok: bool) -> dict[str, An
         if "not_evaluated" in seen:
             per[device] = ("not evaluated", seen["not_evaluated"], "")
             continue
-        verdicts = []
-        for op, obs in seen.items():
-            if entry.get("list") == "throws":
-                verdicts.append((*_throws(op, obs), ""))
-            else:
-                verdicts.append(_deterministic(op, obs))
+        check = _throws if entry.get("list") == "throws" else _deterministic
+        verdicts = [check(op, obs) for op, obs in seen.items()]
         worst = min(verdicts, key=lambda v: _GRAVITY.index(v[0]))
         per[device] = (worst[0], "; ".join(v[1] for v in verdicts), "; ".join(v[2] for v in verdicts if v[2]))
     if not per:

@@ -115,7 +115,9 @@ def to_json(verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: E
             baseline: dict[str, Any] | None = None, changes: list[Any] | None = None,
             no_expectations: list[str] | None = None, coverage: dict[str, Any] | None = None,
             installs: list[dict[str, Any]] | None = None,
-            between: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+            between: list[dict[str, Any]] | None = None,
+            listed: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    listed = documented.judge(evidence) if listed is None else listed
     platforms = {name: {"signature": platform_of(env)[1], "machine": env.get("machine", ""), "torch": torch_of(env)}
                  for name, env in evidence.platform_env.items()}
     since = []
@@ -155,19 +157,21 @@ def to_json(verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: E
         "expectations": {"changed": [vars(c) for c in (changes or [])], "missing": no_expectations or []},
         # Between torch installs on one machine: what differs, found in the
         # evidence (reports/changes.py).
-        "changes": between_versions(verdicts, evidence) if between is None else between,
+        "changes": between_versions(verdicts, evidence, listed) if between is None else between,
         "installs": installs or [],
         # use_deterministic_algorithms's own list, per platform (reports/documented.py).
-        "documented": documented.judge(evidence),
+        "documented": listed,
     }
 
 
 def write_report(out: Path, verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: Evidence,
                  baseline: dict[str, Any] | None = None, changes: list[Any] | None = None,
                  no_expectations: list[str] | None = None, coverage: dict[str, Any] | None = None,
-                 installs: list[dict[str, Any]] | None = None, between: list[dict[str, Any]] | None = None) -> Path:
+                 installs: list[dict[str, Any]] | None = None, between: list[dict[str, Any]] | None = None,
+                 listed: dict[str, dict[str, Any]] | None = None) -> Path:
     out.mkdir(parents=True, exist_ok=True)
-    data = to_json(verdicts, manifest, evidence, baseline, changes, no_expectations, coverage, installs, between)
+    data = to_json(verdicts, manifest, evidence, baseline, changes, no_expectations, coverage, installs, between,
+                   listed)
     _atomic_write(out / "report.json", json.dumps(data, indent=1, sort_keys=True) + "\n")
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)

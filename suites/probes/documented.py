@@ -449,7 +449,7 @@ def _repeat(torch, fn, mode: bool) -> dict[str, Any]:
             "error": errors[0] if errors else ""}
 
 
-def run_entry(entry_id: str, doc: str | None = None) -> dict[str, Any]:
+def run_entry(entry_id: str) -> dict[str, Any]:
     """The observations of one entry (or of beyond:OP) on each device that
     the entry names and this machine has."""
     import torch
@@ -458,7 +458,7 @@ def run_entry(entry_id: str, doc: str | None = None) -> dict[str, Any]:
         op = entry_id.split(":", 1)[1]
         entry = Entry(entry_id, "beyond", op, [op], ["cpu"])
     else:
-        entries = {e.id: e for e in parse(doc if doc is not None else torch.use_deterministic_algorithms.__doc__)}
+        entries = {e.id: e for e in parse(torch.use_deterministic_algorithms.__doc__)}
         if entry_id not in entries:
             raise KeyError(f"no entry {entry_id!r} in the docstring of torch {torch.__version__}")
         entry = entries[entry_id]
