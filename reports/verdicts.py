@@ -406,9 +406,10 @@ def _across_parts(claim: Claim, spanning: dict[str, dict[str, set[str]]],
     if not compared:
         return Verdict(claim, "not evaluated", "no computation was seen on two sides; "
                        + "; ".join(f"{p} need {need}" for p, need in untested.items()), facts)
-    # Pairs differing in several parts at once are named only when no single
-    # part was compared: they do not say which part made the difference.
-    named = [p for p in order if p != "several parts at once"] or order
+    # Pairs differing in several parts at once do not say which part made the
+    # difference: named when no single part was compared, or when they alone
+    # saw different bits (which still shows that bits may differ).
+    named = [p for p in order if p != "several parts at once" or p in differ or len(order) == 1]
     counts = ", ".join(f"{p} ({parts[p]['differ']} of {parts[p]['compared']} computation(s) differ)" for p in named)
     rest = ("; not tested by this evidence: " + "; ".join(f"{p} (needs {need})" for p, need in untested.items())
             if untested else "")

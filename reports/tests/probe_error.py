@@ -7,8 +7,13 @@ BACKENDCHECK_PROBE_FAULT making its probe raise AttributeError (as a renamed
 attribute of torch._C once did), then judges the claim from that evidence
 with the catalog: the test must fail, its record must carry an "error"
 check naming AttributeError, and the claim's verdict must be "error", not
-"refuted". A control run without the fault must decide the claim. Exit 0
-when all hold; 1 with what did not; 77 (a ctest skip) when no torch imports.
+"refuted". A control run without the fault must decide the claim. Then the
+same for one entry of use_deterministic_algorithms's own list
+(TorchPython.DocumentedDeterminismList with BACKENDCHECK_PROBE_FAULT=
+documented:ENTRY): the test fails, its check is an "error" that keeps the
+other entries' observations, and the report judges that entry "error", not
+refuted. Exit 0 when all hold; 1 with what did not; 77 (a ctest skip) when no
+torch imports.
 """
 
 from __future__ import annotations
@@ -28,14 +33,42 @@ TEST = "TorchPython.MkldnnIsAvailableReportsTheBuild"
 CLAIM = "mkldnn-available"
 
 
-def _run(binary: Path, evidence: Path, fault: bool) -> tuple[int, str]:
+LISTED_TEST = "TorchPython.DocumentedDeterminismList"
+LISTED_ENTRY = "throws:torch.Tensor.put_:any:accumulate=False"  # in every release's list, run on the CPU
+
+
+def _run(binary: Path, evidence: Path, fault: str, test: str = TEST) -> tuple[int, str]:
     env = {k: v for k, v in os.environ.items() if k != "BACKENDCHECK_PROBE_FAULT"}
     env["BACKENDCHECK_EVIDENCE_DIR"] = str(evidence)
     if fault:
-        env["BACKENDCHECK_PROBE_FAULT"] = "mkldnn_available"
-    r = subprocess.run([str(binary), f"--gtest_filter={TEST}"], env=env, capture_output=True, text=True,
-                       timeout=120, check=False)
+        env["BACKENDCHECK_PROBE_FAULT"] = fault
+    r = subprocess.run([str(binary), f"--gtest_filter={test}"], env=env, capture_output=True, text=True,
+                       timeout=240, check=False)
     return r.returncode, r.stdout + r.stderr
+
+
+def _listed_entry_fault(binary: Path, evidence: Path) -> list[str]:
+    """One entry of the documented list fails in its own process: the
+    harness's error, the rest of the list kept and judged."""
+    from reports import documented
+    rc, out = _run(binary, evidence, f"documented:{LISTED_ENTRY}", LISTED_TEST)
+    ev = read_evidence([evidence])
+    checks = [c for r in ev.cases.get(LISTED_TEST, []) for c in r.get("checks", [])]
+    problems = []
+    if rc == 0:
+        problems.append(f"with an injected fault in {LISTED_ENTRY} the documented-list test passed; it must fail")
+    if not any(c.get("outcome") == "error" and LISTED_ENTRY in c.get("detail", "") for c in checks):
+        problems.append(f"no 'error' check naming {LISTED_ENTRY}: {[c.get('outcome') for c in checks]}\n{out[-2000:]}")
+    listed = documented.judge(ev)
+    entries = {e["id"]: e for d in listed.values() for e in d["entries"]}
+    if entries.get(LISTED_ENTRY, {}).get("verdict") != "error":
+        problems.append(f"the faulty entry is judged {entries.get(LISTED_ENTRY, {}).get('verdict')}, not error")
+    if not any(e["verdict"] == "supported" for e in entries.values()):
+        problems.append("the other entries were not judged: their observations were lost")
+    if not problems:
+        print(f"probe_error: injected fault in {LISTED_ENTRY} -> that entry is an error, "
+              f"{sum(e['verdict'] == 'supported' for e in entries.values())} other entries supported")
+    return problems
 
 
 def _verdict(evidence: Path) -> tuple[str, str, list[dict]]:
@@ -56,14 +89,14 @@ def main(argv: list[str]) -> int:
         control, faulty = Path(tmp) / "control", Path(tmp) / "fault"
         control.mkdir()
         faulty.mkdir()
-        rc, out = _run(binary, control, fault=False)
+        rc, out = _run(binary, control, fault="")
         verdict, reason, _ = _verdict(control)
         if verdict == "not evaluated" and "cannot import torch" in reason:
             print(f"probe_error: skipped: {reason}")
             return 77
         if rc != 0 or verdict not in ("supported", "refuted"):
             problems.append(f"control: exit {rc}, verdict {verdict} ({reason}); it must decide the claim:\n{out}")
-        rc, out = _run(binary, faulty, fault=True)
+        rc, out = _run(binary, faulty, fault="mkldnn_available")
         verdict, reason, checks = _verdict(faulty)
         if rc == 0:
             problems.append("with the injected AttributeError the test passed; it must fail")
@@ -73,6 +106,9 @@ def main(argv: list[str]) -> int:
             problems.append(f"with the injected AttributeError the verdict is {verdict} ({reason}), not error")
         else:
             print(f"probe_error: injected AttributeError -> verdict error: {reason}")
+        listed = Path(tmp) / "listed"
+        listed.mkdir()
+        problems += _listed_entry_fault(binary, listed)
     for p in problems:
         print(f"probe_error: {p}", file=sys.stderr)
     return 1 if problems else 0

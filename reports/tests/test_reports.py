@@ -393,6 +393,23 @@ class MergeTest(unittest.TestCase):
         self.assertEqual(sorted(v.facts[0].figures["untested"]), ["GPU architectures", "library versions"])
         self.assertIn("not tested by this evidence: GPU architectures", v.reason)
 
+    def test_a_difference_seen_only_across_several_parts_still_supports(self) -> None:
+        """Two machines (ISA and threads differ) whose bits differ, while each
+        machine's threads=1 and threads=2 agree: the claim is supported by the
+        difference between machines, which is named as several parts at once."""
+        base = self.REPRO.rsplit(" ", 1)[0]
+        manifest = [{"id": n, "test": f"Cpu/Determinism.Bitwise/{n}", "repro": f"{base} threads={n[-1]}", "suite": "s",
+                     "fixture": "Determinism", "positive_control": False, "binary": "determinism_tests",
+                     "axes": {"device": "cpu", "engine": "onednn"}} for n in ("T1", "T2")]
+        runs = [write_run(self.t / m, environment(m, isa, threads), {
+            f"Cpu/Determinism.Bitwise/{n}": [{"repro": f"{base} threads={n[-1]}", "device": "cpu", "digest": d,
+                                              "distinct_digests": 1}] for n in ("T1", "T2")})
+            for m, isa, threads, d in (("m1", "avx512_core", 2, "aaaa"), ("m2", "avx2", 1, "bbbb"))]
+        v = judge_all([self.across], manifest, read_evidence(runs))[0]
+        self.assertEqual(v.verdict, "supported", v.reason)
+        self.assertIn("thread counts (0 of 1 computation(s) differ)", v.reason)
+        self.assertIn("several parts at once (1 of 1 computation(s) differ)", v.reason)
+
     def test_two_torch_installs_are_library_versions(self) -> None:
         rec = lambda d: {"Cpu/Determinism.Bitwise/X": [{"repro": self.REPRO, "device": "cpu", "digest": d,
                                                        "distinct_digests": 1}]}

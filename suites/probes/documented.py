@@ -30,12 +30,16 @@ not understood, with its text.
     python3 documented.py list            the entries, as JSON
     python3 documented.py run ID          one entry's (or beyond:OP's) check, as JSON
     python3 documented.py all             every entry, each in a fresh process
+
+BACKENDCHECK_PROBE_FAULT=documented:ID makes that entry's check raise, for
+the test that such a failure is the harness's error (reports/tests/probe_error.py).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -453,6 +457,8 @@ def run_entry(entry_id: str) -> dict[str, Any]:
     """The observations of one entry (or of beyond:OP) on each device that
     the entry names and this machine has."""
     import torch
+    if os.environ.get("BACKENDCHECK_PROBE_FAULT") == f"documented:{entry_id}":
+        raise AttributeError(f"injected by BACKENDCHECK_PROBE_FAULT=documented:{entry_id}")
     runners = _runners(torch)
     if entry_id.startswith("beyond:"):
         op = entry_id.split(":", 1)[1]

@@ -3,7 +3,9 @@ suites/pytorch_python_test.cc with an interpreter that imports torch.
 
 Usage: python3 torch_backends.py PROBE
 Prints one JSON object: {"passed": bool, "detail": str, "torch": version,
-"observed": {...}}; exit 0 when the probe ran (whatever it found), 3 when
+"observed": {...}, "harness_error": bool} (a probe that returns passed=None
+observed what it could but part of its own work failed: an error of the
+harness, its observations kept); exit 0 when the probe ran (whatever it found), 3 when
 torch cannot be imported or this version lacks what the probe is about (the
 test skips with that reason, naming the version), 4 when the probe
 itself failed (an exception, such as an attribute this version renamed): then
@@ -299,14 +301,16 @@ def documented() -> tuple[bool, str, dict]:
     the accumulating CPU operations the list does not name, each in a fresh
     process (suites/probes/documented.py). It records what it saw, entry by
     entry, for the report to judge; it passes when no entry's check failed
-    to run (an exception other than the alert, a crash, a timeout)."""
+    to run (an exception other than the alert, a crash, a timeout); when one
+    did, that is the harness's error (None), the other entries' observations
+    kept."""
     import documented as listed
     seen = listed.run_all(sys.executable)
     results = [e["result"] for e in seen["entries"] if e.get("result")] + seen["beyond"]
     errors = [f"{r['id']}: {r['error']}" for r in results if r.get("error")] + \
         [f"the check of {op} does not run on the CPU: {why}" for op, why in seen["smoke_failures"].items()]
     ran = sum(1 for r in results for d in r.get("devices", {}).values() if "not_evaluated" not in d)
-    return not errors, (f"PyTorch {torch.__version__}: {len(seen['entries'])} entries "
+    return (None if errors else True), (f"PyTorch {torch.__version__}: {len(seen['entries'])} entries "
                         f"({sum(not e['understood'] for e in seen['entries'])} not understood), "
                         f"{len(seen['beyond'])} operations beyond the list; {ran} checks ran here"
                         + (f"; errors: {'; '.join(errors)[:2000]}" if errors else "")), seen
@@ -347,7 +351,7 @@ def main(argv: list[str]) -> int:
                           "torch": torch.__version__}))
         return 4
     print(json.dumps({"passed": bool(passed), "detail": detail, "torch": torch.__version__,
-                      "observed": observed}, default=str))
+                      "observed": observed, "harness_error": passed is None}, default=str))
     return 0
 
 
