@@ -736,6 +736,12 @@ class DocumentedListTest(unittest.TestCase):
         self.assertEqual([c["what"] for c in changed],
                          ["documented entry throws:torch.Tensor.put_:any:accumulate=False"])
         self.assertEqual(changed[0]["sides"][0]["observed"], "not in this version's list")
+        # index_copy's control was caught on both here; a control caught on one
+        # version only is the load's doing as much as the version's: not listed.
+        old = self.observed()
+        old["entries"][3]["result"]["devices"]["cpu"]["torch.Tensor.index_copy"]["control"]["distinct"] = 1
+        ev = read_evidence([self.run_of("old2", "1.13.0a0", old), self.run_of("new2", "2.15.0", self.observed())])
+        self.assertEqual([c for c in between_versions([], ev) if c["kind"] == "documented"], [])
 
     def test_the_page_shows_the_list_and_the_findings(self) -> None:
         from reports.render import write_report
