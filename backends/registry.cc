@@ -64,9 +64,9 @@ bool UsesCudnnSelection(std::string_view engine_field, std::string_view engine) 
 }
 
 std::string_view SystemOf(std::string_view engine_field) {
-  if (engine_field == "auto" || engine_field.rfind("select", 0) == 0) return "model";
+  if (engine_field == "auto" || engine_field.rfind("select", 0) == 0) return kModelSystem;
   const EngineEntry* e = FindEngineEntry(engine_field);
-  return e == nullptr ? "model" : e->system;
+  return e == nullptr ? kModelSystem : e->system;
 }
 
 }  // namespace bc

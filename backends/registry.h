@@ -39,9 +39,13 @@ std::vector<Availability> AllAvailability();
 // engine's registry line says so.
 bool UsesCudnnSelection(std::string_view engine_field, std::string_view engine);
 
-// The system whose behaviour a case with this engine field shows: "model"
+// The harness's re-implementation of PyTorch's dispatch and cuDNN selection,
+// as verdicts name it: what its evidence shows never decides a claim.
+inline constexpr std::string_view kModelSystem = "model";
+
+// The system whose behaviour a case with this engine field shows: the model
 // when dispatch chooses (auto, select, select:NAME), otherwise the engine's
-// registry line ("model" for an unknown name).
+// registry line (the model for an unknown name).
 std::string_view SystemOf(std::string_view engine_field);
 
 // Each engine's instance function and each backend's availability, as

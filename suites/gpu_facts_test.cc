@@ -23,8 +23,8 @@ namespace {
     if (!bc_a_.available) GTEST_SKIP() << engine << " unavailable: " << bc_a_.reason; \
   } while (0)
 
-CaseSpec Cuda(const std::string& problem, const std::string& flags) {
-  Result<CaseSpec> c = ParseCaseSpec(problem + " device=cuda engine=auto threads=1 " + flags);
+CaseSpec Cuda(const std::string& problem, const std::string& flags, const std::string& engine = "auto") {
+  Result<CaseSpec> c = ParseCaseSpec(problem + " device=cuda engine=" + engine + " threads=1 " + flags);
   EXPECT_TRUE(c.ok()) << c.status().ToString();
   return c.value();
 }
@@ -107,13 +107,15 @@ TEST(CudnnDisabled, CudnnDeterministicDoesNotReachNativeKernels) {
 // reference grows beyond what fp32 arithmetic gives.
 TEST(Tf32, ReducesThePrecisionOfFp32Convolution) {
   BC_REQUIRE_AVAILABLE("cudnn");
+  // cuDNN's own arithmetic, so the fact is cuDNN evidence (its repro names the engine).
   const std::string p = "conv2d:fwd:f32:mb8ic64ih56oc64kh3ph1";
-  Result<CaseRun> fp32 = RunCase(Cuda(p, "cudnn.allow_tf32=false"), {.repeats = 1, .compare_to_reference = true});
-  Result<CaseRun> tf32 = RunCase(Cuda(p, ""), {.repeats = 1, .compare_to_reference = true});
+  const CaseSpec with_tf32 = Cuda(p, "", "cudnn");
+  Result<CaseRun> fp32 = RunCase(Cuda(p, "cudnn.allow_tf32=false", "cudnn"), {.repeats = 1, .compare_to_reference = true});
+  Result<CaseRun> tf32 = RunCase(with_tf32, {.repeats = 1, .compare_to_reference = true});
   ASSERT_TRUE(fp32.ok() && tf32.ok()) << fp32.status().ToString() << tf32.status().ToString();
   const double e32 = fp32->first().error->max_abs, etf = tf32->first().error->max_abs;
   const bool tensor_cores = etf > 4 * e32;
-  RecordFact(p, "tf32_reduces_precision", tensor_cores,
+  RecordFact(with_tf32.Format(), "tf32_reduces_precision", tensor_cores,
          "max abs error, TF32 allowed: " + std::to_string(etf) + " (" + tf32->first().implementation +
              "); fp32 only: " + std::to_string(e32) + " (" + fp32->first().implementation + ")");
   EXPECT_TRUE(tensor_cores) << "TF32 " << etf << " vs FP32 " << e32;

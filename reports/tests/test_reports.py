@@ -821,6 +821,43 @@ class RecordedEvidenceTest(unittest.TestCase):
         self.assertIn("Crashed", v.reason)
 
 
+class H100EvidenceTest(unittest.TestCase):
+    """The catalog on the first GPU run's own evidence (reports/tests/data/h100:
+    an H100, driver 580.159.04, cuDNN 9.19.0, cuBLAS 13.1.0, PyTorch
+    2.11.0+cu130; the positive controls, native kernels, cuBLAS, the
+    Schedule cases and PyTorch's own CUDA convolutions). The records are as
+    that build (e62817a) wrote them: its Schedule records named cuDNN, its
+    TF32 fact the model."""
+
+    DATA = ROOT / "reports" / "tests" / "data" / "h100"
+
+    def setUp(self) -> None:
+        self.manifest = json.loads((self.DATA / "cases.json").read_text())["cases"]
+        self.ev = read_evidence([self.DATA / "evidence"])
+        self.verdicts = {v.claim.id: v for v in judge_all(load_catalog(ROOT / "suites" / "claims.toml"),
+                                                           self.manifest, self.ev, partial=True)}
+
+    def test_cudnn_decides_its_atomics_on_the_controls_that_fired(self) -> None:
+        v = self.verdicts["atomics-cudnn"]
+        self.assertEqual(v.verdict, "supported", v.reason)
+        self.assertEqual(v.decided_by, "cudnn")
+        self.assertEqual(len(v.facts), 10, "legacy BWD_FILTER 0/3, BWD_DATA 0, graph NONDETERMINISTIC configs")
+
+    def test_pytorch_convolutions_are_not_cudnn_evidence(self) -> None:
+        # GpuPytorch records are PyTorch's: they never decide what cuDNN does.
+        v = self.verdicts["det-bitwise"]
+        self.assertFalse([f.test for f in v.facts if f.test.startswith("GpuPytorch/")], v.reason)
+        self.assertNotIn("records come from", v.reason)
+
+    def test_the_harness_mirror_of_the_cublas_alert_only_predicts(self) -> None:
+        v = self.verdicts["cublas-config"]
+        self.assertEqual(v.verdict, "not evaluated")
+        self.assertIn("needs pytorch evidence; the model predicts supported", v.reason)
+
+    def test_no_claim_is_an_error(self) -> None:
+        self.assertFalse({k: v.reason for k, v in self.verdicts.items() if v.verdict == "error"})
+
+
 class TrustTest(unittest.TestCase):
     """A missed control, records that do not fit, duplicates and conflicts."""
 
