@@ -1,6 +1,7 @@
 #include "backends/dispatch.h"
 
 #include "backends/registry.h"
+#include "harness/tf32.h"
 
 #include <memory>
 #include <optional>
@@ -134,7 +135,7 @@ Result<DispatchDecision> Dispatcher::Decide(const CaseSpec& c, const Problem& p,
   // The fields of PyTorch's ConvolutionParams that the problem string does
   // not already hold: the device, the pool and allow_tf32.
   const std::string key = FormatProblem(p) + "|" + DeviceName(c.device) + "|" + c.engine +
-                          "|allow_tf32=" + (flags.cudnn_allow_tf32 ? "1" : "0");
+                          "|allow_tf32=" + (CudnnConvTf32(flags) ? "1" : "0");
   if (std::optional<Selection> hit = selector_.Cached(key, options)) {
     d.selection = *hit;
     d.chosen = hit->chosen;

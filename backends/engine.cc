@@ -1,4 +1,5 @@
 #include "backends/engine.h"
+#include "harness/tf32.h"
 
 namespace bc {
 
@@ -44,8 +45,8 @@ ComputeType ComputeTypeOf(const Problem& p, std::string_view engine, const Backe
   const bool conv = std::holds_alternative<Conv2dProblem>(p);
   const bool through_cudnn = engine == "cudnn" || (engine == "pytorch_cuda" && conv && flags.cudnn_enabled);
   const bool through_cublas = engine == "cublas" || engine == "cuda_native" || engine == "pytorch_cuda";
-  if (through_cudnn) return flags.cudnn_allow_tf32 ? ComputeType::kTf32 : ComputeType::kF32;
-  if (through_cublas) return flags.cuda_matmul_allow_tf32 ? ComputeType::kTf32 : ComputeType::kF32;
+  if (through_cudnn) return CudnnConvTf32(flags) ? ComputeType::kTf32 : ComputeType::kF32;
+  if (through_cublas) return CublasTf32(flags) ? ComputeType::kTf32 : ComputeType::kF32;
   return ComputeType::kF32;
 }
 

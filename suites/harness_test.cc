@@ -16,11 +16,64 @@
 #include "harness/onednn_verbose.h"
 #include "harness/problem.h"
 #include "harness/tensor_data.h"
+#include "harness/tf32.h"
 
 namespace bc {
 namespace {
 
 // PyTorch's defaults (aten/src/ATen/Context.h, torch/backends/*/__init__.py).
+// TF32 on CUDA by each version's rules: one row per way a script can set it
+// (Context::float32Precision in PyTorch 2.x; the allow_tf32 flags before).
+TEST(Tf32Rules, Fp32PrecisionInheritsAndAllowTf32DecidesAlone) {
+  struct Row {
+    const char* what;
+    BackendFlags flags;
+    bool conv, matmul;       // with the fp32_precision settings
+    bool conv_legacy, matmul_legacy;  // before them: the allow_tf32 flags alone
+  };
+  auto with = [](auto set) {
+    BackendFlags f;
+    set(f);
+    return f;
+  };
+  const Row rows[] = {
+      {"defaults", {}, true, false, true, false},
+      {"cudnn.allow_tf32=False", with([](BackendFlags& f) { f.cudnn_allow_tf32 = false; }), false, false, false, false},
+      {"a global fp32_precision=tf32 outlives cudnn.allow_tf32=False",
+       with([](BackendFlags& f) { f.cudnn_allow_tf32 = false; f.fp32_precision = "tf32"; }), true, false, false, false},
+      {"cudnn.fp32_precision=tf32 (cuda/all) is inherited by conv and matmul's none only",
+       with([](BackendFlags& f) { f.cudnn_allow_tf32 = false; f.cudnn_fp32_precision = "tf32"; }), true, false, false,
+       false},
+      {"cudnn.conv.fp32_precision=ieee overrides cudnn.allow_tf32=True",
+       with([](BackendFlags& f) { f.cudnn_conv_fp32_precision = "ieee"; }), false, false, true, false},
+      {"cudnn.conv.fp32_precision=none inherits, whatever allow_tf32 wrote",
+       with([](BackendFlags& f) { f.cudnn_conv_fp32_precision = "none"; }), false, false, true, false},
+      {"cuda.matmul.allow_tf32=True", with([](BackendFlags& f) { f.cuda_matmul_allow_tf32 = true; }), true, true, true,
+       true},
+      {"cuda.matmul.fp32_precision=tf32", with([](BackendFlags& f) { f.cuda_matmul_fp32_precision = "tf32"; }), true,
+       true, true, false},
+      {"cuda.matmul.allow_tf32=False wrote ieee: a global tf32 does not reach matmul",
+       with([](BackendFlags& f) { f.fp32_precision = "tf32"; }), true, false, true, false},
+      {"bf16 means nothing to CUDA", with([](BackendFlags& f) { f.cudnn_allow_tf32 = false; f.fp32_precision = "bf16"; }),
+       false, false, false, false},
+  };
+  for (const Row& r : rows) {
+    SCOPED_TRACE(r.what);
+    EXPECT_EQ(DecideCudaTf32(r.flags, CudaOp::kConv, Tf32Rules::kFp32Precision).tf32, r.conv);
+    EXPECT_EQ(DecideCudaTf32(r.flags, CudaOp::kMatmul, Tf32Rules::kFp32Precision).tf32, r.matmul);
+    EXPECT_EQ(DecideCudaTf32(r.flags, CudaOp::kConv, Tf32Rules::kAllowTf32).tf32, r.conv_legacy);
+    EXPECT_EQ(DecideCudaTf32(r.flags, CudaOp::kMatmul, Tf32Rules::kAllowTf32).tf32, r.matmul_legacy);
+  }
+  // The evidence says how: the chain of settings the answer came through.
+  BackendFlags global;
+  global.cudnn_allow_tf32 = false;
+  global.fp32_precision = "tf32";
+  EXPECT_EQ(DecideCudaTf32(global, CudaOp::kConv, Tf32Rules::kFp32Precision).why,
+            "cudnn.conv.fp32_precision none (cudnn.allow_tf32=false) -> cudnn.fp32_precision none -> fp32_precision tf32");
+  EXPECT_NE(DecideCudaTf32(global, CudaOp::kConv, Tf32Rules::kAllowTf32).why.find("no fp32_precision settings"),
+            std::string::npos);
+}
+
 TEST(Flags, DefaultsMirrorPyTorch) {
   const BackendFlags f;
   EXPECT_TRUE(f.cudnn_enabled);

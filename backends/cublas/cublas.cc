@@ -12,6 +12,7 @@
 #include "backends/cublas/workspace_config.h"
 #include "backends/cuda/cublas_handle.h"
 #include "backends/cuda/device.h"
+#include "harness/tf32.h"
 
 namespace bc {
 namespace {
@@ -101,7 +102,7 @@ Result<std::unique_ptr<PreparedOp>> CublasEngine::Prepare(const Problem& p, cons
   const cublas::ConfigCheck check = cublas::CheckWorkspaceConfigHere(flags, hs.cuda_version);
   if (check.error) return Status(StatusCode::kNotDeterministic, check.message);
   auto prepared = std::make_unique<CublasPrepared>(std::get<MatmulProblem>(p), buffers, algorithm, check.message,
-                                                   flags.cuda_matmul_allow_tf32);
+                                                   CublasTf32(flags));
   BC_RETURN_IF_ERROR(prepared->Init());
   return std::unique_ptr<PreparedOp>(std::move(prepared));
 }

@@ -15,6 +15,7 @@
 #include "backends/cuda/cublas_handle.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda_native/kernels.h"
+#include "harness/tf32.h"
 
 namespace bc {
 namespace {
@@ -151,7 +152,7 @@ Result<std::unique_ptr<PreparedOp>> CudaNativeEngine::Prepare(const Problem& p, 
   const cublas::ConfigCheck check = cublas::CheckWorkspaceConfigHere(flags, cuda::SharedCublas().cuda_version);
   if (check.error) return Status(StatusCode::kNotDeterministic, check.message);
   auto prepared = std::make_unique<NativePrepared>(std::get<Conv2dProblem>(p), buffers, algorithm,
-                                                   flags.cuda_matmul_allow_tf32, check.message);
+                                                   CublasTf32(flags), check.message);
   BC_RETURN_IF_ERROR(prepared->Init());
   return std::unique_ptr<PreparedOp>(std::move(prepared));
 }

@@ -5,6 +5,7 @@
 
 #include "backends/cudnn/paths.h"
 #include "backends/cudnn/policy.h"
+#include "harness/tf32.h"
 
 namespace bc::cudnn {
 namespace {
@@ -176,8 +177,8 @@ class CudnnPrepared final : public PreparedOp {
 
 Result<std::vector<Algorithm>> V7Candidates(cudnnHandle_t h, const Conv2dProblem& p, const BackendFlags& flags) {
   Descriptors d;
-  BC_RETURN_IF_ERROR(d.Init(p, CudnnMathType(p.dtype, flags.cudnn_allow_tf32)));
-  BC_ASSIGN_OR_RETURN(const std::vector<PerfRecord> perf, Heuristics(h, d, p, flags.cudnn_allow_tf32));
+  BC_RETURN_IF_ERROR(d.Init(p, CudnnMathType(p.dtype, CudnnConvTf32(flags))));
+  BC_ASSIGN_OR_RETURN(const std::vector<PerfRecord> perf, Heuristics(h, d, p, CudnnConvTf32(flags)));
   std::vector<Algorithm> out;
   for (const Candidate& c : CandidatesFromPerf(perf)) out.push_back(c.algorithm);
   return out;
@@ -187,10 +188,10 @@ Result<EngineSearch> V7Search(cudnnHandle_t h, const Conv2dProblem& p, const Bac
   DeviceTensors t;
   BC_RETURN_IF_ERROR(t.Init(p, inputs));
   Descriptors d;
-  BC_RETURN_IF_ERROR(d.Init(p, CudnnMathType(p.dtype, flags.cudnn_allow_tf32)));
+  BC_RETURN_IF_ERROR(d.Init(p, CudnnMathType(p.dtype, CudnnConvTf32(flags))));
   // The largest workspace any algorithm asks for, as PyTorch sizes the search.
   size_t ws_bytes = 0;
-  Result<std::vector<PerfRecord>> heur = Heuristics(h, d, p, flags.cudnn_allow_tf32);
+  Result<std::vector<PerfRecord>> heur = Heuristics(h, d, p, CudnnConvTf32(flags));
   if (!heur.ok()) return heur.status();
   for (const PerfRecord& r : heur.value()) {
     if (r.ok) ws_bytes = std::max(ws_bytes, static_cast<size_t>(r.memory));
@@ -206,7 +207,7 @@ Result<EngineSearch> V7Search(cudnnHandle_t h, const Conv2dProblem& p, const Bac
       std::array<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT> perf{};
       BC_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(h, d.x, t.x.get(), d.w, t.w.get(), d.conv, d.y,
                                                       t.y.get(), perf.size(), &n, perf.data(), ws.get(), ws_bytes));
-      records = ToRecords(p, flags.cudnn_allow_tf32, perf, n, true);
+      records = ToRecords(p, CudnnConvTf32(flags), perf, n, true);
       break;
     }
     case Direction::kBackwardData: {
@@ -214,7 +215,7 @@ Result<EngineSearch> V7Search(cudnnHandle_t h, const Conv2dProblem& p, const Bac
       BC_CUDNN(cudnnFindConvolutionBackwardDataAlgorithmEx(h, d.w, t.w.get(), d.y, t.y.get(), d.conv, d.x,
                                                            t.x.get(), perf.size(), &n, perf.data(), ws.get(),
                                                            ws_bytes));
-      records = ToRecords(p, flags.cudnn_allow_tf32, perf, n, true);
+      records = ToRecords(p, CudnnConvTf32(flags), perf, n, true);
       break;
     }
     case Direction::kBackwardWeights: {
@@ -222,7 +223,7 @@ Result<EngineSearch> V7Search(cudnnHandle_t h, const Conv2dProblem& p, const Bac
       BC_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithmEx(h, d.x, t.x.get(), d.y, t.y.get(), d.conv,
                                                              d.w, t.w.get(), perf.size(), &n, perf.data(), ws.get(),
                                                              ws_bytes));
-      records = ToRecords(p, flags.cudnn_allow_tf32, perf, n, true);
+      records = ToRecords(p, CudnnConvTf32(flags), perf, n, true);
       break;
     }
   }
@@ -237,7 +238,7 @@ Result<std::unique_ptr<PreparedOp>> V7Prepare(cudnnHandle_t h, const Conv2dProbl
                                               Buffers& buffers, const BackendFlags& flags) {
   // `algorithm` is one of V7Candidates (or the pinned default among them):
   // its name carries the math type and its workspace the result's memory.
-  const std::optional<ParsedPerfName> parsed = ParsePerfName(p.direction, algorithm.name, p.dtype, flags.cudnn_allow_tf32);
+  const std::optional<ParsedPerfName> parsed = ParsePerfName(p.direction, algorithm.name, p.dtype, CudnnConvTf32(flags));
   if (!parsed) return Status(StatusCode::kInvalidArgument, "unknown cuDNN algorithm " + algorithm.name);
   auto prepared = std::make_unique<CudnnPrepared>(p, buffers, algorithm, *parsed);
   BC_RETURN_IF_ERROR(prepared->Init(h));
