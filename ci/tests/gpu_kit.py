@@ -55,7 +55,9 @@ def main(argv: list[str]) -> int:
         archive = out / "backendcheck-gpu-kit-node.tar.gz"
         check(archive.is_file(), f"no evidence archive {archive}")
         with tarfile.open(archive) as tf:
-            tf.extractall(t / "merged", filter="data")
+            # The "data" filter where this Python has it (3.11.4 and later).
+            kw = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+            tf.extractall(t / "merged", **kw)
         node = t / "merged" / "kit-node"
         results = [json.loads(line) for f in sorted((node / "evidence").glob("*.jsonl"))
                    for line in f.read_text().splitlines() if '"kind":"result"' in line.replace(" ", "")]
