@@ -23,7 +23,7 @@ enum class CudaOp { kConv, kMatmul };
 
 struct Tf32Choice {
   bool tf32 = false;
-  std::string why;  // how it was decided, for the evidence
+  std::string why;  // the chain of settings the answer came through
 };
 
 Tf32Choice DecideCudaTf32(const BackendFlags& f, CudaOp op, Tf32Rules rules);

@@ -176,9 +176,10 @@ class CudnnPrepared final : public PreparedOp {
 }  // namespace
 
 Result<std::vector<Algorithm>> V7Candidates(cudnnHandle_t h, const Conv2dProblem& p, const BackendFlags& flags) {
+  const bool tf32 = CudnnConvTf32(flags);
   Descriptors d;
-  BC_RETURN_IF_ERROR(d.Init(p, CudnnMathType(p.dtype, CudnnConvTf32(flags))));
-  BC_ASSIGN_OR_RETURN(const std::vector<PerfRecord> perf, Heuristics(h, d, p, CudnnConvTf32(flags)));
+  BC_RETURN_IF_ERROR(d.Init(p, CudnnMathType(p.dtype, tf32)));
+  BC_ASSIGN_OR_RETURN(const std::vector<PerfRecord> perf, Heuristics(h, d, p, tf32));
   std::vector<Algorithm> out;
   for (const Candidate& c : CandidatesFromPerf(perf)) out.push_back(c.algorithm);
   return out;
@@ -187,11 +188,12 @@ Result<std::vector<Algorithm>> V7Candidates(cudnnHandle_t h, const Conv2dProblem
 Result<EngineSearch> V7Search(cudnnHandle_t h, const Conv2dProblem& p, const BackendFlags& flags, const Buffers& inputs) {
   DeviceTensors t;
   BC_RETURN_IF_ERROR(t.Init(p, inputs));
+  const bool tf32 = CudnnConvTf32(flags);
   Descriptors d;
-  BC_RETURN_IF_ERROR(d.Init(p, CudnnMathType(p.dtype, CudnnConvTf32(flags))));
+  BC_RETURN_IF_ERROR(d.Init(p, CudnnMathType(p.dtype, tf32)));
   // The largest workspace any algorithm asks for, as PyTorch sizes the search.
   size_t ws_bytes = 0;
-  Result<std::vector<PerfRecord>> heur = Heuristics(h, d, p, CudnnConvTf32(flags));
+  Result<std::vector<PerfRecord>> heur = Heuristics(h, d, p, tf32);
   if (!heur.ok()) return heur.status();
   for (const PerfRecord& r : heur.value()) {
     if (r.ok) ws_bytes = std::max(ws_bytes, static_cast<size_t>(r.memory));
@@ -207,7 +209,7 @@ Result<EngineSearch> V7Search(cudnnHandle_t h, const Conv2dProblem& p, const Bac
       std::array<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT> perf{};
       BC_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(h, d.x, t.x.get(), d.w, t.w.get(), d.conv, d.y,
                                                       t.y.get(), perf.size(), &n, perf.data(), ws.get(), ws_bytes));
-      records = ToRecords(p, CudnnConvTf32(flags), perf, n, true);
+      records = ToRecords(p, tf32, perf, n, true);
       break;
     }
     case Direction::kBackwardData: {
@@ -215,7 +217,7 @@ Result<EngineSearch> V7Search(cudnnHandle_t h, const Conv2dProblem& p, const Bac
       BC_CUDNN(cudnnFindConvolutionBackwardDataAlgorithmEx(h, d.w, t.w.get(), d.y, t.y.get(), d.conv, d.x,
                                                            t.x.get(), perf.size(), &n, perf.data(), ws.get(),
                                                            ws_bytes));
-      records = ToRecords(p, CudnnConvTf32(flags), perf, n, true);
+      records = ToRecords(p, tf32, perf, n, true);
       break;
     }
     case Direction::kBackwardWeights: {
@@ -223,7 +225,7 @@ Result<EngineSearch> V7Search(cudnnHandle_t h, const Conv2dProblem& p, const Bac
       BC_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithmEx(h, d.x, t.x.get(), d.y, t.y.get(), d.conv,
                                                              d.w, t.w.get(), perf.size(), &n, perf.data(), ws.get(),
                                                              ws_bytes));
-      records = ToRecords(p, CudnnConvTf32(flags), perf, n, true);
+      records = ToRecords(p, tf32, perf, n, true);
       break;
     }
   }

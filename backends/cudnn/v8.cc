@@ -36,12 +36,13 @@ Result<std::shared_ptr<GraphState>> StateOf(cudnnHandle_t h, const Conv2dProblem
   static std::map<std::string, std::shared_ptr<GraphState>> states;
   const bool deterministic = f.CudnnDeterministicEffective();
   const HeurMode mode = ModeFor(f);
+  const bool tf32 = CudnnConvTf32(f);
   const std::string key = p.Format() + "|deterministic=" + (deterministic ? "1" : "0") +
-                          "|allow_tf32=" + (CudnnConvTf32(f) ? "1" : "0") + "|mode=" +
+                          "|allow_tf32=" + (tf32 ? "1" : "0") + "|mode=" +
                           (mode == HeurMode::kB ? "B" : "INSTANT");
   const std::lock_guard<std::mutex> lock(mu);
   if (auto it = states.find(key); it != states.end()) return it->second;
-  BC_ASSIGN_OR_RETURN(GraphConfigs graph, ListConfigs(h, p, deterministic, CudnnConvTf32(f), mode));
+  BC_ASSIGN_OR_RETURN(GraphConfigs graph, ListConfigs(h, p, deterministic, tf32, mode));
   auto state = std::make_shared<GraphState>();
   state->graph = std::move(graph);
   states[key] = state;
