@@ -3,6 +3,7 @@
 namespace bc {
 
 bool EngineEntry::Serves(std::string_view op) const {
+  if (ops == "*") return true;  // every declared operation (harness/ops)
   std::string_view rest = ops;
   while (!rest.empty()) {
     const size_t space = rest.find(' ');

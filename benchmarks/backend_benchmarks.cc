@@ -82,7 +82,7 @@ void SetComputeCounters(benchmark::State& state, const Problem& p, const Buffers
         benchmark::Counter(flop / peak_flops, benchmark::Counter::kIsIterationInvariantRate);
   }
   state.counters["flop"] = flop;
-  state.counters["bytes"] = static_cast<double>((b.src.size() + b.wei.size() + b.dst.size()) * sizeof(float));
+  state.counters["bytes"] = static_cast<double>((b["src"].size() + b["wei"].size() + b["dst"].size()) * sizeof(float));
 }
 
 void BM_Engine(benchmark::State& state, const Engine* engine, const std::string& repro) {
@@ -269,12 +269,18 @@ void BM_CpuFmaPeak(benchmark::State& state) {
 
 // --- registration ---------------------------------------------------------------
 
-// `spatial_div` shrinks the image (never below the kernel) for --smoke.
-std::string ResnetRepro(const char* direction, const ResnetLayer& l, int64_t mb, int64_t spatial_div = 1) {
-  const int64_t ih = std::max(l.ih / spatial_div, l.kh);
-  return std::string("conv2d:") + direction + ":f32:mb" + std::to_string(mb) + "ic" + std::to_string(l.ic) + "ih" +
-         std::to_string(ih) + "oc" + std::to_string(l.oc) + "kh" + std::to_string(l.kh) + "sh" +
-         std::to_string(l.sh) + "ph" + std::to_string(l.ph);
+// A table's layer (bench_layers.h) at `size`, read by the C++ problem code
+// (`{}` in its shape is the size); `spatial_div` shrinks a convolution's image
+// (never below the kernel) for --smoke.
+std::string LayerRepro(const TableLayer& l, int64_t size, const char* direction = "fwd", int64_t spatial_div = 1) {
+  std::string shape = l.shape;
+  if (const size_t at = shape.find("{}"); at != std::string::npos) shape.replace(at, 2, std::to_string(size));
+  Problem p = ProblemFromShape(shape, direction).value();
+  if (auto* c = std::get_if<Conv2dProblem>(&p); c != nullptr && spatial_div > 1) {
+    c->ih = std::max(c->ih / spatial_div, c->kh);
+    c->iw = std::max(c->iw / spatial_div, c->kw);
+  }
+  return FormatProblem(p);
 }
 
 benchmark::internal::Benchmark* Configure(benchmark::internal::Benchmark* b, bool gpu, bool slow) {
@@ -302,27 +308,25 @@ void RegisterAll() {
     const bool slow = entry.name == "reference";  // the oracle: placed, not raced
     const bool conv = entry.Serves("conv2d"), matmul = entry.Serves("matmul");
     for (const char* dir : {"fwd", "bwd_data", "bwd_weights"}) {
-      for (const ResnetLayer& l : kResnet50) {
+      for (const TableLayer& l : kResnet50) {
         if (!conv) break;
-        const std::string repro = ResnetRepro(dir, l, slow ? o.reference_mb : o.mb, o.smoke ? 4 : 1);
+        const std::string repro = LayerRepro(l, slow ? o.reference_mb : o.mb, dir, o.smoke ? 4 : 1);
         Configure(benchmark::RegisterBenchmark(
                       ("Engine/" + std::string(e->name()) + "/conv2d/" + dir + "/" + l.name).c_str(), BM_Engine, e,
                       repro),
                   gpu, slow);
       }
     }
-    for (const BertMatmul& m : kBertBase) {
+    for (const TableLayer& m : kBertBase) {
       if (!matmul) break;
-      const int64_t tokens = slow ? std::min<int64_t>(o.tokens, 128) : o.tokens;
-      const std::string repro = "matmul:f32:m" + std::to_string(m.m == 0 ? tokens : m.m) + "n" +
-                                std::to_string(m.n) + "k" + std::to_string(m.k);
+      const std::string repro = LayerRepro(m, slow ? std::min<int64_t>(o.tokens, 128) : o.tokens);
       Configure(benchmark::RegisterBenchmark(
                     ("Engine/" + std::string(e->name()) + "/matmul/fwd/" + m.name).c_str(), BM_Engine, e, repro),
                 gpu, slow);
     }
   }
   // The 56x56x64 layer the targets name, at the suite's batch, and a tiny case.
-  const std::string big = ResnetRepro("fwd", kResnet50[2], o.mb);
+  const std::string big = LayerRepro(kResnet50[2], o.mb);
   const std::string tiny = "conv2d:fwd:f32:mb1ic4ih8oc4kh3ph1";
   const std::pair<const char*, Part> parts[] = {{"direct", Part::kDirect}, {"harness", Part::kHarness},
                                                 {"decide_cache_hit", Part::kDecide}, {"poison", Part::kPoison}, {"fetch", Part::kFetch},

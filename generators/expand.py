@@ -15,7 +15,7 @@ from inputs.errors import SpecError
 
 from .fixtures import BINARIES, FIXTURES
 from .flags import Flag, load_flags
-from .problem import format_any, parse_any_shape, tensor_bytes_of
+from .problem import problem
 from .spec import ENGINES, TIERS, Spec, Suite
 
 MAX_CASES = 20000  # the default cap; the largest default tier has a few hundred
@@ -39,20 +39,8 @@ class Case:
     options: dict[str, Any]
 
 
-@functools.lru_cache(maxsize=None)
-def _parsed(shape: str) -> tuple[str, dict[str, int]]:
-    return parse_any_shape(shape)
-
-
 def _problem(shape: str, axes: dict[str, Any]) -> str:
-    op, values = _parsed(shape)
-    direction = axes.get("direction", "fwd")
-    if op != "conv2d" and direction != "fwd":
-        raise ValueError(f"{op} has no direction {direction} (only fwd)")
-    layout = axes.get("layout", "nchw")
-    if op != "conv2d" and layout != "nchw":
-        raise ValueError(f"{op} has no layout {layout}")
-    return format_any(op, direction, axes.get("dtype", "f32"), values, layout)
+    return problem(shape, axes.get("direction", "fwd"), axes.get("dtype", "f32"), axes.get("layout", "nchw"))["repro"]
 
 
 def schedule_token(steps: list[str]) -> str:
@@ -167,7 +155,7 @@ def expand_suite(suite: Suite, spec: Spec, flags: dict[str, Flag], limit: int | 
             raise SpecError(suite.path, suite.line, f"suite '{suite.name}': fixture {fixture.name} does not run on {device}")
         steps = spec.schedules[point["schedule"]] if "schedule" in point else [point["shape"]]
         for shape_name in dict.fromkeys(steps):
-            need = tensor_bytes_of(*_parsed(spec.shapes[shape_name]))
+            need = problem(spec.shapes[shape_name])["bytes"]
             if need > spec.memory_budget:
                 raise SpecError(suite.path, spec.shape_lines.get(shape_name, suite.line),
                                 f"shape '{shape_name}' needs {need} bytes of buffers, over the memory budget of "

@@ -1,146 +1,103 @@
-"""Conv2d problem strings, canonicalised exactly as harness/problem.cc does.
+"""Problem strings, asked of the C++ code that owns them.
 
-The C++ fixtures re-parse every generated repro and fail when the result is
-not byte-identical, so a drift between the two implementations is caught.
+Every operation is declared once, in C++ (``harness/ops/NAME.h``); the
+``bc_problem`` tool that the build makes answers for it (one JSON request per
+line, see ``harness/bc_problem.cc``). This module holds no grammar of its own:
+it describes the operations and turns a spec's shape and axes into the
+canonical repro string, with the C++ parser's own error messages.
+
+The tool is found at ``$BACKENDCHECK_PROBLEM_TOOL`` (what the build and its
+tests set), else in the newest build under ``build/``.
 """
 
 from __future__ import annotations
 
-import re
+import atexit
+import functools
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
 
-FIELDS = ("mb", "ic", "ih", "iw", "oc", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw", "g")
-REQUIRED = ("mb", "ic", "ih", "oc", "kh")
-SQUARE = {"iw": "ih", "kw": "kh", "sw": "sh", "pw": "ph", "dw": "dh"}
-DEFAULTS = {"sh": 1, "ph": 0, "dh": 1, "g": 1}
-DIRECTIONS = ("fwd", "bwd_data", "bwd_weights")
-OPS = ("conv2d", "matmul", "scatter_add")
-_SIMPLE_FIELDS = {"matmul": ("m", "n", "k"), "scatter_add": ("n", "d")}
-DTYPES = ("f32", "f16")
-LAYOUTS = ("nchw", "nhwc")
-MAX_TENSOR_ELEMS = 1 << 32
-MAX_DIM = 2**31 - 1
-_TOKEN = re.compile(r"([a-z]+)(\d+)")
+from inputs.errors import SpecError
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
-def split_op(shape: str) -> tuple[str, str]:
-    """``matmul:m8n8k8`` -> (``matmul``, ``m8n8k8``); a bare shape is conv2d."""
-    op, sep, rest = shape.partition(":")
-    if not sep:
-        return "conv2d", shape
-    if op not in OPS:
-        raise ValueError(f"unknown operation '{op}' in shape '{shape}' (known: {', '.join(OPS)})")
-    return op, rest
+def tool_path() -> Path:
+    env = os.environ.get("BACKENDCHECK_PROBLEM_TOOL")
+    if env:
+        return Path(env)
+    built = sorted((p for p in (ROOT / "build").glob("*/bc_problem") if p.is_file()),
+                   key=lambda p: p.stat().st_mtime, reverse=True)
+    if built:
+        return built[0]
+    raise SpecError("bc_problem", 0, "the problem tool is not built: run ./backendcheck build, or "
+                                     "cmake --build BUILD_DIR --target bc_problem and set BACKENDCHECK_PROBLEM_TOOL")
 
 
-def parse_any_shape(shape: str) -> tuple[str, dict[str, int]]:
-    """The operation and fields of a [shapes] entry; ValueError if bad."""
-    op, rest = split_op(shape)
-    if op == "conv2d":
-        return op, parse_shape(rest)
-    fields = _SIMPLE_FIELDS[op]
-    values: dict[str, int] = {}
-    pos = 0
-    while pos < len(rest):
-        m = _TOKEN.match(rest, pos)
-        if not m or m.group(1) not in fields:
-            raise ValueError(f"cannot read {op} shape '{rest}' (fields: {', '.join(fields)})")
-        if m.group(1) in values:
-            raise ValueError(f"field '{m.group(1)}' given twice in shape '{shape}'")
-        values[m.group(1)] = int(m.group(2))
-        pos = m.end()
-    for key in fields:
-        if key not in values:
-            raise ValueError(f"shape '{shape}' is missing '{key}'")
-        if not 1 <= values[key] <= MAX_DIM:
-            raise ValueError(f"'{key}' must be in 1..{MAX_DIM} in shape '{shape}'")
-    dims = ((values["m"], values["k"]), (values["k"], values["n"]), (values["m"], values["n"])) if op == "matmul" \
-        else ((values["n"],), (values["d"],))
-    for d in dims:
-        n = 1
-        for x in d:
-            n *= x
-        if n > MAX_TENSOR_ELEMS:
-            raise ValueError(f"a tensor of shape '{shape}' would exceed {MAX_TENSOR_ELEMS} elements")
-    return op, values
+class _Tool:
+    def __init__(self, path: Path):
+        self.path = path
+        self.proc = subprocess.Popen([str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        atexit.register(self.close)
+
+    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdin and self.proc.stdout
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SpecError(str(self.path), 0, f"the problem tool stopped (exit {self.proc.wait()}) on {request}")
+        return json.loads(line)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()  # type: ignore[union-attr]
+            self.proc.wait()
 
 
-def format_any(op: str, direction: str, dtype: str, values: dict[str, int], layout: str = "nchw") -> str:
-    """The canonical problem string of harness/problem.cc."""
-    if op == "conv2d":
-        return format_problem(direction, dtype, values, layout)
-    return f"{op}:{dtype}:" + "".join(f"{k}{values[k]}" for k in _SIMPLE_FIELDS[op])
+@functools.lru_cache(maxsize=1)
+def _tool() -> _Tool:
+    return _Tool(tool_path())
 
 
-def parse_shape(shape: str) -> dict[str, int]:
-    """Fields of a conv2d shape string such as ``mb8ic64ih56oc64kh3ph1``; ValueError if bad."""
-    values: dict[str, int] = {}
-    pos = 0
-    while pos < len(shape):
-        m = _TOKEN.match(shape, pos)
-        if not m:
-            raise ValueError(f"cannot read shape '{shape}' at '{shape[pos:]}'")
-        key, num = m.group(1), int(m.group(2))
-        if key not in FIELDS:
-            raise ValueError(f"unknown field '{key}' in shape '{shape}'")
-        if key in values:
-            raise ValueError(f"field '{key}' given twice in shape '{shape}'")
-        values[key] = num
-        pos = m.end()
-    for key in REQUIRED:
-        if key not in values:
-            raise ValueError(f"shape '{shape}' is missing '{key}'")
-    for key, source in SQUARE.items():
-        values.setdefault(key, values.get(source, DEFAULTS.get(source, 0)))
-    for key, default in DEFAULTS.items():
-        values.setdefault(key, default)
-    _validate(shape, values)
-    return values
+@functools.lru_cache(maxsize=None)
+def _ask(request: str) -> dict[str, Any]:
+    return _tool().ask(json.loads(request))
 
 
-def output_size(v: dict[str, int]) -> tuple[int, int]:
-    oh = (v["ih"] + 2 * v["ph"] - v["dh"] * (v["kh"] - 1) - 1) // v["sh"] + 1
-    ow = (v["iw"] + 2 * v["pw"] - v["dw"] * (v["kw"] - 1) - 1) // v["sw"] + 1
-    return oh, ow
+def ask(**request: Any) -> dict[str, Any]:
+    return _ask(json.dumps(request, sort_keys=True))
 
 
-def tensor_bytes_of(op: str, v: dict[str, int]) -> int:
-    """Bytes of every f32 buffer of a problem (indices count as 4 bytes)."""
-    if op == "matmul":
-        return 4 * (v["m"] * v["k"] + v["k"] * v["n"] + v["m"] * v["n"])
-    if op == "scatter_add":
-        return 4 * (2 * v["n"] + v["d"])
-    return tensor_bytes(v)
+@functools.lru_cache(maxsize=1)
+def describe() -> dict[str, Any]:
+    """The operations as C++ declares them: name, fields, and whether the repro names a direction or layout."""
+    return ask(describe=True)
 
 
-def tensor_bytes(v: dict[str, int]) -> int:
-    """Bytes of src, weights and dst in f32."""
-    oh, ow = output_size(v)
-    elems = (v["mb"] * v["ic"] * v["ih"] * v["iw"] + v["oc"] * (v["ic"] // v["g"]) * v["kh"] * v["kw"]
-             + v["mb"] * v["oc"] * oh * ow)
-    return 4 * elems
+def op_fields(op: str, required_only: bool = False) -> tuple[str, ...]:
+    """The fields of an operation's shape, in its repro's order (only those a repro must give)."""
+    for entry in describe()["ops"]:
+        if entry["name"] == op:
+            return tuple(f["key"] for f in entry["fields"] if f["required"] or not required_only)
+    raise KeyError(op)
 
 
-def _validate(shape: str, v: dict[str, int]) -> None:
-    for key in FIELDS:
-        low = 0 if key in ("ph", "pw") else 1
-        if v[key] < low:
-            raise ValueError(f"'{key}' must be {'non-negative' if low == 0 else 'positive'} in shape '{shape}'")
-        if v[key] > MAX_DIM:
-            raise ValueError(f"'{key}' is too large in shape '{shape}'")
-    if v["ic"] % v["g"] or v["oc"] % v["g"]:
-        raise ValueError(f"groups g{v['g']} must divide ic{v['ic']} and oc{v['oc']} in shape '{shape}'")
-    oh, ow = output_size(v)
-    if oh < 1 or ow < 1:
-        raise ValueError(f"kernel does not fit the padded input in shape '{shape}'")
-    for dims in ((v["mb"], v["ic"], v["ih"], v["iw"]), (v["oc"], v["ic"] // v["g"], v["kh"], v["kw"]),
-                 (v["mb"], v["oc"], oh, ow)):
-        n = 1
-        for d in dims:
-            n *= d
-        if n > MAX_TENSOR_ELEMS:
-            raise ValueError(f"a tensor of shape '{shape}' would exceed {MAX_TENSOR_ELEMS} elements")
+def problem(shape: str, direction: str = "fwd", dtype: str = "f32", layout: str = "nchw") -> dict[str, Any]:
+    """A spec's shape and axes as C++ reads them: ``repro``, ``op``, ``shape`` and ``bytes`` (of every buffer);
+    ValueError with the C++ parser's message when they are not a valid problem."""
+    answer = ask(shape=shape, direction=direction, dtype=dtype, layout=layout)
+    if "error" in answer:
+        raise ValueError(answer["error"])
+    return answer
 
 
-def format_problem(direction: str, dtype: str, values: dict[str, int], layout: str = "nchw") -> str:
-    middle = "" if layout == "nchw" else f"{layout}:"
-    return f"conv2d:{direction}:{dtype}:{middle}" + "".join(f"{k}{values[k]}" for k in FIELDS)
+def from_values(op: str, values: dict[str, int]) -> dict[str, Any]:
+    """A problem from its fields (a spec's random schedules); ValueError when they are not valid."""
+    answer = ask(op=op, values=values)
+    if "error" in answer:
+        raise ValueError(answer["error"])
+    return answer

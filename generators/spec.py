@@ -17,7 +17,7 @@ from inputs.locate import LineIndex
 
 from .fixtures import CHECKS, FIXTURE_OPTIONS, FIXTURES
 from .flags import Flag, load_flags
-from .problem import DIRECTIONS, DTYPES, FIELDS, LAYOUTS, parse_any_shape
+from .problem import describe, from_values, op_fields, problem
 from .tables import TABLES, table_shapes
 
 # The engine field's names and the devices each may run on: auto and select,
@@ -96,7 +96,7 @@ def load_spec(path: Path, flags: dict[str, Flag] | None = None) -> Spec:
         if not isinstance(shape, str):
             raise ctx.error(("shapes", name), f"shape '{name}' must be a string such as \"mb2ic8ih14oc8kh3\"")
         try:
-            parse_any_shape(shape)
+            problem(shape)
         except ValueError as e:
             raise ctx.error(("shapes", name), str(e)) from None
         spec.shapes[name] = shape
@@ -124,7 +124,7 @@ def _table(ctx: _Ctx, name: str, raw: dict[str, Any], spec: Spec) -> None:
     table = raw.get("table")
     if table not in TABLES:
         raise ctx.error(where, f"shape '{name}': table must be one of {', '.join(TABLES)}")
-    size_key, default = TABLES[table]
+    size_key, default, _ = TABLES[table]
     if set(raw) - {"table", size_key}:
         raise ctx.error(where, f"shape '{name}': table {table} takes only '{size_key}'")
     size = raw.get(size_key, default)
@@ -138,7 +138,7 @@ def _add_derived_shape(ctx: _Ctx, spec: Spec, where: tuple[str | int, ...], memb
                        what: str) -> str:
     """Validates a shape a table or a random schedule made, and registers it under `member`."""
     try:
-        parse_any_shape(shape)
+        problem(shape)
     except ValueError as e:
         raise ctx.error(where, f"{what} ({shape}): {e}") from None
     spec.shapes[member] = shape
@@ -156,16 +156,21 @@ def _random_steps(ctx: _Ctx, name: str, raw: Any, spec: Spec) -> list[str]:
         raise ctx.error(where, f"schedule '{name}': seed must be an integer, steps in 1..{MAX_STEPS}")
     ranges = {k: v for k, v in raw.items() if k not in ("seed", "steps")}
     for key, r in ranges.items():
-        if key not in FIELDS or not (isinstance(r, list) and len(r) == 2 and all(isinstance(x, int) for x in r)
-                                     and 0 <= r[0] <= r[1]):
+        if key not in op_fields("conv2d") or not (isinstance(r, list) and len(r) == 2
+                                                  and all(isinstance(x, int) for x in r) and 0 <= r[0] <= r[1]):
             raise ctx.error(where, f"schedule '{name}': '{key}' must be a conv field with a [lo, hi] integer range")
-    for required in ("mb", "ic", "ih", "oc", "kh"):
+    for required in op_fields("conv2d", required_only=True):
         ranges.setdefault(required, [1, 1])
     rng = random.Random(seed)
-    return [_add_derived_shape(ctx, spec, where, f"{name}_step{i}",
-                               "".join(f"{k}{rng.randint(*ranges[k])}" for k in FIELDS if k in ranges),
-                               f"schedule '{name}' step {i} (narrow the ranges)")
-            for i in range(steps)]
+    members = []
+    for i in range(steps):
+        values = {k: rng.randint(*ranges[k]) for k in op_fields("conv2d") if k in ranges}
+        try:
+            shape = from_values("conv2d", values)["spec"]
+        except ValueError as e:
+            raise ctx.error(where, f"schedule '{name}' step {i} (narrow the ranges): {e}") from None
+        members.append(_add_derived_shape(ctx, spec, where, f"{name}_step{i}", shape, f"schedule '{name}' step {i}"))
+    return members
 
 
 def _schedule(ctx: _Ctx, name: str, raw: Any, spec: Spec) -> list[str]:
@@ -356,15 +361,10 @@ def _axis_value(ctx: _Ctx, where: tuple[str | int, ...], axis: str, value: Any, 
     if axis == "device":
         if value not in DEVICES:
             raise bad(f"unknown device {value!r} (known: {', '.join(DEVICES)})")
-    elif axis == "direction":
-        if value not in DIRECTIONS:
-            raise bad(f"unknown direction {value!r} (known: {', '.join(DIRECTIONS)})")
-    elif axis == "dtype":
-        if value not in DTYPES:
-            raise bad(f"unknown dtype {value!r} (known: {', '.join(DTYPES)})")
-    elif axis == "layout":
-        if value not in LAYOUTS:
-            raise bad(f"unknown layout {value!r} (known: {', '.join(LAYOUTS)})")
+    elif axis in ("direction", "dtype", "layout"):
+        known = describe()[axis + "s"]  # as harness/problem.cc spells them
+        if value not in known:
+            raise bad(f"unknown {axis} {value!r} (known: {', '.join(known)})")
     elif axis == "engine":
         if not isinstance(value, str) or value.split(":", 1)[0] not in ENGINES:
             raise bad(f"unknown engine {value!r} (known: {', '.join(ENGINES)}, optionally ENGINE:ALGORITHM)")

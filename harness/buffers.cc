@@ -1,85 +1,71 @@
 #include "harness/buffers.h"
 
+#include <stdexcept>
+
 #include "harness/tensor_data.h"
 
 namespace bc {
 
 namespace {
 
-struct Elems {
-  int64_t src = 0, wei = 0, dst = 0, index = 0;
-};
-
-Elems ElemsOf(const Problem& p) {
-  if (const auto* c = std::get_if<Conv2dProblem>(&p)) return {c->src_elems(), c->wei_elems(), c->dst_elems(), 0};
-  if (const auto* m = std::get_if<MatmulProblem>(&p)) return {m->m * m->k, m->k * m->n, m->m * m->n, 0};
-  if (const auto* s = std::get_if<ScatterAddProblem>(&p)) return {s->n, 0, s->d, s->n};
-  return {};
+template <typename Map>
+auto& Find(Map& map, std::string_view role) {
+  auto it = map.find(role);
+  if (it == map.end()) throw std::out_of_range("no tensor '" + std::string(role) + "' in this problem's buffers");
+  return it->second;
 }
 
 }  // namespace
 
 Buffers Buffers::For(const Problem& p) {
-  const Elems e = ElemsOf(p);
   Buffers b;
-  b.src.resize(static_cast<size_t>(e.src));
-  b.wei.resize(static_cast<size_t>(e.wei));
-  b.dst.resize(static_cast<size_t>(e.dst));
-  b.index.resize(static_cast<size_t>(e.index));
+  for (const TensorDecl& t : TensorsOf(p)) {
+    if (t.type == ElemType::kIndex) {
+      b.index_[t.role].resize(static_cast<size_t>(t.elems()));
+    } else {
+      b.f32_[t.role].resize(static_cast<size_t>(t.elems()));
+    }
+  }
   return b;
 }
 
 int64_t Buffers::BytesFor(const Problem& p) {
-  const Elems e = ElemsOf(p);
-  return (e.src + e.wei + e.dst) * static_cast<int64_t>(sizeof(float)) + e.index * static_cast<int64_t>(sizeof(int32_t));
+  int64_t bytes = 0;
+  for (const TensorDecl& t : TensorsOf(p)) {
+    bytes += t.elems() * static_cast<int64_t>(t.type == ElemType::kIndex ? sizeof(int32_t) : sizeof(float));
+  }
+  return bytes;
 }
 
-std::vector<float>& Buffers::Output(const Problem& p) {
-  switch (ProblemDirection(p)) {
-    case Direction::kBackwardData: return src;
-    case Direction::kBackwardWeights: return wei;
-    case Direction::kForward: break;
-  }
-  return dst;
-}
+std::vector<float>& Buffers::operator[](std::string_view role) { return Find(f32_, role); }
+const std::vector<float>& Buffers::operator[](std::string_view role) const { return Find(f32_, role); }
+std::vector<int32_t>& Buffers::indices(std::string_view role) { return Find(index_, role); }
+const std::vector<int32_t>& Buffers::indices(std::string_view role) const { return Find(index_, role); }
+
+std::vector<float>& Buffers::Output(const Problem& p) { return (*this)[OutputRole(p)]; }
 
 std::pair<const std::vector<float>*, const std::vector<float>*> Buffers::Operands(const Problem& p) const {
-  if (std::holds_alternative<ScatterAddProblem>(p)) return {&src, nullptr};
-  switch (ProblemDirection(p)) {
-    case Direction::kForward: return {&src, &wei};
-    case Direction::kBackwardData: return {&wei, &dst};
-    case Direction::kBackwardWeights: return {&src, &dst};
-  }
-  return {&src, &wei};
+  const auto [a, w] = OperandsOf(p);
+  return {&(*this)[a], w.empty() ? nullptr : &(*this)[w]};
 }
 
 uint64_t ProblemSeed(const Problem& p) { return TensorSeed(0x62636b /* "bck" */, FormatProblem(p)); }
 
 void FillInputs(const Problem& p, Buffers& b) {
   const uint64_t seed = ProblemSeed(p);
-  switch (ProblemDirection(p)) {
-    case Direction::kForward:
-      FillUniform(TensorSeed(seed, "src"), b.src);
-      FillUniform(TensorSeed(seed, "wei"), b.wei);
-      break;
-    case Direction::kBackwardData:
-      FillUniform(TensorSeed(seed, "wei"), b.wei);
-      FillUniform(TensorSeed(seed, "diff_dst"), b.dst);
-      break;
-    case Direction::kBackwardWeights:
-      FillUniform(TensorSeed(seed, "src"), b.src);
-      FillUniform(TensorSeed(seed, "diff_dst"), b.dst);
-      break;
-  }
-  if (ProblemDataType(p) == DataType::kF16) {
-    // Inputs an fp16 engine can hold exactly, so the fp64 reference is its oracle.
-    for (std::vector<float>* v : {&b.src, &b.wei, &b.dst}) {
-      for (float& x : *v) x = RoundToHalf(x);
+  for (const TensorDecl& t : TensorsOf(p)) {
+    if (!t.input) continue;
+    const uint64_t tensor_seed = TensorSeed(seed, t.seed.empty() ? t.role : t.seed);
+    if (t.type == ElemType::kIndex) {
+      FillIndices(tensor_seed, t.index_bound, b.indices(t.role));
+      continue;
     }
-  }
-  if (!b.index.empty()) {
-    const auto* s = std::get_if<ScatterAddProblem>(&p);
-    FillIndices(TensorSeed(seed, "index"), s->d, b.index);
+    std::vector<float>& v = b[t.role];
+    FillUniform(tensor_seed, v);
+    // Inputs an fp16 engine can hold exactly, so the fp64 reference is its oracle.
+    if (ProblemDataType(p) == DataType::kF16) {
+      for (float& x : v) x = RoundToHalf(x);
+    }
   }
 }
 

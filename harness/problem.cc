@@ -4,7 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <limits>
-#include <vector>
+#include <type_traits>
 
 namespace bc {
 
@@ -27,79 +27,17 @@ const char* DataTypeName(DataType t) {
 
 const char* LayoutName(Layout l) { return l == Layout::kNchw ? "nchw" : "nhwc"; }
 
-int64_t Conv2dProblem::accumulation_length() const {
-  switch (direction) {
-    case Direction::kForward: return (ic / g) * kh * kw;
-    case Direction::kBackwardData: return (oc / g) * kh * kw;
-    case Direction::kBackwardWeights: return mb * oh() * ow();
-  }
-  return 1;
-}
-
 namespace {
 
-// A shape is a run of lowercase keys, each followed by a number.
-struct Field {
-  const char* key;
-  bool may_be_zero;
-};
+// User-facing: the message alone, without the site BC_RETURN_IF_ERROR adds.
+#define BC_RETURN_PLAIN(expr)       \
+  do {                              \
+    ::bc::Status bc_s_ = (expr);    \
+    if (!bc_s_.ok()) return bc_s_;  \
+  } while (0)
 
 Status Invalid(std::string_view repro, const std::string& what) {
   return Status(StatusCode::kInvalidArgument, "problem '" + std::string(repro) + "': " + what);
-}
-
-// Reads "key<digits>..." into values (indexed like fields); seen marks the keys given.
-template <size_t N>
-Status ParseFields(std::string_view repro, std::string_view shape, const std::array<Field, N>& fields,
-                   std::array<int64_t, N>& values, std::array<bool, N>& seen) {
-  size_t i = 0;
-  while (i < shape.size()) {
-    size_t key_end = i;
-    while (key_end < shape.size() && std::isalpha(static_cast<unsigned char>(shape[key_end]))) ++key_end;
-    const std::string_view key = shape.substr(i, key_end - i);
-    size_t field = N;
-    for (size_t f = 0; f < N; ++f) {
-      if (key == fields[f].key) field = f;
-    }
-    if (field == N) return Invalid(repro, "unknown field '" + std::string(key) + "'");
-    if (seen[field]) return Invalid(repro, "field '" + std::string(key) + "' given twice");
-    seen[field] = true;
-    auto [end, ec] = std::from_chars(shape.data() + key_end, shape.data() + shape.size(), values[field]);
-    if (ec != std::errc() || end == shape.data() + key_end) {
-      return Invalid(repro, "field '" + std::string(key) + "' needs a number");
-    }
-    i = static_cast<size_t>(end - shape.data());
-  }
-  return Status::Ok();
-}
-
-template <size_t N>
-Status CheckRange(const std::array<Field, N>& fields, const std::array<int64_t, N>& values) {
-  for (size_t f = 0; f < N; ++f) {
-    const int64_t v = values[f];
-    if (v < 0 || (v == 0 && !fields[f].may_be_zero)) {
-      return Status(StatusCode::kInvalidArgument, std::string(fields[f].key) + " must be " +
-                                                      (fields[f].may_be_zero ? "non-negative" : "positive") +
-                                                      ", got " + std::to_string(v));
-    }
-    if (v > std::numeric_limits<int32_t>::max()) {
-      return Status(StatusCode::kInvalidArgument, std::string(fields[f].key) + " is too large: " + std::to_string(v));
-    }
-  }
-  return Status::Ok();
-}
-
-Status CheckElems(std::initializer_list<std::initializer_list<int64_t>> tensors) {
-  for (const auto& dims : tensors) {
-    int64_t n = 1;
-    for (int64_t d : dims) {
-      if (__builtin_mul_overflow(n, d, &n) || n > kMaxTensorElems) {
-        return Status(StatusCode::kInvalidArgument,
-                      "a tensor would exceed " + std::to_string(kMaxTensorElems) + " elements");
-      }
-    }
-  }
-  return Status::Ok();
 }
 
 std::vector<std::string_view> Split(std::string_view s, char sep) {
@@ -113,74 +51,175 @@ std::vector<std::string_view> Split(std::string_view s, char sep) {
   }
 }
 
-constexpr std::array<Field, 14> kConvFields = {{{"mb", false}, {"ic", false}, {"ih", false}, {"iw", false},
-                                                 {"oc", false}, {"kh", false}, {"kw", false}, {"sh", false},
-                                                 {"sw", false}, {"ph", true},  {"pw", true},  {"dh", false},
-                                                 {"dw", false}, {"g", false}}};
-constexpr std::array<Field, 3> kMatmulFields = {{{"m", false}, {"n", false}, {"k", false}}};
-constexpr std::array<Field, 2> kScatterFields = {{{"n", false}, {"d", false}}};
-
-std::array<int64_t, 14> ConvValues(const Conv2dProblem& p) {
-  return {p.mb, p.ic, p.ih, p.iw, p.oc, p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, p.dh, p.dw, p.g};
+template <typename Enum, size_t N>
+Status ParseName(std::string_view repro, std::string_view what, std::string_view text,
+                 const std::array<Enum, N>& values, const char* (*name)(Enum), Enum* out) {
+  std::string known;
+  for (Enum v : values) {
+    if (text == name(v)) {
+      *out = v;
+      return Status::Ok();
+    }
+    known += (known.empty() ? "" : ", ") + std::string(name(v));
+  }
+  return Invalid(repro, "unknown " + std::string(what) + " '" + std::string(text) + "' (" + known + ")");
 }
 
-template <size_t N>
-std::string FormatFields(const std::array<Field, N>& fields, const std::array<int64_t, N>& values) {
+constexpr std::array kDirections = {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights};
+constexpr std::array kDataTypes = {DataType::kF32, DataType::kF16};
+constexpr std::array kLayouts = {Layout::kNchw, Layout::kNhwc};
+
+template <typename P>
+std::string FormatFields(const P& p) {
   std::string s;
-  for (size_t f = 0; f < N; ++f) s += fields[f].key + std::to_string(values[f]);
+  for (const Field<P>& f : P::Fields()) s += f.key + std::to_string(p.*f.member);
   return s;
 }
 
-Status ParseDtype(std::string_view repro, std::string_view text, DataType* out) {
-  if (text == "f32") {
-    *out = DataType::kF32;
-  } else if (text == "f16") {
-    *out = DataType::kF16;
-  } else {
-    return Invalid(repro, "unknown data type '" + std::string(text) + "' (f32, f16)");
+template <typename P>
+std::string FormatOne(const P& p) {
+  std::string s(P::kName);
+  if constexpr (P::kDirections) s += std::string(":") + DirectionName(p.direction);
+  s += std::string(":") + DataTypeName(p.dtype) + ":";
+  if constexpr (P::kLayouts) {
+    if (p.layout != Layout::kNchw) s += std::string(LayoutName(p.layout)) + ":";
+  }
+  return s + FormatFields(p);
+}
+
+template <typename P>
+Status ValidateOne(const P& p) {
+  for (const Field<P>& f : P::Fields()) {
+    const int64_t v = p.*f.member;
+    if (v < 0 || (v == 0 && !f.may_be_zero)) {
+      return Status(StatusCode::kInvalidArgument, std::string(f.key) + " must be " +
+                                                      (f.may_be_zero ? "non-negative" : "positive") + ", got " +
+                                                      std::to_string(v));
+    }
+    if (v > std::numeric_limits<int32_t>::max()) {
+      return Status(StatusCode::kInvalidArgument, std::string(f.key) + " is too large: " + std::to_string(v));
+    }
+  }
+  BC_RETURN_PLAIN(p.CheckShape());
+  for (const TensorDecl& t : p.Tensors()) {
+    int64_t n = 1;
+    for (int64_t d : t.dims) {
+      if (__builtin_mul_overflow(n, d, &n) || n > kMaxTensorElems) {
+        return Status(StatusCode::kInvalidArgument,
+                      "a tensor would exceed " + std::to_string(kMaxTensorElems) + " elements");
+      }
+    }
   }
   return Status::Ok();
 }
 
+// Reads "key<digits>..." into p's fields, then the defaults of those left out.
+template <typename P>
+Status ParseFields(std::string_view repro, std::string_view shape, P& p) {
+  constexpr auto fields = P::Fields();
+  std::array<bool, fields.size()> seen{};
+  size_t i = 0;
+  while (i < shape.size()) {
+    size_t key_end = i;
+    while (key_end < shape.size() && std::isalpha(static_cast<unsigned char>(shape[key_end]))) ++key_end;
+    const std::string_view key = shape.substr(i, key_end - i);
+    size_t field = fields.size();
+    for (size_t f = 0; f < fields.size(); ++f) {
+      if (key == fields[f].key) field = f;
+    }
+    if (field == fields.size()) return Invalid(repro, "unknown field '" + std::string(key) + "'");
+    if (seen[field]) return Invalid(repro, "field '" + std::string(key) + "' given twice");
+    seen[field] = true;
+    auto [end, ec] = std::from_chars(shape.data() + key_end, shape.data() + shape.size(), p.*fields[field].member);
+    if (ec != std::errc() || end == shape.data() + key_end) {
+      return Invalid(repro, "field '" + std::string(key) + "' needs a number");
+    }
+    i = static_cast<size_t>(end - shape.data());
+  }
+  for (size_t f = 0; f < fields.size(); ++f) {
+    if (seen[f]) continue;
+    if (fields[f].required) return Invalid(repro, std::string("missing field '") + fields[f].key + "'");
+    p.*fields[f].member = fields[f].square_of >= 0 ? p.*fields[fields[f].square_of].member : fields[f].fallback;
+  }
+  return Status::Ok();
+}
+
+// NAME[:DIRECTION]:DTYPE[:LAYOUT]:SHAPE, NAME already matched.
+template <typename P>
+Result<Problem> ParseOne(std::string_view repro) {
+  std::vector<std::string_view> parts = Split(repro, ':');
+  const size_t want = 3 + (P::kDirections ? 1 : 0);
+  const std::string syntax = std::string(P::kName) + (P::kDirections ? ":DIRECTION" : "") + ":DTYPE" +
+                             (P::kLayouts ? "[:LAYOUT]" : "") + ":SHAPE";
+  if (parts.size() != want && !(P::kLayouts && parts.size() == want + 1)) return Invalid(repro, "expected " + syntax);
+  P p;
+  size_t at = 1;
+  if constexpr (P::kDirections) {
+    BC_RETURN_PLAIN(ParseName(repro, "direction", parts[at++], kDirections, DirectionName, &p.direction));
+  }
+  BC_RETURN_PLAIN(ParseName(repro, "data type", parts[at++], kDataTypes, DataTypeName, &p.dtype));
+  if constexpr (P::kLayouts) {
+    if (parts.size() == want + 1) BC_RETURN_PLAIN(ParseName(repro, "layout", parts[at++], kLayouts, LayoutName, &p.layout));
+  }
+  BC_RETURN_PLAIN(ParseFields(repro, parts[at], p));
+  if (Status s = ValidateOne(p); !s.ok()) return Invalid(repro, s.message());
+  return Problem(p);
+}
+
+template <typename P>
+constexpr bool HasBoundLength = requires(const P& p) { p.bound_length(); };
+
+template <size_t I = 0>
+Result<Problem> ParseByName(std::string_view repro, std::string_view op) {
+  if constexpr (I == std::variant_size_v<Problem>) {
+    std::string known;
+    for (std::string_view name : OpNames()) known += (known.empty() ? "" : ", ") + std::string(name);
+    return Invalid(repro, "unknown operation '" + std::string(op) + "' (" + known + ")");
+  } else {
+    using P = std::variant_alternative_t<I, Problem>;
+    if (op == P::kName) return ParseOne<P>(repro);
+    return ParseByName<I + 1>(repro, op);
+  }
+}
+
+template <size_t... I>
+std::vector<std::string_view> Names(std::index_sequence<I...>) {
+  return {std::variant_alternative_t<I, Problem>::kName...};
+}
+
 }  // namespace
 
-std::string Conv2dProblem::FormatShape() const { return FormatFields(kConvFields, ConvValues(*this)); }
-std::string Conv2dProblem::Format() const {
-  return std::string("conv2d:") + DirectionName(direction) + ":" + DataTypeName(dtype) + ":" +
-         (layout == Layout::kNchw ? "" : std::string(LayoutName(layout)) + ":") + FormatShape();
-}
-
-Status Conv2dProblem::Validate() const {
-  BC_RETURN_IF_ERROR(CheckRange(kConvFields, ConvValues(*this)));
-  if (ic % g != 0 || oc % g != 0) {
-    return Status(StatusCode::kInvalidArgument, "groups g" + std::to_string(g) + " must divide ic" +
-                                                    std::to_string(ic) + " and oc" + std::to_string(oc));
-  }
-  if (oh() < 1 || ow() < 1) return Status(StatusCode::kInvalidArgument, "kernel does not fit the padded input");
-  return CheckElems({{mb, ic, ih, iw}, {oc, ic / g, kh, kw}, {mb, oc, oh(), ow()}});
-}
-
-std::string MatmulProblem::FormatShape() const { return FormatFields(kMatmulFields, {m, n, k}); }
-std::string MatmulProblem::Format() const { return std::string("matmul:") + DataTypeName(dtype) + ":" + FormatShape(); }
-Status MatmulProblem::Validate() const {
-  BC_RETURN_IF_ERROR(CheckRange(kMatmulFields, {m, n, k}));
-  return CheckElems({{m, k}, {k, n}, {m, n}});
-}
-
-std::string ScatterAddProblem::FormatShape() const { return FormatFields(kScatterFields, {n, d}); }
-std::string ScatterAddProblem::Format() const {
-  return std::string("scatter_add:") + DataTypeName(dtype) + ":" + FormatShape();
-}
-Status ScatterAddProblem::Validate() const {
-  BC_RETURN_IF_ERROR(CheckRange(kScatterFields, {n, d}));
-  return CheckElems({{n}, {d}});
-}
-
 std::string FormatProblem(const Problem& p) {
-  return std::visit([](const auto& q) { return q.Format(); }, p);
+  return std::visit([](const auto& q) { return FormatOne(q); }, p);
 }
 std::string FormatShape(const Problem& p) {
-  return std::visit([](const auto& q) { return q.FormatShape(); }, p);
+  return std::visit([](const auto& q) { return FormatFields(q); }, p);
+}
+std::vector<std::string_view> OpNames() { return Names(std::make_index_sequence<std::variant_size_v<Problem>>()); }
+const char* OpName(const Problem& p) {
+  return std::visit([](const auto& q) { return std::decay_t<decltype(q)>::kName.data(); }, p);
+}
+Direction ProblemDirection(const Problem& p) {
+  return std::visit(
+      [](const auto& q) {
+        if constexpr (std::decay_t<decltype(q)>::kDirections) return q.direction;
+        return Direction::kForward;
+      },
+      p);
+}
+DataType ProblemDataType(const Problem& p) {
+  return std::visit([](const auto& q) { return q.dtype; }, p);
+}
+Layout ProblemLayout(const Problem& p) {
+  return std::visit(
+      [](const auto& q) {
+        if constexpr (std::decay_t<decltype(q)>::kLayouts) return q.layout;
+        return Layout::kNchw;
+      },
+      p);
+}
+bool IsPlainF32(const Problem& p) {
+  return ProblemDataType(p) == DataType::kF32 && ProblemLayout(p) == Layout::kNchw;
 }
 double ProblemGflop(const Problem& p) {
   return std::visit([](const auto& q) { return q.gflop(); }, p);
@@ -188,105 +227,65 @@ double ProblemGflop(const Problem& p) {
 int64_t AccumulationLength(const Problem& p) {
   return std::visit([](const auto& q) { return q.accumulation_length(); }, p);
 }
-const char* OpName(const Problem& p) {
-  static constexpr const char* kNames[] = {"conv2d", "matmul", "scatter_add"};
-  return kNames[p.index()];
+int64_t BoundLength(const Problem& p) {
+  return std::visit(
+      [](const auto& q) {
+        if constexpr (HasBoundLength<std::decay_t<decltype(q)>>) return q.bound_length();
+        return q.accumulation_length();
+      },
+      p);
 }
-Direction ProblemDirection(const Problem& p) {
-  const auto* conv = std::get_if<Conv2dProblem>(&p);
-  return conv != nullptr ? conv->direction : Direction::kForward;
+std::vector<TensorDecl> TensorsOf(const Problem& p) {
+  return std::visit([](const auto& q) { return q.Tensors(); }, p);
 }
-DataType ProblemDataType(const Problem& p) {
-  return std::visit([](const auto& q) { return q.dtype; }, p);
+std::array<std::string_view, 2> OperandsOf(const Problem& p) {
+  const std::array<const char*, 2> roles = std::visit([](const auto& q) { return q.Operands(); }, p);
+  return {roles[0] != nullptr ? roles[0] : "", roles[1] != nullptr ? roles[1] : ""};
 }
-bool IsPlainF32(const Problem& p) {
-  const auto* conv = std::get_if<Conv2dProblem>(&p);
-  return ProblemDataType(p) == DataType::kF32 && (conv == nullptr || conv->layout == Layout::kNchw);
+std::string OutputRole(const Problem& p) {
+  for (const TensorDecl& t : TensorsOf(p)) {
+    if (!t.input) return t.role;
+  }
+  return "";
 }
-
-Result<Conv2dProblem> ParseConv2dProblem(std::string_view repro) {
-  std::vector<std::string_view> parts = Split(repro, ':');
-  if ((parts.size() != 4 && parts.size() != 5) || parts[0] != "conv2d") {
-    return Invalid(repro, "expected conv2d:DIRECTION:DTYPE[:LAYOUT]:SHAPE");
-  }
-  Conv2dProblem p;
-  if (parts.size() == 5) {
-    if (parts[3] == "nhwc") {
-      p.layout = Layout::kNhwc;
-    } else if (parts[3] != "nchw") {
-      return Invalid(repro, "unknown layout '" + std::string(parts[3]) + "' (nchw, nhwc)");
-    }
-    parts.erase(parts.begin() + 3);
-  }
-  if (parts[1] == "fwd") {
-    p.direction = Direction::kForward;
-  } else if (parts[1] == "bwd_data") {
-    p.direction = Direction::kBackwardData;
-  } else if (parts[1] == "bwd_weights") {
-    p.direction = Direction::kBackwardWeights;
-  } else {
-    return Invalid(repro, "unknown direction '" + std::string(parts[1]) + "' (fwd, bwd_data, bwd_weights)");
-  }
-  BC_RETURN_IF_ERROR(ParseDtype(repro, parts[2], &p.dtype));
-  std::array<int64_t, 14> v = ConvValues(p);
-  std::array<bool, 14> seen{};
-  BC_RETURN_IF_ERROR(ParseFields(repro, parts[3], kConvFields, v, seen));
-  for (size_t f : {0, 1, 2, 4, 5}) {
-    if (!seen[f]) return Invalid(repro, std::string("missing field '") + kConvFields[f].key + "'");
-  }
-  // Square defaults, as benchdnn and PyTorch's int arguments do.
-  for (auto [wide, tall] : {std::pair{3, 2}, {6, 5}, {8, 7}, {10, 9}, {12, 11}}) {
-    if (!seen[wide]) v[wide] = v[tall];
-  }
-  p.mb = v[0], p.ic = v[1], p.ih = v[2], p.iw = v[3], p.oc = v[4], p.kh = v[5], p.kw = v[6];
-  p.sh = v[7], p.sw = v[8], p.ph = v[9], p.pw = v[10], p.dh = v[11], p.dw = v[12], p.g = v[13];
-  if (Status s = p.Validate(); !s.ok()) return Invalid(repro, s.message());
-  return p;
+void RunReference(const Problem& p, Buffers& b, bool racy) {
+  std::visit([&](const auto& q) { q.Reference(b, racy); }, p);
+}
+Status ValidateProblem(const Problem& p) {
+  return std::visit([](const auto& q) { return ValidateOne(q); }, p);
 }
 
-namespace {
+Result<Problem> ParseProblem(std::string_view repro) { return ParseByName(repro, repro.substr(0, repro.find(':'))); }
 
-template <typename P, size_t N>
-Result<Problem> ParseSimple(std::string_view repro, std::string_view op, const std::array<Field, N>& fields,
-                            void (*assign)(P&, const std::array<int64_t, N>&)) {
-  const std::vector<std::string_view> parts = Split(repro, ':');
-  if (parts.size() != 3 || parts[0] != op) return Invalid(repro, "expected " + std::string(op) + ":DTYPE:SHAPE");
-  DataType dtype = DataType::kF32;
-  BC_RETURN_IF_ERROR(ParseDtype(repro, parts[1], &dtype));
-  std::array<int64_t, N> v{};
-  std::array<bool, N> seen{};
-  BC_RETURN_IF_ERROR(ParseFields(repro, parts[2], fields, v, seen));
-  for (size_t f = 0; f < N; ++f) {
-    if (!seen[f]) return Invalid(repro, std::string("missing field '") + fields[f].key + "'");
+Result<Problem> ProblemFromShape(std::string_view shape, std::string_view direction, std::string_view dtype,
+                                 std::string_view layout) {
+  // A bare shape is a convolution's: the specs' shorthand.
+  const size_t colon = shape.find(':');
+  const std::string_view op = colon == std::string_view::npos ? std::string_view(Conv2dProblem::kName)
+                                                              : shape.substr(0, colon);
+  const std::string_view fields = colon == std::string_view::npos ? shape : shape.substr(colon + 1);
+  std::string repro(op);
+  bool directions = false, layouts = false, known = false;
+  [&]<size_t... I>(std::index_sequence<I...>) {
+    ((op == std::variant_alternative_t<I, Problem>::kName
+          ? (known = true, directions = std::variant_alternative_t<I, Problem>::kDirections,
+             layouts = std::variant_alternative_t<I, Problem>::kLayouts, 0)
+          : 0),
+     ...);
+  }(std::make_index_sequence<std::variant_size_v<Problem>>());
+  if (!known) return ParseByName(shape, op);
+  if (directions) {
+    repro += ":" + std::string(direction);
+  } else if (direction != "fwd") {
+    return Status(StatusCode::kInvalidArgument, std::string(op) + " has no direction " + std::string(direction) + " (only fwd)");
   }
-  P p;
-  p.dtype = dtype;
-  assign(p, v);
-  if (Status s = p.Validate(); !s.ok()) return Invalid(repro, s.message());
-  return Problem(p);
-}
-
-}  // namespace
-
-Result<Problem> ParseProblem(std::string_view repro) {
-  const std::string_view op = repro.substr(0, repro.find(':'));
-  if (op == "conv2d") {
-    Result<Conv2dProblem> conv = ParseConv2dProblem(repro);
-    if (!conv.ok()) return conv.status();
-    return Problem(conv.value());
+  repro += ":" + std::string(dtype);
+  if (layouts) {
+    if (layout != "nchw") repro += ":" + std::string(layout);
+  } else if (layout != "nchw") {
+    return Status(StatusCode::kInvalidArgument, std::string(op) + " has no layout " + std::string(layout));
   }
-  if (op == "matmul") {
-    return ParseSimple<MatmulProblem, 3>(repro, op, kMatmulFields, [](MatmulProblem& p, const std::array<int64_t, 3>& v) {
-      p.m = v[0], p.n = v[1], p.k = v[2];
-    });
-  }
-  if (op == "scatter_add") {
-    return ParseSimple<ScatterAddProblem, 2>(repro, op, kScatterFields,
-                                             [](ScatterAddProblem& p, const std::array<int64_t, 2>& v) {
-                                               p.n = v[0], p.d = v[1];
-                                             });
-  }
-  return Invalid(repro, "unknown operation '" + std::string(op) + "' (conv2d, matmul, scatter_add)");
+  return ParseProblem(repro + ":" + std::string(fields));
 }
 
 }  // namespace bc

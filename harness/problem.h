@@ -1,103 +1,71 @@
 // Problems: what one operation computes, described completely and
-// canonically. Each kind's repro string is its identity: Format() writes
-// every field in a fixed order, ParseProblem() reads it back (also with
-// optional fields left out, filling PyTorch's defaults), and
+// canonically. Each operation is declared once, in harness/ops/NAME.h (see
+// harness/op.h); this file holds what is generic over them. A problem's
+// repro string is its identity:
+//   NAME[:DIRECTION]:DTYPE[:LAYOUT]:SHAPE
+// the direction only for operations that have several, the layout only when
+// it is not nchw, and the shape every field in the operation's order.
+// FormatProblem() writes it, ParseProblem() reads it back (also with optional
+// fields left out, filling their defaults), and
 // ParseProblem(FormatProblem(p)) == p for every valid p.
 //   conv2d:fwd:f32:mb8ic64ih56iw56oc64kh3kw3sh1sw1ph1pw1dh1dw1g1
-//   conv2d:bwd_data:f16:nhwc:mb8...   (the layout is written only when not nchw)
-//   matmul:f32:m128n256k64            C[m,n] = A[m,k] B[k,n], row-major
-//   scatter_add:f32:n100000d1000      out[idx[i]] += v[i], idx seeded in [0, d)
-// Conv layout is NCHW for activations and OIHW for weights (PyTorch's
-// contiguous).
+//   matmul:f32:m128n256k64
+//   scatter_add:f32:n100000d1000
+// ProblemFromShape() reads the specs' shorter form (a shape, "op:shape" or a
+// bare conv2d shape, and the direction, dtype and layout apart): the
+// generator and the benchmarks ask it (tools/bc_problem.cc) rather than
+// write repro strings themselves.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "harness/status.h"
+#include "ops_list.h"  // generated from harness/ops/*.h: BC_OP_TYPES
 
 namespace bc {
 
-enum class Direction { kForward, kBackwardData, kBackwardWeights };
-const char* DirectionName(Direction d);  // "fwd", "bwd_data", "bwd_weights"
-
-enum class DataType { kF32, kF16 };
-const char* DataTypeName(DataType t);  // "f32", "f16"
-
-// The memory layout an engine uses for activations (weights follow: OIHW or
-// OHWI). Host buffers are always logical NCHW; engines transpose on upload
-// and download, so digests compare across layouts.
-enum class Layout { kNchw, kNhwc };
-const char* LayoutName(Layout l);  // "nchw", "nhwc"
-
-// Largest tensor, in elements, that a problem may ask for.
-inline constexpr int64_t kMaxTensorElems = int64_t{1} << 32;
-
-struct Conv2dProblem {
-  Direction direction = Direction::kForward;
-  DataType dtype = DataType::kF32;
-  Layout layout = Layout::kNchw;
-  int64_t mb = 1, ic = 1, ih = 1, iw = 1, oc = 1, kh = 1, kw = 1;
-  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, g = 1;
-
-  int64_t oh() const { return (ih + 2 * ph - dh * (kh - 1) - 1) / sh + 1; }
-  int64_t ow() const { return (iw + 2 * pw - dw * (kw - 1) - 1) / sw + 1; }
-  int64_t src_elems() const { return mb * ic * ih * iw; }
-  int64_t wei_elems() const { return oc * (ic / g) * kh * kw; }
-  int64_t dst_elems() const { return mb * oc * oh() * ow(); }
-  // Multiply-adds of one pass (the same for every direction).
-  int64_t macs() const { return mb * oc * oh() * ow() * (ic / g) * kh * kw; }
-  double gflop() const { return 2.0 * static_cast<double>(macs()) * 1e-9; }
-  // Length of the sum behind one output element: what bounds rounding error.
-  int64_t accumulation_length() const;
-
-  std::string Format() const;
-  // Shape part only: "mb8ic64ih56iw56oc64kh3kw3sh1sw1ph1pw1dh1dw1g1".
-  std::string FormatShape() const;
-  Status Validate() const;
-  bool operator==(const Conv2dProblem&) const = default;
-};
-
-struct MatmulProblem {
-  DataType dtype = DataType::kF32;
-  int64_t m = 1, n = 1, k = 1;
-
-  double gflop() const { return 2.0 * static_cast<double>(m * n * k) * 1e-9; }
-  int64_t accumulation_length() const { return k; }
-  std::string Format() const;
-  std::string FormatShape() const;  // "m128n256k64"
-  Status Validate() const;
-  bool operator==(const MatmulProblem&) const = default;
-};
-
-struct ScatterAddProblem {
-  DataType dtype = DataType::kF32;
-  int64_t n = 1, d = 1;  // values scattered, destination size
-
-  double gflop() const { return static_cast<double>(n) * 1e-9; }
-  // Expected contributions per destination element, rounded up.
-  int64_t accumulation_length() const { return (n + d - 1) / d; }
-  std::string Format() const;
-  std::string FormatShape() const;  // "n100000d1000"
-  Status Validate() const;
-  bool operator==(const ScatterAddProblem&) const = default;
-};
-
-using Problem = std::variant<Conv2dProblem, MatmulProblem, ScatterAddProblem>;
+using Problem = std::variant<BC_OP_TYPES>;
 
 std::string FormatProblem(const Problem& p);
+// Shape part only: "mb8ic64ih56iw56oc64kh3kw3sh1sw1ph1pw1dh1dw1g1".
 std::string FormatShape(const Problem& p);
 const char* OpName(const Problem& p);  // "conv2d", "matmul", "scatter_add"
-Direction ProblemDirection(const Problem& p);  // kForward for matmul and scatter_add
+// Every declared operation's name, in the variant's order.
+std::vector<std::string_view> OpNames();
+Direction ProblemDirection(const Problem& p);  // kForward for operations without directions
 DataType ProblemDataType(const Problem& p);
+Layout ProblemLayout(const Problem& p);  // kNchw for operations without layouts
 // True for the plain case every engine implements: f32, NCHW.
 bool IsPlainF32(const Problem& p);
 double ProblemGflop(const Problem& p);
 int64_t AccumulationLength(const Problem& p);
+// The error model's k: the most terms one output element sums.
+int64_t BoundLength(const Problem& p);
+std::vector<TensorDecl> TensorsOf(const Problem& p);
+// The roles whose products each output element sums (the second empty: it sums values).
+std::array<std::string_view, 2> OperandsOf(const Problem& p);
+std::string OutputRole(const Problem& p);
+// The fp64 oracle run on `b` (racy: the atomic positive control).
+void RunReference(const Problem& p, Buffers& b, bool racy);
+Status ValidateProblem(const Problem& p);
 
 Result<Problem> ParseProblem(std::string_view repro);
-Result<Conv2dProblem> ParseConv2dProblem(std::string_view repro);
+// `shape` as a spec writes it: "mb8ic64ih56oc64kh3ph1" (conv2d) or "matmul:m8n8k8".
+Result<Problem> ProblemFromShape(std::string_view shape, std::string_view direction = "fwd",
+                                 std::string_view dtype = "f32", std::string_view layout = "nchw");
+
+// One operation, parsed as itself ("conv2d:fwd:f32:mb1ic1ih1oc1kh1").
+template <typename P>
+Result<P> ParseAs(std::string_view repro) {
+  Result<Problem> p = ParseProblem(repro);
+  if (!p.ok()) return p.status();
+  if (const P* q = std::get_if<P>(&p.value())) return *q;
+  return Status(StatusCode::kInvalidArgument,
+                "problem '" + std::string(repro) + "': expected " + std::string(P::kName));
+}
 
 }  // namespace bc

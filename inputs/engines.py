@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 ENGINES_DEF = Path(__file__).resolve().parent.parent / "backends" / "engines.def"
-_ENGINE = re.compile(r'^BC_ENGINE\("([a-z_0-9]+)",\s*\w+,\s*(cpu|cuda),\s*"([a-z_0-9 ]*)",\s*(true|false),\s*"([^"]*)",'
+_ENGINE = re.compile(r'^BC_ENGINE\("([a-z_0-9]+)",\s*\w+,\s*(cpu|cuda),\s*"(\*|[a-z_0-9 ]*)",\s*(true|false),\s*"([^"]*)",'
                      r'\s*"([a-z_]+)"\)$')
 _BACKEND = re.compile(r'^BC_BACKEND\("([a-z_0-9]+)",\s*\w+\)$')
 
@@ -19,7 +19,7 @@ _BACKEND = re.compile(r'^BC_BACKEND\("([a-z_0-9]+)",\s*\w+\)$')
 class Engine:
     name: str
     device: str  # "cpu" or "cuda"
-    ops: tuple[str, ...]
+    ops: tuple[str, ...]  # ("*",): every operation declared in harness/ops
     cudnn_selection: bool
     library: str  # "" for the harness's own code
     system: str  # whose behaviour its evidence shows: pytorch, onednn, cudnn, cublas, reference, model

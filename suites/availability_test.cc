@@ -180,7 +180,7 @@ Result<DispatchDecision> DispatchOnce(const CaseSpec& c, const BackendFlags& fla
 
 CaseSpec CpuCase(Direction d) {
   CaseSpec c;
-  c.steps = {ParseConv2dProblem(std::string("conv2d:") + DirectionName(d) + ":f32:mb2ic4ih8oc4kh3ph1").value()};
+  c.steps = {ParseAs<Conv2dProblem>(std::string("conv2d:") + DirectionName(d) + ":f32:mb2ic4ih8oc4kh3ph1").value()};
   return c;
 }
 

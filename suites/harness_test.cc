@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 
+#include "backends/reference/reference.h"
 #include "harness/buffers.h"
 #include "harness/case.h"
 #include "harness/evidence.h"
@@ -180,24 +181,24 @@ TEST(Problem, FormatParsesBack) {
   for (const char* repro : {"conv2d:fwd:f32:mb8ic64ih56iw56oc64kh3kw3sh1sw1ph1pw1dh1dw1g1",
                             "conv2d:bwd_weights:f32:mb2ic6ih9iw7oc4kh3kw2sh2sw1ph1pw0dh2dw1g2",
                             "conv2d:fwd:f32:mb1ic3ih224iw224oc64kh7kw7sh2sw2ph3pw3dh1dw1g1"}) {
-    Result<Conv2dProblem> p = ParseConv2dProblem(repro);
+    Result<Conv2dProblem> p = ParseAs<Conv2dProblem>(repro);
     ASSERT_TRUE(p.ok()) << p.status().ToString();
-    EXPECT_EQ(p->Format(), repro);
-    EXPECT_EQ(ParseConv2dProblem(p->Format()).value(), p.value());
+    EXPECT_EQ(FormatProblem(p.value()), repro);
+    EXPECT_EQ(ParseAs<Conv2dProblem>(FormatProblem(p.value())).value(), p.value());
   }
 }
 
 TEST(Problem, ParseFillsSquareDefaults) {
-  Result<Conv2dProblem> p = ParseConv2dProblem("conv2d:fwd:f32:mb8ic64ih56oc64kh3ph1");
+  Result<Conv2dProblem> p = ParseAs<Conv2dProblem>("conv2d:fwd:f32:mb8ic64ih56oc64kh3ph1");
   ASSERT_TRUE(p.ok()) << p.status().ToString();
-  EXPECT_EQ(p->Format(), "conv2d:fwd:f32:mb8ic64ih56iw56oc64kh3kw3sh1sw1ph1pw1dh1dw1g1");
+  EXPECT_EQ(FormatProblem(p.value()), "conv2d:fwd:f32:mb8ic64ih56iw56oc64kh3kw3sh1sw1ph1pw1dh1dw1g1");
   EXPECT_EQ(p->oh(), 56);
   EXPECT_EQ(p->ow(), 56);
   EXPECT_EQ(p->macs(), int64_t{8} * 64 * 56 * 56 * 64 * 9);
 }
 
 TEST(Problem, OutputSizeFollowsStrideDilationPadding) {
-  Result<Conv2dProblem> p = ParseConv2dProblem("conv2d:fwd:f32:mb1ic1ih10iw11oc1kh3kw3sh2sw3ph1pw0dh2dw1");
+  Result<Conv2dProblem> p = ParseAs<Conv2dProblem>("conv2d:fwd:f32:mb1ic1ih10iw11oc1kh3kw3sh2sw3ph1pw0dh2dw1");
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->oh(), (10 + 2 - 2 * 2 - 1) / 2 + 1);
   EXPECT_EQ(p->ow(), (11 - 2 - 1) / 3 + 1);
@@ -210,7 +211,7 @@ TEST(Problem, ParseRejectsMalformed) {
                           "conv2d:fwd:f32:mb0ic1ih1oc1kh1", "conv2d:fwd:f32:mb1ic3ih4oc4kh1g2",
                           "conv2d:fwd:f32:mb1ic1ih2oc1kh5", "conv2d:fwd:f32:mbic1ih1oc1kh1",
                           "conv2d:fwd:f32:mb-1ic1ih1oc1kh1"}) {
-    Result<Conv2dProblem> p = ParseConv2dProblem(bad);
+    Result<Conv2dProblem> p = ParseAs<Conv2dProblem>(bad);
     EXPECT_FALSE(p.ok()) << "accepted: " << bad;
     if (!p.ok()) {
       EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument) << bad;
@@ -219,10 +220,10 @@ TEST(Problem, ParseRejectsMalformed) {
 }
 
 TEST(Problem, ValidateRefusesDimensionBombs) {
-  Result<Conv2dProblem> p = ParseConv2dProblem("conv2d:fwd:f32:mb100000ic100000ih1000oc1kh1");
+  Result<Conv2dProblem> p = ParseAs<Conv2dProblem>("conv2d:fwd:f32:mb100000ic100000ih1000oc1kh1");
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("exceed"), std::string::npos) << p.status().message();
-  EXPECT_FALSE(ParseConv2dProblem("conv2d:fwd:f32:mb99999999999999999999ic1ih1oc1kh1").ok());
+  EXPECT_FALSE(ParseAs<Conv2dProblem>("conv2d:fwd:f32:mb99999999999999999999ic1ih1oc1kh1").ok());
 }
 
 TEST(CaseSpec, FormatParsesBack) {
@@ -259,6 +260,65 @@ TEST(Problem, OtherOperationsParseBack) {
   EXPECT_FALSE(IsPlainF32(ParseProblem("conv2d:fwd:f16:mb1ic1ih1oc1kh1").value()));
   EXPECT_TRUE(IsPlainF32(ParseProblem("matmul:f32:m1n1k1").value()));
   EXPECT_EQ(ProblemDirection(ParseProblem("conv2d:bwd_data:f32:mb1ic1ih3oc1kh1").value()), Direction::kBackwardData);
+}
+
+// What every declared operation (harness/ops) gets from its declaration alone:
+// a repro that parses back, a buffer per role of every direction, seeded
+// inputs, an oracle that repeats bitwise, and a racy variant that computes
+// the same thing within the error model. A new operation is tested here
+// without an edit to this file.
+template <typename P>
+void CheckDeclaration(Direction direction) {
+  std::string shape = std::string(P::kName) + ":";
+  for (const Field<P>& f : P::Fields()) {
+    if (f.required) shape += f.key + std::to_string(6);
+  }
+  Result<Problem> parsed = ProblemFromShape(shape, DirectionName(direction));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  const Problem& p = parsed.value();
+  SCOPED_TRACE(FormatProblem(p));
+  EXPECT_EQ(ParseProblem(FormatProblem(p)).value(), p);
+  EXPECT_EQ(OpName(p), P::kName);
+  EXPECT_GT(ProblemGflop(p), 0);
+  EXPECT_GE(BoundLength(p), AccumulationLength(p));
+  Buffers b = Buffers::For(p);
+  int64_t bytes = 0, outputs = 0;
+  for (const TensorDecl& t : TensorsOf(p)) {
+    ASSERT_TRUE(b.has(t.role)) << t.role;
+    bytes += t.elems() * 4;
+    outputs += t.input ? 0 : 1;
+    const size_t size = t.type == ElemType::kIndex ? b.indices(t.role).size() : b[t.role].size();
+    EXPECT_EQ(static_cast<int64_t>(size), t.elems()) << t.role;
+  }
+  EXPECT_EQ(outputs, 1) << "one output per problem";
+  EXPECT_EQ(Buffers::BytesFor(p), bytes);
+  FillInputs(p, b);
+  for (const TensorDecl& t : TensorsOf(p)) {
+    if (t.input && t.type == ElemType::kF32) EXPECT_FALSE(IsDegenerate(b[t.role])) << t.role << " is not filled";
+  }
+  const Buffers inputs = b;
+  RunReference(p, b, /*racy=*/false);
+  const uint64_t first = Digest(b.Output(p));
+  EXPECT_FALSE(IsDegenerate(b.Output(p)));
+  RunReference(p, b, /*racy=*/false);
+  EXPECT_EQ(Digest(b.Output(p)), first) << "the oracle repeats bitwise";
+  Buffers racy = inputs;
+  RunReference(p, racy, /*racy=*/true);
+  EXPECT_TRUE(WithinTolerance(CheckAgainstReference(p, inputs, racy.Output(p), ComputeType::kF32)))
+      << "the racy variant computes the oracle's result";
+}
+
+TEST(Problem, EveryDeclaredOperationWorksFromItsDeclarationAlone) {
+  [&]<size_t... I>(std::index_sequence<I...>) {
+    (
+        [&] {
+          using P = std::variant_alternative_t<I, Problem>;
+          for (Direction d : {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights}) {
+            if (P::kDirections || d == Direction::kForward) CheckDeclaration<P>(d);
+          }
+        }(),
+        ...);
+  }(std::make_index_sequence<std::variant_size_v<Problem>>());
 }
 
 TEST(CaseSpec, SchedulesCompressRunsOfEqualSteps) {
@@ -338,8 +398,8 @@ TEST(Flags, DeterministicAlgorithmsDoNotSeed) {
   FlagsGuard guard(f);
   Buffers flagged = Buffers::For(p.value());
   FillInputs(p.value(), flagged);
-  EXPECT_EQ(Digest(plain.src), Digest(flagged.src));
-  EXPECT_EQ(Digest(plain.wei), Digest(flagged.wei));
+  EXPECT_EQ(Digest(plain["src"]), Digest(flagged["src"]));
+  EXPECT_EQ(Digest(plain["wei"]), Digest(flagged["wei"]));
   std::vector<float> a(4096), b(4096);
   FillUniform(1, a);
   FillUniform(2, b);

@@ -41,7 +41,8 @@ constexpr int64_t kWork = 12'000'000;
 
 // Every problem (as fp32, NCHW) that a GPU case of any tier runs.
 std::vector<Problem> ListGpuMatrixProblems() {
-  const std::string command = std::string("cd '") + BC_SOURCE_DIR + "' && '" + BC_PYTHON +
+  const std::string command = std::string("cd '") + BC_SOURCE_DIR + "' && BACKENDCHECK_PROBLEM_TOOL='" +
+                              BC_PROBLEM_TOOL + "' '" + BC_PYTHON +
                               "' -m generators list --tier nightly suites/matrices/gpu.toml";
   FILE* pipe = popen(command.c_str(), "r");
   std::vector<Problem> out;
@@ -83,14 +84,14 @@ void Terms(const Problem& p, const Buffers& b, int64_t i, std::vector<std::pair<
   t.clear();
   if (const auto* m = std::get_if<MatmulProblem>(&p)) {
     const int64_t row = i / m->n, col = i % m->n;
-    for (int64_t k = 0; k < m->k; ++k) t.emplace_back(b.src[row * m->k + k], b.wei[k * m->n + col]);
+    for (int64_t k = 0; k < m->k; ++k) t.emplace_back(b["src"][row * m->k + k], b["wei"][k * m->n + col]);
     return;
   }
   const Conv2dProblem& c = std::get<Conv2dProblem>(p);
   const int64_t icg = c.ic / c.g, ocg = c.oc / c.g, oh = c.oh(), ow = c.ow();
-  const auto x = [&](int64_t n, int64_t ch, int64_t h, int64_t w) { return b.src[((n * c.ic + ch) * c.ih + h) * c.iw + w]; };
-  const auto wt = [&](int64_t o, int64_t ch, int64_t r, int64_t s) { return b.wei[((o * icg + ch) * c.kh + r) * c.kw + s]; };
-  const auto y = [&](int64_t n, int64_t o, int64_t h, int64_t w) { return b.dst[((n * c.oc + o) * oh + h) * ow + w]; };
+  const auto x = [&](int64_t n, int64_t ch, int64_t h, int64_t w) { return b["src"][((n * c.ic + ch) * c.ih + h) * c.iw + w]; };
+  const auto wt = [&](int64_t o, int64_t ch, int64_t r, int64_t s) { return b["wei"][((o * icg + ch) * c.kh + r) * c.kw + s]; };
+  const auto y = [&](int64_t n, int64_t o, int64_t h, int64_t w) { return b["dst"][((n * c.oc + o) * oh + h) * ow + w]; };
   switch (c.direction) {
     case Direction::kForward: {
       const int64_t n = i / (c.oc * oh * ow), o = i / (oh * ow) % c.oc, yy = i / ow % oh, xx = i % ow;

@@ -26,9 +26,9 @@ class CublasPrepared final : public PreparedOp {
 
   Status Init() {
     // Row-major A [m,k], B [k,n], C [m,n] as 2-d tensors: (1, 1, rows, cols).
-    BC_RETURN_IF_ERROR(cuda::Upload(b_.src, {1, 1, p_.m, p_.k, Layout::kNchw, p_.dtype}, a_));
-    BC_RETURN_IF_ERROR(cuda::Upload(b_.wei, {1, 1, p_.k, p_.n, Layout::kNchw, p_.dtype}, bm_));
-    BC_RETURN_IF_ERROR(cuda::Upload(b_.dst, {1, 1, p_.m, p_.n, Layout::kNchw, p_.dtype}, c_));
+    BC_RETURN_IF_ERROR(cuda::Upload(b_["src"], {1, 1, p_.m, p_.k, Layout::kNchw, p_.dtype}, a_));
+    BC_RETURN_IF_ERROR(cuda::Upload(b_["wei"], {1, 1, p_.k, p_.n, Layout::kNchw, p_.dtype}, bm_));
+    BC_RETURN_IF_ERROR(cuda::Upload(b_["dst"], {1, 1, p_.m, p_.n, Layout::kNchw, p_.dtype}, c_));
     return Status::Ok();
   }
 
@@ -46,7 +46,7 @@ class CublasPrepared final : public PreparedOp {
     });
   }
 
-  Status Fetch() override { return cuda::Download(c_, {1, 1, p_.m, p_.n, Layout::kNchw, p_.dtype}, b_.dst); }
+  Status Fetch() override { return cuda::Download(c_, {1, 1, p_.m, p_.n, Layout::kNchw, p_.dtype}, b_["dst"]); }
   std::string implementation() const override {
     return std::string("cublasGemmEx ") +
            (ComputeType() == CUBLAS_COMPUTE_32F_FAST_TF32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F") +

@@ -40,9 +40,9 @@ class NativePrepared final : public PreparedOp {
   }
 
   Status Init() {
-    BC_RETURN_IF_ERROR(cuda::Upload(b_.src, {p_.mb, p_.ic, p_.ih, p_.iw}, x_));
-    BC_RETURN_IF_ERROR(cuda::Upload(b_.wei, {p_.oc, p_.ic / p_.g, p_.kh, p_.kw}, w_));
-    BC_RETURN_IF_ERROR(cuda::Upload(b_.dst, {p_.mb, p_.oc, p_.oh(), p_.ow()}, y_));
+    BC_RETURN_IF_ERROR(cuda::Upload(b_["src"], {p_.mb, p_.ic, p_.ih, p_.iw}, x_));
+    BC_RETURN_IF_ERROR(cuda::Upload(b_["wei"], {p_.oc, p_.ic / p_.g, p_.kh, p_.kw}, w_));
+    BC_RETURN_IF_ERROR(cuda::Upload(b_["dst"], {p_.mb, p_.oc, p_.oh(), p_.ow()}, y_));
     return col_.Allocate(static_cast<size_t>(G_.patch() * G_.pixels()) * sizeof(float));
   }
 
@@ -91,9 +91,9 @@ class NativePrepared final : public PreparedOp {
 
   Status Fetch() override {
     switch (p_.direction) {
-      case Direction::kForward: return cuda::Download(y_, {p_.mb, p_.oc, p_.oh(), p_.ow()}, b_.dst);
-      case Direction::kBackwardData: return cuda::Download(x_, {p_.mb, p_.ic, p_.ih, p_.iw}, b_.src);
-      case Direction::kBackwardWeights: return cuda::Download(w_, {p_.oc, p_.ic / p_.g, p_.kh, p_.kw}, b_.wei);
+      case Direction::kForward: return cuda::Download(y_, {p_.mb, p_.oc, p_.oh(), p_.ow()}, b_["dst"]);
+      case Direction::kBackwardData: return cuda::Download(x_, {p_.mb, p_.ic, p_.ih, p_.iw}, b_["src"]);
+      case Direction::kBackwardWeights: return cuda::Download(w_, {p_.oc, p_.ic / p_.g, p_.kh, p_.kw}, b_["wei"]);
     }
     return Status::Ok();
   }

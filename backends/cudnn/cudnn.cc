@@ -16,18 +16,18 @@ namespace cudnn {
 
 Status DeviceTensors::Init(const Conv2dProblem& p, const Buffers& b) {
   const Shapes s(p);
-  BC_RETURN_IF_ERROR(cuda::Upload(b.src, s.x, x));
-  BC_RETURN_IF_ERROR(cuda::Upload(b.wei, s.w, w));
-  BC_RETURN_IF_ERROR(cuda::Upload(b.dst, s.y, y));
+  BC_RETURN_IF_ERROR(cuda::Upload(b["src"], s.x, x));
+  BC_RETURN_IF_ERROR(cuda::Upload(b["wei"], s.w, w));
+  BC_RETURN_IF_ERROR(cuda::Upload(b["dst"], s.y, y));
   return Status::Ok();
 }
 
 Status FetchOutput(const Conv2dProblem& p, const DeviceTensors& t, Buffers& b) {
   const Shapes s(p);
   switch (p.direction) {
-    case Direction::kForward: return cuda::Download(t.y, s.y, b.dst);
-    case Direction::kBackwardData: return cuda::Download(t.x, s.x, b.src);
-    case Direction::kBackwardWeights: return cuda::Download(t.w, s.w, b.wei);
+    case Direction::kForward: return cuda::Download(t.y, s.y, b["dst"]);
+    case Direction::kBackwardData: return cuda::Download(t.x, s.x, b["src"]);
+    case Direction::kBackwardWeights: return cuda::Download(t.w, s.w, b["wei"]);
   }
   return Status::Ok();
 }

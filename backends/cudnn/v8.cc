@@ -37,7 +37,7 @@ Result<std::shared_ptr<GraphState>> StateOf(cudnnHandle_t h, const Conv2dProblem
   const bool deterministic = f.CudnnDeterministicEffective();
   const HeurMode mode = ModeFor(f);
   const bool tf32 = CudnnConvTf32(f);
-  const std::string key = p.Format() + "|deterministic=" + (deterministic ? "1" : "0") +
+  const std::string key = FormatProblem(p) + "|deterministic=" + (deterministic ? "1" : "0") +
                           "|allow_tf32=" + (tf32 ? "1" : "0") + "|mode=" +
                           (mode == HeurMode::kB ? "B" : "INSTANT");
   const std::lock_guard<std::mutex> lock(mu);

@@ -138,14 +138,14 @@ class OnednnPrepared final : public PreparedOp {
     if (const auto* c = std::get_if<Conv2dProblem>(&p_)) {
       const memory::dims wei_dims = c->g == 1 ? memory::dims{c->oc, c->ic, c->kh, c->kw}
                                               : memory::dims{c->g, c->oc / c->g, c->ic / c->g, c->kh, c->kw};
-      user_src = memory({{c->mb, c->ic, c->ih, c->iw}, dt, tag::nchw}, CpuEngine(), b_.src.data());
-      user_wei = memory({wei_dims, dt, c->g == 1 ? tag::oihw : tag::goihw}, CpuEngine(), b_.wei.data());
-      user_dst = memory({{c->mb, c->oc, c->oh(), c->ow()}, dt, tag::nchw}, CpuEngine(), b_.dst.data());
+      user_src = memory({{c->mb, c->ic, c->ih, c->iw}, dt, tag::nchw}, CpuEngine(), b_["src"].data());
+      user_wei = memory({wei_dims, dt, c->g == 1 ? tag::oihw : tag::goihw}, CpuEngine(), b_["wei"].data());
+      user_dst = memory({{c->mb, c->oc, c->oh(), c->ow()}, dt, tag::nchw}, CpuEngine(), b_["dst"].data());
     } else {
       const auto& m = std::get<MatmulProblem>(p_);
-      user_src = memory({{m.m, m.k}, dt, tag::ab}, CpuEngine(), b_.src.data());
-      user_wei = memory({{m.k, m.n}, dt, tag::ab}, CpuEngine(), b_.wei.data());
-      user_dst = memory({{m.m, m.n}, dt, tag::ab}, CpuEngine(), b_.dst.data());
+      user_src = memory({{m.m, m.k}, dt, tag::ab}, CpuEngine(), b_["src"].data());
+      user_wei = memory({{m.k, m.n}, dt, tag::ab}, CpuEngine(), b_["wei"].data());
+      user_dst = memory({{m.m, m.n}, dt, tag::ab}, CpuEngine(), b_["dst"].data());
     }
     scratchpad_ = memory(built.scratchpad, CpuEngine());
     args_[DNNL_ARG_SCRATCHPAD] = scratchpad_;

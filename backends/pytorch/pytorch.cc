@@ -325,9 +325,9 @@ class TorchPrepared final : public PreparedOp {
     BC_RETURN_IF_ERROR(ApplyFlags(flags_));
     at::set_num_threads(threads);
     if (const auto* c = std::get_if<Conv2dProblem>(&p_)) {
-      x_ = ToTensor(b_.src, {c->mb, c->ic, c->ih, c->iw}, device_, c->dtype, c->layout);
-      w_ = ToTensor(b_.wei, {c->oc, c->ic / c->g, c->kh, c->kw}, device_, c->dtype, c->layout);
-      y_ = ToTensor(b_.dst, {c->mb, c->oc, c->oh(), c->ow()}, device_, c->dtype, c->layout);
+      x_ = ToTensor(b_["src"], {c->mb, c->ic, c->ih, c->iw}, device_, c->dtype, c->layout);
+      w_ = ToTensor(b_["wei"], {c->oc, c->ic / c->g, c->kh, c->kw}, device_, c->dtype, c->layout);
+      y_ = ToTensor(b_["dst"], {c->mb, c->oc, c->oh(), c->ow()}, device_, c->dtype, c->layout);
       backend_ = BackendName(SelectConvBackend(x_, w_, *c));
       if (backend_ == "Mkldnn") {
         // PyTorch's mkldnn path runs oneDNN: a run that names no oneDNN
@@ -340,12 +340,12 @@ class TorchPrepared final : public PreparedOp {
         }
       }
     } else if (const auto* m = std::get_if<MatmulProblem>(&p_)) {
-      x_ = ToTensor(b_.src, {m->m, m->k}, device_, m->dtype);
-      w_ = ToTensor(b_.wei, {m->k, m->n}, device_, m->dtype);
+      x_ = ToTensor(b_["src"], {m->m, m->k}, device_, m->dtype);
+      w_ = ToTensor(b_["wei"], {m->k, m->n}, device_, m->dtype);
     } else {
       const auto& s = std::get<ScatterAddProblem>(p_);
-      x_ = ToTensor(b_.src, {s.n}, device_, s.dtype);
-      index_ = at::from_blob(b_.index.data(), {s.n}, at::kInt).to(device_, at::kLong);
+      x_ = ToTensor(b_["src"], {s.n}, device_, s.dtype);
+      index_ = at::from_blob(b_.indices("index").data(), {s.n}, at::kInt).to(device_, at::kLong);
       y_ = at::zeros({s.d}, at::TensorOptions().device(device_).dtype(TorchType(s.dtype)));
     }
     return Status::Ok();

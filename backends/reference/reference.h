@@ -1,19 +1,14 @@
-// The OpenMP reference engine: the oracle, and the CPU's native stand-in.
-//
-// Algorithms accumulate each partial sum in fp64.
+// The reference engine: the oracle, and the CPU's native stand-in. It runs
+// every operation (engines.def's ops "*") through the oracle that the
+// operation declares (harness/ops/NAME.cc), with two algorithms:
 // - "owner": each output element is computed by one thread in a fixed order,
-//   so the result is bitwise identical for any thread count. Deterministic.
-//   It is what dispatch uses when mkldnn.enabled is false (PyTorch's native
-//   CPU kernels) and what other engines are checked against.
-// - "atomic": the reduction is split into many tasks, run with dynamic
-//   scheduling, each adding its partial into the fp32 output with an atomic
-//   add. With two or more threads the order of those adds, and so the
-//   rounding, changes from run to run: the CPU's positive control, built the
-//   way cuDNN's atomic algorithms are.
-// Operations: conv2d (fwd, bwd_data, bwd_weights), matmul and scatter_add,
-// each with both algorithms. ("owner" for scatter_add adds in index order in
-// fp64: PyTorch's CPU scatter_add is deterministic and raises no alert under
-// use_deterministic_algorithms, and the model agrees.)
+//   accumulating in fp64, so the result is bitwise identical for any thread
+//   count. Deterministic. It is what dispatch uses when mkldnn.enabled is
+//   false (PyTorch's native CPU kernels) and what other engines are checked
+//   against.
+// - "atomic": the operation's racy variant (harness/race.h), whose rounding
+//   changes from run to run with two or more threads: the CPU's positive
+//   control, built the way cuDNN's atomic algorithms are.
 #pragma once
 
 #include "backends/engine.h"

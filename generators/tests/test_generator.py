@@ -16,7 +16,7 @@ from inputs.errors import SpecError
 from generators.expand import expand
 from generators.flags import load_flags
 from inputs.locate import LineIndex
-from generators.problem import format_problem, parse_shape
+from generators.problem import describe, problem
 from generators.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,8 +91,18 @@ class ExpandTest(SpecTestCase):
         self.assertEqual([c.id for c in a], [c.id for c in b])
 
     def test_shape_defaults_and_format(self) -> None:
-        v = parse_shape("mb8ic64ih56oc64kh3ph1")
-        self.assertEqual(format_problem("fwd", "f32", v), "conv2d:fwd:f32:mb8ic64ih56iw56oc64kh3kw3sh1sw1ph1pw1dh1dw1g1")
+        """The generator asks the C++ problem code (bc_problem) and writes no problem string itself."""
+        self.assertEqual(problem("mb8ic64ih56oc64kh3ph1")["repro"],
+                         "conv2d:fwd:f32:mb8ic64ih56iw56oc64kh3kw3sh1sw1ph1pw1dh1dw1g1")
+        self.assertEqual(problem("mb2ic4ih8oc4kh3", "bwd_data", "f16", "nhwc")["repro"],
+                         "conv2d:bwd_data:f16:nhwc:mb2ic4ih8iw8oc4kh3kw3sh1sw1ph0pw0dh1dw1g1")
+        self.assertEqual(problem("matmul:m2n3k4")["repro"], "matmul:f32:m2n3k4")
+        self.assertEqual(problem("scatter_add:n10d4")["bytes"], 4 * (10 + 10 + 4))
+        with self.assertRaisesRegex(ValueError, "groups g3 must divide ic8 and oc8"):
+            problem("mb1ic8ih4oc8kh1g3")
+        with self.assertRaisesRegex(ValueError, "matmul has no direction bwd_data"):
+            problem("matmul:m2n3k4", "bwd_data")
+        self.assertEqual([op["name"] for op in describe()["ops"]][:3], ["conv2d", "matmul", "scatter_add"])
 
     def test_emit_writes_tables_and_manifest(self) -> None:
         cases = expand([load_spec(self.write(GOOD), self.flags)], self.flags)
@@ -365,7 +375,7 @@ class ErrorTest(SpecTestCase):
 
     def test_bad_shape_fields(self) -> None:
         for shape, expected in (("mb0ic1ih1oc1kh1", "positive"), ("mb1ic3ih4oc4kh1g2", "groups"),
-                                ("mb1ic1ih2oc1kh5", "does not fit"), ("mb1ic1oc1kh1", "missing 'ih'"),
+                                ("mb1ic1ih2oc1kh5", "does not fit"), ("mb1ic1oc1kh1", "missing field 'ih'"),
                                 ("mb1xx1ic1ih1oc1kh1", "unknown field")):
             with self.subTest(shape=shape):
                 self.assertIn(expected, self.error(GOOD.replace("mb2ic8ih14oc8kh3ph1", shape)).message)
