@@ -102,7 +102,7 @@ class ExpandTest(SpecTestCase):
             problem("mb1ic8ih4oc8kh1g3")
         with self.assertRaisesRegex(ValueError, "matmul has no direction bwd_data"):
             problem("matmul:m2n3k4", "bwd_data")
-        self.assertEqual([op["name"] for op in describe()["ops"]][:3], ["conv2d", "matmul", "scatter_add"])
+        self.assertLessEqual({"conv2d", "matmul", "scatter_add"}, {op["name"] for op in describe()["ops"]})
 
     def test_emit_writes_tables_and_manifest(self) -> None:
         cases = expand([load_spec(self.write(GOOD), self.flags)], self.flags)
