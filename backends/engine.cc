@@ -1,4 +1,5 @@
 #include "backends/engine.h"
+#include "backends/registry.h"
 #include "harness/tf32.h"
 
 namespace bc {
@@ -40,14 +41,19 @@ Result<Algorithm> FindAlgorithm(const Engine& engine, const Problem& p, const st
                                                   name + "' for " + FormatProblem(p) + " (known: " + known + ")");
 }
 
-ComputeType ComputeTypeOf(const Problem& p, std::string_view engine, const BackendFlags& flags) {
+ComputeType CudnnComputeType(const Problem& p, const BackendFlags& flags) {
   if (ProblemDataType(p) == DataType::kF16) return ComputeType::kF16;
-  const bool conv = std::holds_alternative<Conv2dProblem>(p);
-  const bool through_cudnn = engine == "cudnn" || (engine == "pytorch_cuda" && conv && flags.cudnn_enabled);
-  const bool through_cublas = engine == "cublas" || engine == "cuda_native" || engine == "pytorch_cuda";
-  if (through_cudnn) return CudnnConvTf32(flags) ? ComputeType::kTf32 : ComputeType::kF32;
-  if (through_cublas) return CublasTf32(flags) ? ComputeType::kTf32 : ComputeType::kF32;
-  return ComputeType::kF32;
+  return CudnnConvTf32(flags) ? ComputeType::kTf32 : ComputeType::kF32;
+}
+
+ComputeType CublasComputeType(const Problem& p, const BackendFlags& flags) {
+  if (ProblemDataType(p) == DataType::kF16) return ComputeType::kF16;
+  return CublasTf32(flags) ? ComputeType::kTf32 : ComputeType::kF32;
+}
+
+ComputeType ComputeTypeOf(const Problem& p, std::string_view engine, const BackendFlags& flags) {
+  if (const Engine* e = FindEngine(engine)) return e->compute_type(p, flags);
+  return ProblemDataType(p) == DataType::kF16 ? ComputeType::kF16 : ComputeType::kF32;
 }
 
 }  // namespace bc

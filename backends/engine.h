@@ -103,6 +103,13 @@ class Engine {
   // inputs are filled; the buffers must outlive the PreparedOp.
   virtual Result<std::unique_ptr<PreparedOp>> Prepare(const Problem& p, const Algorithm& algorithm, Buffers& buffers,
                                                       const BackendFlags& flags) const = 0;
+  // The arithmetic this engine computes `p` in under `flags`, as PyTorch sets
+  // it (the type the error bound covers): fp16 for half problems, fp32
+  // otherwise; the engines that reach cuDNN or cuBLAS say where TF32 is
+  // allowed (CudnnComputeType, CublasComputeType).
+  virtual ComputeType compute_type(const Problem& p, const BackendFlags& /*flags*/) const {
+    return ProblemDataType(p) == DataType::kF16 ? ComputeType::kF16 : ComputeType::kF32;
+  }
 
  private:
   std::string_view name_;
@@ -140,12 +147,16 @@ inline constexpr const char* kAnyNondeterministic = "any_nondeterministic";
 Result<Algorithm> FindAlgorithm(const Engine& engine, const Problem& p, const std::string& name,
                                 const BackendFlags& flags);
 
-// The arithmetic `engine` computes `p` in under `flags`, as PyTorch sets it:
-// fp16 for half problems; TF32 allowed for fp32 convolutions through cuDNN by
-// cudnn.allow_tf32, and for cuBLAS GEMMs (matmul, and the im2col GEMMs of the
-// native CUDA convolution) by cuda.matmul.allow_tf32; fp32 otherwise (every
-// CPU engine). "Allowed" is what the bound must cover: cuDNN and cuBLAS may
+// The compute types of PyTorch's two CUDA libraries: fp16 for half problems;
+// TF32 allowed for fp32 convolutions through cuDNN by cudnn.allow_tf32 (or
+// the fp32_precision settings), and for cuBLAS GEMMs (matmul, and the im2col
+// GEMMs of the native CUDA convolution) by cuda.matmul.allow_tf32; fp32
+// otherwise. "Allowed" is what the bound must cover: cuDNN and cuBLAS may
 // still choose an fp32 kernel.
+ComputeType CudnnComputeType(const Problem& p, const BackendFlags& flags);
+ComputeType CublasComputeType(const Problem& p, const BackendFlags& flags);
+
+// The named engine's compute_type (an unknown name: fp32, or fp16 for half).
 ComputeType ComputeTypeOf(const Problem& p, std::string_view engine, const BackendFlags& flags);
 
 }  // namespace bc

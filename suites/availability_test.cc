@@ -70,13 +70,26 @@ TEST(Registry, ComputeTypeFollowsTheFlagThatGovernsEachEngine) {
   no_conv_tf32.cudnn_allow_tf32 = false;
   matmul_tf32.cuda_matmul_allow_tf32 = true;
   cudnn_off.cudnn_enabled = false;
-  EXPECT_EQ(ComputeTypeOf(conv, "cudnn", defaults), ComputeType::kTf32) << "cudnn.allow_tf32 defaults to true";
-  EXPECT_EQ(ComputeTypeOf(conv, "cudnn", no_conv_tf32), ComputeType::kF32);
-  EXPECT_EQ(ComputeTypeOf(half, "cudnn", no_conv_tf32), ComputeType::kF16);
-  EXPECT_EQ(ComputeTypeOf(mm, "cublas", defaults), ComputeType::kF32) << "cuda.matmul.allow_tf32 defaults to false";
-  EXPECT_EQ(ComputeTypeOf(mm, "cublas", matmul_tf32), ComputeType::kTf32);
-  EXPECT_EQ(ComputeTypeOf(conv, "cuda_native", defaults), ComputeType::kF32) << "its GEMMs follow the matmul flag";
-  EXPECT_EQ(ComputeTypeOf(conv, "cuda_native", matmul_tf32), ComputeType::kTf32);
+  // The rules, in every build; each engine's own compute_type where it is built.
+  EXPECT_EQ(CudnnComputeType(conv, defaults), ComputeType::kTf32) << "cudnn.allow_tf32 defaults to true";
+  EXPECT_EQ(CudnnComputeType(conv, no_conv_tf32), ComputeType::kF32);
+  EXPECT_EQ(CudnnComputeType(half, no_conv_tf32), ComputeType::kF16);
+  EXPECT_EQ(CublasComputeType(mm, defaults), ComputeType::kF32) << "cuda.matmul.allow_tf32 defaults to false";
+  EXPECT_EQ(CublasComputeType(mm, matmul_tf32), ComputeType::kTf32);
+  const auto built = [](const char* name) { return FindEngine(name)->availability().built; };
+  if (built("cudnn")) {
+    EXPECT_EQ(ComputeTypeOf(conv, "cudnn", defaults), ComputeType::kTf32);
+    EXPECT_EQ(ComputeTypeOf(conv, "cudnn", no_conv_tf32), ComputeType::kF32);
+    EXPECT_EQ(ComputeTypeOf(half, "cudnn", no_conv_tf32), ComputeType::kF16);
+  }
+  if (built("cublas")) {
+    EXPECT_EQ(ComputeTypeOf(mm, "cublas", defaults), ComputeType::kF32);
+    EXPECT_EQ(ComputeTypeOf(mm, "cublas", matmul_tf32), ComputeType::kTf32);
+  }
+  if (built("cuda_native")) {
+    EXPECT_EQ(ComputeTypeOf(conv, "cuda_native", defaults), ComputeType::kF32) << "its GEMMs follow the matmul flag";
+    EXPECT_EQ(ComputeTypeOf(conv, "cuda_native", matmul_tf32), ComputeType::kTf32);
+  }
   EXPECT_EQ(ComputeTypeOf(conv, "pytorch_cuda", defaults), ComputeType::kTf32);
   EXPECT_EQ(ComputeTypeOf(conv, "pytorch_cuda", cudnn_off), ComputeType::kF32);
   EXPECT_EQ(ComputeTypeOf(mm, "pytorch_cuda", matmul_tf32), ComputeType::kTf32);

@@ -78,6 +78,10 @@ class CublasEngine final : public Engine {
   Result<std::vector<Algorithm>> Candidates(const Problem& p, const BackendFlags& flags) const override;
   Result<std::unique_ptr<PreparedOp>> Prepare(const Problem& p, const Algorithm& algorithm, Buffers& buffers,
                                               const BackendFlags& flags) const override;
+  // Its GEMMs are cuBLAS's, under cuda.matmul.allow_tf32.
+  ComputeType compute_type(const Problem& p, const BackendFlags& flags) const override {
+    return CublasComputeType(p, flags);
+  }
 };
 
 const Engine& CublasEngineInstance() {

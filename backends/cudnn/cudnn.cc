@@ -96,6 +96,9 @@ class CudnnEngine final : public Engine {
                              flags.CudnnDeterministicEffective());
   }
   Result<EngineSearch> Search(const Problem& p, const BackendFlags& flags, const Buffers& inputs) const override;
+  ComputeType compute_type(const Problem& p, const BackendFlags& flags) const override {
+    return CudnnComputeType(p, flags);
+  }
   Result<std::unique_ptr<PreparedOp>> Prepare(const Problem& p, const Algorithm& algorithm, Buffers& buffers,
                                               const BackendFlags& flags) const override;
 };

@@ -77,6 +77,14 @@ class LazyPytorchEngine final : public Engine {
     return engine.value()->availability();
   }
 
+  // On CUDA, PyTorch's convolutions reach cuDNN while cudnn.enabled is on and
+  // its GEMMs cuBLAS; on the CPU, fp32 (or fp16) throughout.
+  ComputeType compute_type(const Problem& p, const BackendFlags& flags) const override {
+    if (device() != Device::kCuda) return Engine::compute_type(p, flags);
+    return std::holds_alternative<Conv2dProblem>(p) && flags.cudnn_enabled ? CudnnComputeType(p, flags)
+                                                                           : CublasComputeType(p, flags);
+  }
+
   Result<std::vector<Algorithm>> Candidates(const Problem& p, const BackendFlags& flags) const override {
     BC_ASSIGN_OR_RETURN(const Engine* engine, Load());
     return engine->Candidates(p, flags);
