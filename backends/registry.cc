@@ -15,9 +15,9 @@ bool EngineEntry::Serves(std::string_view op) const {
 
 const std::vector<EngineEntry>& EngineEntries() {
   static const std::vector<EngineEntry> kEntries = {
-#define BC_ENGINE(name, instance, device, ops, cudnn_selection, library, system)                                    \
+#define BC_ENGINE(name, instance, device, ops, cudnn_selection, library, system, role)                              \
   {name, std::string_view(#device) == "cuda" ? Device::kCuda : Device::kCpu, ops, cudnn_selection, library, system, \
-   instance()},
+   role, instance()},
 #define BC_BACKEND(name, availability)
 #include "backends/engines.def"
 #undef BC_ENGINE
@@ -47,10 +47,17 @@ const Engine* FindEngine(std::string_view name) {
   return e == nullptr ? nullptr : &e->engine;
 }
 
+const Engine* EngineForRole(Device device, std::string_view role) {
+  for (const EngineEntry& e : EngineEntries()) {
+    if (e.device == device && !role.empty() && e.role == role) return &e.engine;
+  }
+  return nullptr;
+}
+
 std::vector<Availability> AllAvailability() {
   std::vector<Availability> out;
   for (const EngineEntry& e : EngineEntries()) out.push_back(e.engine.availability());
-#define BC_ENGINE(name, instance, device, ops, cudnn_selection, library, system)
+#define BC_ENGINE(name, instance, device, ops, cudnn_selection, library, system, role)
 #define BC_BACKEND(name, availability) out.push_back(availability());
 #include "backends/engines.def"
 #undef BC_ENGINE

@@ -18,6 +18,7 @@ struct EngineEntry {
   bool cudnn_selection;
   std::string_view library;
   std::string_view system;  // whose behaviour its evidence shows
+  std::string_view role;    // its path in the model of PyTorch's dispatch: mkldnn, native, cudnn, blas or ""
   const Engine& engine;
 
   bool Serves(std::string_view op) const;
@@ -28,6 +29,9 @@ const std::vector<EngineEntry>& EngineEntries();
 const std::vector<const Engine*>& Engines();
 // nullptr when no engine has that name.
 const Engine* FindEngine(std::string_view name);
+// The engine whose engines.def line claims `role` on `device` (the first, in
+// file order); nullptr when none does.
+const Engine* EngineForRole(Device device, std::string_view role);
 const EngineEntry* FindEngineEntry(std::string_view name);
 // Every engine's and every other backend's: what torch.backends.*.is_available()
 // and torch.cuda.is_available() mirror.
@@ -50,7 +54,7 @@ std::string_view SystemOf(std::string_view engine_field);
 
 // Each engine's instance function and each backend's availability, as
 // engines.def names them; defined in the engine's own .cc.
-#define BC_ENGINE(name, instance, device, ops, cudnn_selection, library, system) const Engine& instance();
+#define BC_ENGINE(name, instance, device, ops, cudnn_selection, library, system, role) const Engine& instance();
 #define BC_BACKEND(name, availability) Availability availability();
 #include "backends/engines.def"
 #undef BC_ENGINE

@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/dispatch.h"
+#include "model/dispatch.h"
 #include "backends/onednn/onednn.h"
 #include "backends/registry.h"
 #include "bench_layers.h"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 ENGINES_DEF = Path(__file__).resolve().parent.parent / "backends" / "engines.def"
 _ENGINE = re.compile(r'^BC_ENGINE\("([a-z_0-9]+)",\s*\w+,\s*(cpu|cuda),\s*"(\*|[a-z_0-9 ]*)",\s*(true|false),\s*"([^"]*)",'
-                     r'\s*"([a-z_]+)"\)$')
+                     r'\s*"([a-z_]+)",\s*"([a-z_]*)"\)$')
 _BACKEND = re.compile(r'^BC_BACKEND\("([a-z_0-9]+)",\s*\w+\)$')
 
 
@@ -23,6 +23,7 @@ class Engine:
     cudnn_selection: bool
     library: str  # "" for the harness's own code
     system: str  # whose behaviour its evidence shows: pytorch, onednn, cudnn, cublas, reference, model
+    role: str = ""  # its path in the model of PyTorch's dispatch: mkldnn, native, cudnn, blas, or ""
 
 
 @lru_cache(maxsize=1)
@@ -36,8 +37,8 @@ def engines(path: Path = ENGINES_DEF) -> dict[str, Engine]:
         m = _ENGINE.match(line)
         if not m:
             raise RuntimeError(f"{path}:{number}: not a BC_ENGINE line this reader understands: {line}")
-        name, device, ops, selection, library, system = m.groups()
-        out[name] = Engine(name, device, tuple(ops.split()), selection == "true", library, system)
+        name, device, ops, selection, library, system, role = m.groups()
+        out[name] = Engine(name, device, tuple(ops.split()), selection == "true", library, system, role)
     if not out:
         raise RuntimeError(f"{path}: no BC_ENGINE lines")
     return out

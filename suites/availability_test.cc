@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "backends/dispatch.h"
+#include "model/dispatch.h"
 #include "backends/registry.h"
 #include "harness/tensor_data.h"
 #include "suites/case_table.h"
@@ -58,6 +58,20 @@ TEST(Registry, AnyNondeterministicPicksTheFirstNondeterministicCandidate) {
   Result<Algorithm> none = FindAlgorithm(*FindEngine("onednn"), p, kAnyNondeterministic, BackendFlags{});
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.status().code(), StatusCode::kUnimplemented) << none.status().ToString();
+}
+
+// The model routes engine=auto by the roles engines.def lines claim: each
+// path of PyTorch's dispatch has an engine on its device, and only one line
+// per device and role is the one routed to (the first).
+TEST(Registry, EveryRoleTheModelRoutesToIsClaimed) {
+  for (const auto& [device, role] : {std::pair{Device::kCpu, "mkldnn"}, {Device::kCpu, "native"},
+                                     {Device::kCuda, "cudnn"}, {Device::kCuda, "native"}, {Device::kCuda, "blas"}}) {
+    const Engine* e = EngineForRole(device, role);
+    ASSERT_NE(e, nullptr) << role << " on " << DeviceName(device);
+    EXPECT_EQ(e->device(), device);
+  }
+  EXPECT_EQ(EngineForRole(Device::kCpu, ""), nullptr) << "an empty role is no path";
+  EXPECT_EQ(EngineForRole(Device::kCpu, "blas"), nullptr) << "CPU matmul is the native path here";
 }
 
 // The arithmetic each engine computes in, as PyTorch's flags allow it; the

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "backends/dispatch.h"
+#include "model/dispatch.h"
 #include "harness/case.h"
 #include "harness/numerics.h"
 #include "suites/case_table.h"

@@ -11,7 +11,7 @@
 //   result       one test's outcome as GoogleTest saw it
 //
 // A step is a StepRun (suites/case_run.h) and a selection a Selection
-// (harness/selector.h): those structs are the runner's own and are the
+// (model/selector.h): those structs are the runner's own and are the
 // definition; this file only writes them.
 #pragma once
 

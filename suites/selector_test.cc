@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "harness/selector.h"
+#include "model/selector.h"
 
 namespace bc {
 namespace {

@@ -1,26 +1,12 @@
-// The GPU side of a build configured without the CUDA toolkit or cuDNN: each
-// GPU engine reports, truthfully, that it was not built and why, and there is
-// no device to describe.
+// The GPU side of a build configured without the CUDA toolkit or cuDNN: there
+// is no device to describe. Each GPU engine's own stand-in, which reports
+// truthfully that it was not built and why, is written by bc_engine()
+// (cmake/Engines.cmake).
 #include "backends/cuda/gpu.h"
 #include "backends/cudnn/cudnn.h"
 #include "backends/registry.h"
 
 namespace bc {
-
-const Engine& CudnnEngineInstance() {
-  static const UnbuiltEngine kEngine("cudnn", Device::kCuda, "not built: CUDA toolkit or cuDNN not found at configure time");
-  return kEngine;
-}
-
-const Engine& CudaNativeEngineInstance() {
-  static const UnbuiltEngine kEngine("cuda_native", Device::kCuda, "not built: CUDA toolkit not found at configure time");
-  return kEngine;
-}
-
-const Engine& CublasEngineInstance() {
-  static const UnbuiltEngine kEngine("cublas", Device::kCuda, "not built: CUDA toolkit not found at configure time");
-  return kEngine;
-}
 
 int64_t CudnnCallCount() { return 0; }
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cudnn/policy.h"
+#include "model/cudnn_policy.h"
 #include "harness/problem.h"
 #include "harness/status.h"
 

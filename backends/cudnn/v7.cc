@@ -4,7 +4,7 @@
 #include <array>
 
 #include "backends/cudnn/paths.h"
-#include "backends/cudnn/policy.h"
+#include "model/cudnn_policy.h"
 #include "harness/tf32.h"
 
 namespace bc::cudnn {

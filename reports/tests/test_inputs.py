@@ -215,6 +215,6 @@ class EngineRegistryTest(unittest.TestCase):
         from inputs import engines
         with tempfile.TemporaryDirectory() as d:
             f = Path(d) / "engines.def"
-            f.write_text('// x\nBC_ENGINE("a", AInstance, cpu, "conv2d", true, "A", "model")\nBC_ENGINE("b", gpu)\n')
+            f.write_text('// x\nBC_ENGINE("a", AInstance, cpu, "conv2d", true, "A", "model", "native")\nBC_ENGINE("b", gpu)\n')
             with self.assertRaisesRegex(RuntimeError, r"engines\.def:3: "):
                 engines.engines.__wrapped__(f)

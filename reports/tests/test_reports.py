@@ -317,7 +317,7 @@ class SystemsTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "engines.def"
             path.write_text(ENGINES_DEF.read_text() +
-                            'BC_ENGINE("miopen", MiopenEngineInstance, cuda, "conv2d", true, "MIOpen", "miopen")\n')
+                            'BC_ENGINE("miopen", MiopenEngineInstance, cuda, "conv2d", true, "MIOpen", "miopen", "")\n')
             self.assertIn("miopen", systems(path), "a new engine line brings its system")
 
 

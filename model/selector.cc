@@ -1,4 +1,4 @@
-#include "harness/selector.h"
+#include "model/selector.h"
 
 #include <algorithm>
 

@@ -13,7 +13,7 @@
 //   On a miss, up to benchmark_limit candidates (0: all) are timed in
 //   heuristic order, the fastest is chosen and cached (FastestTimed: ties
 //   go to the earlier candidate).
-// - cache_without_benchmark (cuDNN's own paths, backends/cudnn/policy.h):
+// - cache_without_benchmark (cuDNN's own paths, model/cudnn_policy.h):
 //   the cache is consulted, and a benchmark-off choice stored, whatever
 //   benchmark says, as Conv_v7.cpp and Conv_v8.cpp do; the key carries no
 //   benchmark field.

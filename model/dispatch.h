@@ -27,7 +27,7 @@
 
 #include "backends/engine.h"
 #include "harness/case.h"
-#include "harness/selector.h"
+#include "model/selector.h"
 
 namespace bc {
 

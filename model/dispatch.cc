@@ -1,4 +1,4 @@
-#include "backends/dispatch.h"
+#include "model/dispatch.h"
 
 #include "backends/registry.h"
 #include "harness/tf32.h"
@@ -8,6 +8,14 @@
 
 namespace bc {
 namespace {
+
+// The engine that plays `role` in PyTorch's dispatch on `device` (engines.def's
+// role column): the model routes by role, never by an engine's name.
+Result<const Engine*> ForRole(Device device, std::string_view role) {
+  if (const Engine* e = EngineForRole(device, role)) return e;
+  return Status(StatusCode::kInternal, "no engine in engines.def claims the " + std::string(role) + " role on " +
+                                           DeviceName(device));
+}
 
 Status Unavailable(const Engine& e) {
   const Status s = NotAvailable(e.availability());
@@ -36,10 +44,12 @@ Result<std::vector<const Engine*>> EnginesFor(const CaseSpec& c, const Problem& 
       return Status(StatusCode::kInvalidArgument, "unknown engine '" + only + "'");
     }
     if (pool.empty()) {
-      return Status(StatusCode::kUnavailable, std::string("no engine available on ") + DeviceName(c.device) +
-                                                  (c.device == Device::kCuda
-                                                       ? ": cudnn unavailable: " + FindEngine("cudnn")->availability().reason
-                                                       : ""));
+      const Engine* cudnn = EngineForRole(c.device, "cudnn");
+      return Status(StatusCode::kUnavailable,
+                    std::string("no engine available on ") + DeviceName(c.device) +
+                        (cudnn != nullptr ? ": " + std::string(cudnn->name()) +
+                                                " unavailable: " + cudnn->availability().reason
+                                          : ""));
     }
     *reason = "cuDNN selection semantics over the " + std::string(DeviceName(c.device)) + " candidate pool" +
               (only.empty() ? "" : " of " + only);
@@ -55,7 +65,7 @@ Result<std::vector<const Engine*>> EnginesFor(const CaseSpec& c, const Problem& 
     }
     *reason = "engine forced by the case (engine=" + name + ")";
   } else if (c.device == Device::kCpu) {
-    const Engine* onednn = FindEngine("onednn");
+    BC_ASSIGN_OR_RETURN(const Engine* onednn, ForRole(c.device, "mkldnn"));
     const Availability a = onednn->availability();
     const auto* conv = std::get_if<Conv2dProblem>(&p);
     const bool heuristic = conv != nullptr && PytorchChoosesMkldnn(*conv, c.threads);
@@ -68,7 +78,7 @@ Result<std::vector<const Engine*>> EnginesFor(const CaseSpec& c, const Problem& 
       *reason = "mkldnn.enabled=true, PyTorch's use_mkldnn heuristic holds and oneDNN implements " +
                 std::string(OpName(p));
     } else {
-      e = FindEngine("reference");
+      BC_ASSIGN_OR_RETURN(e, ForRole(c.device, "native"));
       *reason = conv == nullptr       ? std::string(OpName(p)) + " on the CPU: PyTorch's native kernel (its BLAS for "
                                                                  "fp32 GEMM), not oneDNN"
                 : !flags.mkldnn_enabled ? "mkldnn.enabled=false: native CPU path"
@@ -78,13 +88,13 @@ Result<std::vector<const Engine*>> EnginesFor(const CaseSpec& c, const Problem& 
                                         : "oneDNN does not implement " + std::string(OpName(p)) + ": native CPU path";
     }
   } else if (!std::holds_alternative<Conv2dProblem>(p)) {
-    e = FindEngine("cublas");
+    BC_ASSIGN_OR_RETURN(e, ForRole(c.device, "blas"));
     *reason = std::string(OpName(p)) + " on CUDA runs through cuBLAS, whatever the cuDNN flags";
   } else if (!flags.cudnn_enabled) {
-    e = FindEngine("cuda_native");
+    BC_ASSIGN_OR_RETURN(e, ForRole(c.device, "native"));
     *reason = "cudnn.enabled=false: PyTorch's native CUDA convolution (im2col + cuBLAS), no cuDNN call";
   } else {
-    e = FindEngine("cudnn");
+    BC_ASSIGN_OR_RETURN(e, ForRole(c.device, "cudnn"));
     *reason = "cudnn.enabled=true";
   }
   if (!e->availability().available) return Unavailable(*e);
@@ -130,7 +140,7 @@ Result<DispatchDecision> Dispatcher::Decide(const CaseSpec& c, const Problem& p,
     options.deterministic = flags.CudnnDeterministicEffective();
   } else {
     options.deterministic =
-        flags.deterministic_algorithms || (pool.front()->name() == "onednn" && flags.mkldnn_deterministic);
+        flags.deterministic_algorithms || (pool.front() == EngineForRole(pool.front()->device(), "mkldnn") && flags.mkldnn_deterministic);
   }
   // The fields of PyTorch's ConvolutionParams that the problem string does
   // not already hold: the device, the pool and allow_tf32.

@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "harness/problem.h"
-#include "harness/selector.h"
+#include "model/selector.h"
 
 namespace bc::cudnn {
 

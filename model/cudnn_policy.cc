@@ -1,4 +1,4 @@
-#include "backends/cudnn/policy.h"
+#include "model/cudnn_policy.h"
 
 #include <array>
 #include <cstring>
