@@ -15,7 +15,7 @@ from inputs.errors import SpecError
 
 from .fixtures import BINARIES, FIXTURES
 from .flags import Flag, load_flags
-from .problem import problem
+from .problem import canonical_case, problem
 from .spec import ENGINES, TIERS, Spec, Suite
 
 MAX_CASES = 20000  # the default cap; the largest default tier has a few hundred
@@ -43,38 +43,22 @@ def _problem(shape: str, axes: dict[str, Any]) -> str:
     return problem(shape, axes.get("direction", "fwd"), axes.get("dtype", "f32"), axes.get("layout", "nchw"))["repro"]
 
 
-def schedule_token(steps: list[str]) -> str:
-    """Steps joined by ',', a run of N equal steps written once with '*N'."""
-    out: list[str] = []
-    i = 0
-    while i < len(steps):
-        run = 1
-        while i + run < len(steps) and steps[i + run] == steps[i]:
-            run += 1
-        out.append(steps[i] + (f"*{run}" if run > 1 else ""))
-        i += run
-    return ",".join(out)
-
-
 def case_repro(axes: dict[str, Any], spec: Spec, flags: dict[str, Flag]) -> str:
-    """The canonical repro string of harness/case.cc for one point of the matrix."""
+    """The canonical repro string of one point of the matrix, as harness/case.cc writes it (asked of bc_problem)."""
     engine = axes.get("engine", "auto")
     engine_name, _, algo = engine.partition(":")
     if engine_name == "select":  # select:ENGINE restricts the pool; it is one engine name
         engine_name, algo = engine, ""
     device = axes.get("device") or default_device(engine)
     names = spec.schedules[axes["schedule"]] if "schedule" in axes else [axes["shape"]]
-    parts = [schedule_token([_problem(spec.shapes[n], axes) for n in names]), f"device={device}",
-             f"engine={engine_name}"]
+    steps = [_problem(spec.shapes[n], axes) for n in names]
+    parts = [",".join(f"{step}*{len(list(run))}" for step, run in itertools.groupby(steps)), f"device={device}",
+             f"engine={engine_name}", f"threads={axes.get('threads', 1)}"]
     if algo:
         parts.append(f"algo={algo}")
-    parts.append(f"threads={axes.get('threads', 1)}")
-    for name, flag in flags.items():
-        if name in axes and axes[name] != flag.default:
-            parts.append(f"{name}={flag.format(axes[name])}")
-    for name in sorted(a for a in axes if a.startswith("env.") and axes[a]):
-        parts.append(f"{name}={axes[name]}")
-    return " ".join(parts)
+    parts += [f"{name}={flag.format(axes[name])}" for name, flag in flags.items() if name in axes]
+    parts += [f"{name}={axes[name]}" for name in axes if name.startswith("env.") and axes[name]]
+    return canonical_case(" ".join(parts))
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,10 +1,11 @@
-"""Problem strings, asked of the C++ code that owns them.
+"""Problem and case strings, asked of the C++ code that owns them.
 
 Every operation is declared once, in C++ (``harness/ops/NAME.h``); the
 ``bc_problem`` tool that the build makes answers for it (one JSON request per
 line, see ``harness/bc_problem.cc``). This module holds no grammar of its own:
-it describes the operations and turns a spec's shape and axes into the
-canonical repro string, with the C++ parser's own error messages.
+it describes the operations, turns a spec's shape and axes into the canonical
+problem string and a case's tokens into its canonical repro string, with the
+C++ parser's own error messages.
 
 The tool is found at ``$BACKENDCHECK_PROBLEM_TOOL`` (what the build and its
 tests set), else in the newest build under ``build/``.
@@ -93,6 +94,15 @@ def problem(shape: str, direction: str = "fwd", dtype: str = "f32", layout: str 
     if "error" in answer:
         raise ValueError(answer["error"])
     return answer
+
+
+def canonical_case(text: str) -> str:
+    """A case's canonical repro string (harness/case.h) from any spelling C++ parses: steps joined by ',' (a run
+    of N equal ones as STEP*N), then key=value tokens in any order, flags at their defaults included."""
+    answer = ask(case=text)
+    if "error" in answer:
+        raise ValueError(answer["error"])
+    return answer["repro"]
 
 
 def from_values(op: str, values: dict[str, int]) -> dict[str, Any]:

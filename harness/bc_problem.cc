@@ -1,5 +1,6 @@
-// bc_problem: the C++ problem code as a service for everything that is not
-// C++ (generators/problem.py), so the repro string has one implementation.
+// bc_problem: the C++ problem and case code as a service for everything that
+// is not C++ (generators/problem.py), so repro strings have one
+// implementation.
 // One JSON request per line on stdin, one JSON answer per line on stdout:
 //   {"describe": true}
 //       {"ops": [{"name", "directions", "layouts", "fields": [{"key", "required",
@@ -9,6 +10,8 @@
 //   {"op": "conv2d", "values": {"mb": 2, ...}}  (the fields of a spec's random schedules)
 //       {"repro", "op", "shape", "spec" (the shape as a spec writes it), "bytes"}
 //       or {"error": "one line"}
+//   {"case": "STEPS device=cpu engine=... threads=1 cudnn.benchmark=false ..."}
+//       {"repro": the case's canonical repro (harness/case.h)} or {"error": "one line"}
 // Exit status 0 at the end of the input; 2 on a line that is not a request.
 #include <iostream>
 #include <string>
@@ -16,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/buffers.h"
+#include "harness/case.h"
 #include "harness/problem.h"
 
 namespace bc {
@@ -62,6 +66,11 @@ json Answer(const Result<Problem>& p) {
 
 json Handle(const json& request) {
   if (request.contains("describe")) return DescribeAll();
+  if (request.contains("case")) {
+    const Result<CaseSpec> c = ParseCaseSpec(request.at("case").get<std::string>());
+    if (!c.ok()) return {{"error", c.status().message()}};
+    return {{"repro", c->Format()}};
+  }
   if (request.contains("repro")) return Answer(ParseProblem(request.at("repro").get<std::string>()));
   if (request.contains("values")) {
     std::string shape = request.at("op").get<std::string>() + ":";
