@@ -225,31 +225,46 @@ void SetFp32(const Fp32Setting& s, const std::string& word) {
 }
 #endif
 
-// The fp32_precision settings of a case, set after the allow_tf32 flags (the
-// newer API has the last word). A setting left at its default restores the
-// value this process started with, so that one case's setting never leaks
-// into the next. Without the API, a case that asks for one is not evaluated.
-Status ApplyFp32Precision(const BackendFlags& f) {
-  static const BackendFlags defaults;
 #if BC_TORCH_FP32_PRECISION_API
-  static const auto kInitial = [] {
+// The fp32_precision settings as this process started: read on the first
+// call, which ApplyFlags makes before any setter of the first case runs.
+const std::vector<Fp32Value>& InitialFp32() {
+  static const std::vector<Fp32Value> kInitial = [] {
     std::vector<Fp32Value> initial;
     for (const Fp32Setting& s : kFp32Settings) initial.push_back(GetFp32(s));
     return initial;
   }();
+  return kInitial;
+}
+#endif
+
+// Every fp32_precision setting back to its value at the start of this
+// process, before a case's flags are set: neither a case's own settings nor
+// what the allow_tf32 setters wrote for it (with this API they write the
+// op's precision) leaks into the next case.
+void RestoreFp32Precision() {
+#if BC_TORCH_FP32_PRECISION_API
+  const std::vector<Fp32Value>& initial = InitialFp32();
   for (size_t i = 0; i < std::size(kFp32Settings); ++i) {
-    const Fp32Setting& s = kFp32Settings[i];
-    if (f.*s.member == defaults.*s.member) {
-      if (GetFp32(s) != kInitial[i]) SetFp32(s, kInitial[i]);
-    } else {
-      SetFp32(s, f.*s.member);
-    }
-  }
-#else
-  for (const Fp32Setting& s : kFp32Settings) {
-    if (f.*s.member != defaults.*s.member) return NotInThisVersion(s.name);
+    if (GetFp32(kFp32Settings[i]) != initial[i]) SetFp32(kFp32Settings[i], initial[i]);
   }
 #endif
+}
+
+// The fp32_precision settings a case gives, set after its allow_tf32 flags
+// (the newer API has the last word, as in a script that sets both); a
+// setting left at its default keeps what the allow_tf32 setters wrote.
+// Without the API, a case that asks for one is not evaluated.
+Status ApplyFp32Precision(const BackendFlags& f) {
+  static const BackendFlags defaults;
+  for (const Fp32Setting& s : kFp32Settings) {
+    if (f.*s.member == defaults.*s.member) continue;
+#if BC_TORCH_FP32_PRECISION_API
+    SetFp32(s, f.*s.member);
+#else
+    return NotInThisVersion(s.name);
+#endif
+  }
 #if BC_TORCH_CUDNN_DEPTHWISE_KERNEL
   at::globalContext().setCuDNNDepthwiseKernel(at::str2cudnn_depthwise(f.cudnn_depthwise_kernel));
 #else
@@ -266,6 +281,7 @@ Status ApplyFp32Precision(const BackendFlags& f) {
 // case can be said to have run with.
 Status ApplyFlags(const BackendFlags& f) {
   at::Context& ctx = at::globalContext();
+  RestoreFp32Precision();  // first: the allow_tf32 setters below write on top of the start's values
 #if TORCH_VERSION_MAJOR >= 2
   ctx.setDeterministicMkldnn(f.mkldnn_deterministic);
   // Touched only once a case sets it: PyTorch warns on every use elsewhere.
