@@ -42,18 +42,18 @@ Result<Algorithm> FindAlgorithm(const Engine& engine, const Problem& p, const st
 }
 
 ComputeType CudnnComputeType(const Problem& p, const BackendFlags& flags) {
-  if (ProblemDataType(p) == DataType::kF16) return ComputeType::kF16;
-  return CudnnConvTf32(flags) ? ComputeType::kTf32 : ComputeType::kF32;
+  const ComputeType plain = PlainComputeType(p);
+  return plain == ComputeType::kF32 && CudnnConvTf32(flags) ? ComputeType::kTf32 : plain;
 }
 
 ComputeType CublasComputeType(const Problem& p, const BackendFlags& flags) {
-  if (ProblemDataType(p) == DataType::kF16) return ComputeType::kF16;
-  return CublasTf32(flags) ? ComputeType::kTf32 : ComputeType::kF32;
+  const ComputeType plain = PlainComputeType(p);
+  return plain == ComputeType::kF32 && CublasTf32(flags) ? ComputeType::kTf32 : plain;
 }
 
 ComputeType ComputeTypeOf(const Problem& p, std::string_view engine, const BackendFlags& flags) {
-  if (const Engine* e = FindEngine(engine)) return e->compute_type(p, flags);
-  return ProblemDataType(p) == DataType::kF16 ? ComputeType::kF16 : ComputeType::kF32;
+  const Engine* e = FindEngine(engine);
+  return e != nullptr ? e->compute_type(p, flags) : PlainComputeType(p);
 }
 
 }  // namespace bc

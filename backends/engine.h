@@ -70,6 +70,12 @@ struct EngineSearch {
   int64_t peak_device_bytes = 0;
 };
 
+// fp16 for half problems, fp32 otherwise: every engine's compute type where
+// no TF32 rule applies.
+inline ComputeType PlainComputeType(const Problem& p) {
+  return ProblemDataType(p) == DataType::kF16 ? ComputeType::kF16 : ComputeType::kF32;
+}
+
 class Engine {
  public:
   Engine(std::string_view name, Device device) : name_(name), device_(device) {}
@@ -108,7 +114,7 @@ class Engine {
   // otherwise; the engines that reach cuDNN or cuBLAS say where TF32 is
   // allowed (CudnnComputeType, CublasComputeType).
   virtual ComputeType compute_type(const Problem& p, const BackendFlags& /*flags*/) const {
-    return ProblemDataType(p) == DataType::kF16 ? ComputeType::kF16 : ComputeType::kF32;
+    return PlainComputeType(p);
   }
 
  private:

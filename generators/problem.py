@@ -34,8 +34,8 @@ def tool_path() -> Path:
                    key=lambda p: p.stat().st_mtime, reverse=True)
     if built:
         return built[0]
-    raise SpecError("bc_problem", 0, "the problem tool is not built: run ./backendcheck build, or "
-                                     "cmake --build BUILD_DIR --target bc_problem and set BACKENDCHECK_PROBLEM_TOOL")
+    raise SpecError("bc_problem", 0, "the problem tool is not built: ./backendcheck validate SPEC builds it, "
+                                     "or cmake --build BUILD_DIR --target bc_problem and set BACKENDCHECK_PROBLEM_TOOL")
 
 
 class _Tool:

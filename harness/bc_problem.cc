@@ -47,11 +47,9 @@ json DescribeAll() {
     (ops.push_back(Describe<std::variant_alternative_t<I, Problem>>()), ...);
   }(std::make_index_sequence<std::variant_size_v<Problem>>());
   json directions = json::array(), dtypes = json::array(), layouts = json::array();
-  for (Direction d : {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights}) {
-    directions.push_back(DirectionName(d));
-  }
-  for (DataType t : {DataType::kF32, DataType::kF16}) dtypes.push_back(DataTypeName(t));
-  for (Layout l : {Layout::kNchw, Layout::kNhwc}) layouts.push_back(LayoutName(l));
+  for (Direction d : kAllDirections) directions.push_back(DirectionName(d));
+  for (DataType t : kAllDataTypes) dtypes.push_back(DataTypeName(t));
+  for (Layout l : kAllLayouts) layouts.push_back(LayoutName(l));
   return {{"ops", ops}, {"directions", directions}, {"dtypes", dtypes}, {"layouts", layouts}};
 }
 

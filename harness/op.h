@@ -28,6 +28,7 @@
 // operation with no list to edit.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -50,6 +51,12 @@ const char* DataTypeName(DataType t);  // "f32", "f16"
 // and download, so digests compare across layouts.
 enum class Layout { kNchw, kNhwc };
 const char* LayoutName(Layout l);  // "nchw", "nhwc"
+
+// Every value of each, in the order repro strings and error messages list them.
+inline constexpr std::array kAllDirections = {Direction::kForward, Direction::kBackwardData,
+                                              Direction::kBackwardWeights};
+inline constexpr std::array kAllDataTypes = {DataType::kF32, DataType::kF16};
+inline constexpr std::array kAllLayouts = {Layout::kNchw, Layout::kNhwc};
 
 // Largest tensor, in elements, that a problem may ask for.
 inline constexpr int64_t kMaxTensorElems = int64_t{1} << 32;

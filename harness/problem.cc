@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 namespace bc {
@@ -65,9 +66,23 @@ Status ParseName(std::string_view repro, std::string_view what, std::string_view
   return Invalid(repro, "unknown " + std::string(what) + " '" + std::string(text) + "' (" + known + ")");
 }
 
-constexpr std::array kDirections = {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights};
-constexpr std::array kDataTypes = {DataType::kF32, DataType::kF16};
-constexpr std::array kLayouts = {Layout::kNchw, Layout::kNhwc};
+// Calls f with a default problem of the operation named `op` (its type
+// carries the operation's traits); false when no operation has that name.
+template <typename F>
+bool WithOp(std::string_view op, F&& f) {
+  return [&]<size_t... I>(std::index_sequence<I...>) {
+    return ((op == std::variant_alternative_t<I, Problem>::kName
+                 ? (f(std::variant_alternative_t<I, Problem>{}), true)
+                 : false) ||
+            ...);
+  }(std::make_index_sequence<std::variant_size_v<Problem>>());
+}
+
+Status UnknownOp(std::string_view repro, std::string_view op) {
+  std::string known;
+  for (std::string_view name : OpNames()) known += (known.empty() ? "" : ", ") + std::string(name);
+  return Invalid(repro, "unknown operation '" + std::string(op) + "' (" + known + ")");
+}
 
 template <typename P>
 std::string FormatFields(const P& p) {
@@ -155,11 +170,11 @@ Result<Problem> ParseOne(std::string_view repro) {
   P p;
   size_t at = 1;
   if constexpr (P::kDirections) {
-    BC_RETURN_PLAIN(ParseName(repro, "direction", parts[at++], kDirections, DirectionName, &p.direction));
+    BC_RETURN_PLAIN(ParseName(repro, "direction", parts[at++], kAllDirections, DirectionName, &p.direction));
   }
-  BC_RETURN_PLAIN(ParseName(repro, "data type", parts[at++], kDataTypes, DataTypeName, &p.dtype));
+  BC_RETURN_PLAIN(ParseName(repro, "data type", parts[at++], kAllDataTypes, DataTypeName, &p.dtype));
   if constexpr (P::kLayouts) {
-    if (parts.size() == want + 1) BC_RETURN_PLAIN(ParseName(repro, "layout", parts[at++], kLayouts, LayoutName, &p.layout));
+    if (parts.size() == want + 1) BC_RETURN_PLAIN(ParseName(repro, "layout", parts[at++], kAllLayouts, LayoutName, &p.layout));
   }
   BC_RETURN_PLAIN(ParseFields(repro, parts[at], p));
   if (Status s = ValidateOne(p); !s.ok()) return Invalid(repro, s.message());
@@ -168,19 +183,6 @@ Result<Problem> ParseOne(std::string_view repro) {
 
 template <typename P>
 constexpr bool HasBoundLength = requires(const P& p) { p.bound_length(); };
-
-template <size_t I = 0>
-Result<Problem> ParseByName(std::string_view repro, std::string_view op) {
-  if constexpr (I == std::variant_size_v<Problem>) {
-    std::string known;
-    for (std::string_view name : OpNames()) known += (known.empty() ? "" : ", ") + std::string(name);
-    return Invalid(repro, "unknown operation '" + std::string(op) + "' (" + known + ")");
-  } else {
-    using P = std::variant_alternative_t<I, Problem>;
-    if (op == P::kName) return ParseOne<P>(repro);
-    return ParseByName<I + 1>(repro, op);
-  }
-}
 
 template <size_t... I>
 std::vector<std::string_view> Names(std::index_sequence<I...>) {
@@ -255,7 +257,12 @@ Status ValidateProblem(const Problem& p) {
   return std::visit([](const auto& q) { return ValidateOne(q); }, p);
 }
 
-Result<Problem> ParseProblem(std::string_view repro) { return ParseByName(repro, repro.substr(0, repro.find(':'))); }
+Result<Problem> ParseProblem(std::string_view repro) {
+  const std::string_view op = repro.substr(0, repro.find(':'));
+  std::optional<Result<Problem>> parsed;
+  if (!WithOp(op, [&](auto q) { parsed = ParseOne<decltype(q)>(repro); })) return UnknownOp(repro, op);
+  return *std::move(parsed);
+}
 
 Result<Problem> ProblemFromShape(std::string_view shape, std::string_view direction, std::string_view dtype,
                                  std::string_view layout) {
@@ -265,15 +272,13 @@ Result<Problem> ProblemFromShape(std::string_view shape, std::string_view direct
                                                               : shape.substr(0, colon);
   const std::string_view fields = colon == std::string_view::npos ? shape : shape.substr(colon + 1);
   std::string repro(op);
-  bool directions = false, layouts = false, known = false;
-  [&]<size_t... I>(std::index_sequence<I...>) {
-    ((op == std::variant_alternative_t<I, Problem>::kName
-          ? (known = true, directions = std::variant_alternative_t<I, Problem>::kDirections,
-             layouts = std::variant_alternative_t<I, Problem>::kLayouts, 0)
-          : 0),
-     ...);
-  }(std::make_index_sequence<std::variant_size_v<Problem>>());
-  if (!known) return ParseByName(shape, op);
+  bool directions = false, layouts = false;
+  if (!WithOp(op, [&](auto q) {
+        directions = decltype(q)::kDirections;
+        layouts = decltype(q)::kLayouts;
+      })) {
+    return UnknownOp(shape, op);
+  }
   if (directions) {
     repro += ":" + std::string(direction);
   } else if (direction != "fwd") {

@@ -294,7 +294,9 @@ void CheckDeclaration(Direction direction) {
   EXPECT_EQ(Buffers::BytesFor(p), bytes);
   FillInputs(p, b);
   for (const TensorDecl& t : TensorsOf(p)) {
-    if (t.input && t.type == ElemType::kF32) EXPECT_FALSE(IsDegenerate(b[t.role])) << t.role << " is not filled";
+    if (t.input && t.type == ElemType::kF32) {
+      EXPECT_FALSE(IsDegenerate(b[t.role])) << t.role << " is not filled";
+    }
   }
   const Buffers inputs = b;
   RunReference(p, b, /*racy=*/false);
