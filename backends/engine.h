@@ -49,6 +49,17 @@ inline Status NotAvailable(const Availability& a) {
   return Status(a.error ? StatusCode::kInternal : StatusCode::kUnavailable, a.reason);
 }
 
+// What kind of kernel ran, in PyTorch's own terms, and oneDNN's part in it:
+// the facts a conformance case compares between the model and PyTorch, said
+// by the engine that ran it, never read back out of its implementation string.
+struct KernelFacts {
+  // The dispatch path it took or stands for, as engines.def's roles name
+  // them: mkldnn, native, cudnn or blas; empty: the role of its engine's line.
+  std::string kernel_class;
+  std::string onednn_kernel;   // oneDNN's own implementation name where oneDNN ran ("jit:avx2")
+  std::string onednn_version;  // the version of that oneDNN (the engine's library, or the one inside libtorch)
+};
+
 class PreparedOp {
  public:
   virtual ~PreparedOp() = default;
@@ -58,6 +69,8 @@ class PreparedOp {
   virtual std::string implementation() const = 0;
   // The candidate that was bound, with its determinism property.
   virtual const Algorithm& algorithm() const = 0;
+  // The kind of kernel that ran (the last Execute's, or the preparation's).
+  virtual KernelFacts kernel() const { return {}; }
   // The last Execute's time measured on the device (CUDA events), when the
   // engine measures one; host timing is used otherwise.
   virtual std::optional<double> DeviceTimeNs() const { return std::nullopt; }
@@ -86,6 +99,10 @@ class Engine {
   std::string_view name() const { return name_; }
   Device device() const { return device_; }
   virtual Availability availability() const = 0;
+  // The facts of this machine that decide what the engine runs, recorded in
+  // every environment record under their own keys (oneDNN: "onednn_isa", the
+  // ISA it dispatches to); none by default. Cheap, and never an error.
+  virtual std::map<std::string, std::string> platform() const { return {}; }
   // The candidates for `p` under `flags`, in the engine's heuristic order;
   // empty when the engine has no implementation of `p`, an error when listing
   // them failed (a library or device fault fails the case, it does not look

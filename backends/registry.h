@@ -22,6 +22,9 @@ struct EngineEntry {
   const Engine& engine;
 
   bool Serves(std::string_view op) const;
+  // The harness's fp64 oracle (system "reference"): what every other engine
+  // is checked against, placed in the benchmarks but never raced.
+  bool IsOracle() const { return system == "reference"; }
 };
 
 // In engines.def order: the heuristic order of the select pools.

@@ -39,7 +39,6 @@
 #include <vector>
 
 #include "model/dispatch.h"
-#include "backends/onednn/onednn.h"
 #include "backends/registry.h"
 #include "bench_layers.h"
 #include "harness/buffers.h"
@@ -305,7 +304,7 @@ void RegisterAll() {
   for (const EngineEntry& entry : EngineEntries()) {
     const Engine* e = &entry.engine;
     const bool gpu = entry.device == Device::kCuda;
-    const bool slow = entry.name == "reference";  // the oracle: placed, not raced
+    const bool slow = entry.IsOracle();  // placed, not raced
     const bool conv = entry.Serves("conv2d"), matmul = entry.Serves("matmul");
     for (const char* dir : {"fwd", "bwd_data", "bwd_weights"}) {
       for (const TableLayer& l : kResnet50) {
@@ -386,7 +385,9 @@ bool ParseOwnFlags(int argc, char** argv) {
 void AddContext() {
   const int threads = omp_get_max_threads();
   benchmark::AddCustomContext("omp_threads", std::to_string(threads));
-  benchmark::AddCustomContext("onednn_isa", OnednnEffectiveIsa());
+  for (const EngineEntry& entry : EngineEntries()) {
+    for (const auto& [key, value] : entry.engine.platform()) benchmark::AddCustomContext(key, value);
+  }
   for (const Availability& a : AllAvailability()) {
     benchmark::AddCustomContext("engine." + a.engine,
                                 (a.available ? "available" : "unavailable") +

@@ -25,6 +25,15 @@ class Engine:
     system: str  # whose behaviour its evidence shows: pytorch, onednn, cudnn, cublas, reference, model
     role: str = ""  # its path in the model of PyTorch's dispatch: mkldnn, native, cudnn, blas, or ""
 
+    @property
+    def oracle(self) -> bool:
+        """The harness's fp64 oracle (system "reference"), as the C++
+        EngineEntry::IsOracle says: benchmarked to be placed, never raced."""
+        return self.system == "reference"
+
+    def serves(self, op: str) -> bool:
+        return "*" in self.ops or op in self.ops
+
 
 @lru_cache(maxsize=1)
 def engines(path: Path = ENGINES_DEF) -> dict[str, Engine]:

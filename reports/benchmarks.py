@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from inputs.engines import device_of
+from inputs.engines import device_of, engines
 
 NOT_EVALUATED = "not evaluated: "
 OVERHEAD_PARTS = ("direct", "harness", "decide_cache_hit", "poison", "fetch", "digest", "evidence_record",
@@ -185,10 +185,11 @@ def format_summary(s: dict[str, Any]) -> str:
     if cpu.get("side_by_side_gflops"):
         lines.append(f"cpu FMA probe timed beside the engines (Roof/cpu_fma): {cpu['side_by_side_gflops']:.1f} GFLOP/s")
     for e in s["engines"]:
-        if e["engine"] == "onednn" and e["op"] == "conv2d" and e["direction"] == "fwd" and e["layer"] == "l1_3x3" \
-                and e["gflops"]:
+        listed = engines().get(e["engine"])
+        if listed and not listed.oracle and e["op"] == "conv2d" and e["direction"] == "fwd" \
+                and e["layer"] == "l1_3x3" and e["gflops"]:
             side = e.get("side_by_side_fraction")
-            lines.append(f"onednn conv2d fwd l1_3x3: {e['gflops']:.1f} GFLOP/s = "
+            lines.append(f"{e['engine']} conv2d fwd l1_3x3: {e['gflops']:.1f} GFLOP/s = "
                          f"{100 * (e['peak_fraction'] or 0):.1f}% of the best-of peak" +
                          (f", {100 * side:.1f}% of the probe beside it" if side else "") + f" ({e['implementation']})")
     for problem, p in s["overhead"].items():

@@ -81,6 +81,16 @@ def _outcomes(where: list[str]) -> set[str]:
 # What `./backendcheck bench` (and the benchmarks.smoke test) leaves in a run's evidence directory.
 BENCHMARKS_FILE = "benchmarks.json"
 
+def platform_fact(env: dict[str, Any], key: str) -> Any:
+    """One of the facts of the machine that an engine states (the environment
+    record's "platform", from Engine::platform: onednn_isa), or None; records
+    written before "platform" existed keep them at the top level."""
+    platform = env.get("platform")
+    if isinstance(platform, dict) and key in platform:
+        return platform[key]
+    return env.get(key)
+
+
 def platform_of(env: dict[str, Any]) -> tuple[str, str]:
     """(name, signature) of the platform an environment record describes: the
     machine, oneDNN's effective ISA, the OpenMP thread count, when cuDNN is
@@ -88,7 +98,7 @@ def platform_of(env: dict[str, Any]) -> tuple[str, str]:
     install under test (its version and build: the oneDNN and cuDNN inside
     it come with them). The signature, without the machine, names the
     expectation file of that kind of platform and torch."""
-    parts = [str(env.get("onednn_isa") or "unknown-isa"), f"{env.get('omp_max_threads', '?')}t"]
+    parts = [str(platform_fact(env, "onednn_isa") or "unknown-isa"), f"{env.get('omp_max_threads', '?')}t"]
     gpu = env.get("gpu")
     if gpu and env.get("backends", {}).get("cudnn", {}).get("available"):
         parts += [gpu["name"], gpu["arch"], "cudnn" + env.get("versions", {}).get("cudnn", "")]

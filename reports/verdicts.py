@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .catalog import MIN_REPS, Claim
-from .evidence import Evidence, ctest_outcome
+from .evidence import Evidence, ctest_outcome, platform_fact
 from .statistics import LEVEL, MARGIN, decide_ratio
 
 VERDICTS = ("supported", "refuted", "inconclusive", "not evaluated", "error")
@@ -310,7 +310,7 @@ def _platform_parts(a: dict[str, Any], b: dict[str, Any]) -> set[str]:
     gpu_a, gpu_b = a.get("gpu") or {}, b.get("gpu") or {}
     differ = {part for part, x, y in (
         ("library versions", (torch_a.get("version"), a.get("versions")), (torch_b.get("version"), b.get("versions"))),
-        ("CPU ISAs", a.get("onednn_isa"), b.get("onednn_isa")),
+        ("CPU ISAs", platform_fact(a, "onednn_isa"), platform_fact(b, "onednn_isa")),
         ("thread counts", a.get("omp_max_threads"), b.get("omp_max_threads")),
         ("GPU architectures", gpu_a.get("arch"), gpu_b.get("arch"))) if x != y}
     return differ or {"machines"}

@@ -11,6 +11,7 @@
 #include "suites/case_table.h"
 #include "suites/case_run.h"
 #include "suites/fixtures.h"
+#include "suites/records.h"
 #include "suites/test_evidence.h"
 
 namespace bc {
@@ -228,6 +229,34 @@ TEST(Dispatch, CpuWithMkldnnDisabledGoesToReference) {
   EXPECT_NE(d->reason.find("mkldnn.enabled=false"), std::string::npos) << d->reason;
 }
 
+// An engine states its own facts: the platform facts the environment record
+// carries, and the kind of kernel a run took, which a conformance case
+// compares; nothing reads them back out of names or implementation strings.
+TEST(Registry, EnginesStateTheirPlatformFactsAndKernels) {
+  std::map<std::string, std::string> facts;
+  for (const EngineEntry& entry : EngineEntries()) facts.merge(entry.engine.platform());
+  ASSERT_TRUE(facts.count("onednn_isa")) << "the oneDNN engine names the ISA it dispatches to";
+  EXPECT_FALSE(facts["onednn_isa"].empty());
+  const nlohmann::json env = ToJson(ProbeEnvironment("*"));
+  EXPECT_EQ(env["platform"]["onednn_isa"], facts["onednn_isa"]);
+
+  for (const EngineEntry& entry : EngineEntries()) {
+    if (entry.device != Device::kCpu || !entry.Serves("conv2d") || entry.role.empty()) continue;
+    CaseSpec c = CpuCase(Direction::kForward);
+    c.engine = std::string(entry.name);
+    const Result<CaseRun> run = RunCase(c, {.repeats = 1, .compare_to_reference = false});
+    ASSERT_TRUE(run.ok()) << entry.name << ": " << run.status().ToString();
+    const KernelFacts& k = run->first().kernel;
+    EXPECT_EQ(k.kernel_class, entry.role) << entry.name << " ran as the path its engines.def line claims";
+    if (entry.role == "mkldnn") {
+      EXPECT_EQ(k.onednn_kernel, run->first().implementation);
+      EXPECT_EQ(k.onednn_version, entry.engine.availability().library_version);
+    } else {
+      EXPECT_TRUE(k.onednn_kernel.empty() && k.onednn_version.empty()) << entry.name << " runs no oneDNN";
+    }
+  }
+}
+
 // torch.backends does not choose the device: no cuDNN flag routes CPU work.
 TEST(Dispatch, CudnnFlagsNeverRouteCpuWork) {
   for (int bits = 0; bits < 32; ++bits) {
@@ -334,10 +363,10 @@ namespace bc::suite {
 namespace {
 
 // One side of a conformance case: what ran and what it gave, or its alert or
-// error. The kernel class is PyTorch's own distinction: its mkldnn
-// convolution or its native kernels (ConvBackend::Slow2d and the like, and
-// the BLAS GEMM); the model's onednn engine is the former, the reference the
-// latter.
+// error. The kernel class and oneDNN's kernel and version are what the
+// engine that ran says of it (PreparedOp::kernel): PyTorch's engine names the
+// ConvBackend it took (mkldnn, or its native kernels), a model engine the role
+// its engines.def line claims.
 ConformanceSide Side(const Result<CaseRun>& run) {
   ConformanceSide s;
   if (!run.ok()) {
@@ -349,24 +378,9 @@ ConformanceSide Side(const Result<CaseRun>& run) {
   s.algorithm = step.algorithm.name;
   s.implementation = step.implementation;
   s.digest = step.digests.empty() ? "" : DigestHex(step.digests.back());
-  const bool mkldnn = step.engine == "onednn" || step.implementation.find("ConvBackend::Mkldnn") != std::string::npos;
-  s.kernel_class = mkldnn ? "mkldnn" : "native";
-  // oneDNN's own kernel name and version: the onednn engine's
-  // implementation and library, or what PyTorch's engine captured from the
-  // oneDNN inside libtorch ("[oneDNN 3.13.3: convolution brg_conv_fwd:avx2]").
-  if (step.engine == "onednn") {
-    s.onednn_kernel = step.implementation;
-    static const std::string kModelOnednn = FindEngine("onednn")->availability().library_version;
-    s.onednn_version = kModelOnednn;
-  } else if (const size_t at = step.implementation.find("[oneDNN "); at != std::string::npos) {
-    const size_t colon = step.implementation.find(": ", at);
-    const size_t kernel = step.implementation.find("convolution ", colon);
-    if (colon != std::string::npos) s.onednn_version = step.implementation.substr(at + 8, colon - at - 8);
-    if (kernel != std::string::npos) {
-      const size_t start = kernel + std::string("convolution ").size();
-      s.onednn_kernel = step.implementation.substr(start, step.implementation.find_first_of("],", start) - start);
-    }
-  }
+  s.kernel_class = step.kernel.kernel_class;
+  s.onednn_kernel = step.kernel.onednn_kernel;
+  s.onednn_version = step.kernel.onednn_version;
   return s;
 }
 

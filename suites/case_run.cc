@@ -170,6 +170,10 @@ Result<CaseRun> RunCase(const CaseSpec& spec, const RunOptions& options) {
         BC_RETURN_IF_ERROR(RunRepeat(op, r, out, step));
       }
     }
+    step.kernel = op.kernel();
+    if (const EngineEntry* entry = FindEngineEntry(step.engine); step.kernel.kernel_class.empty() && entry != nullptr) {
+      step.kernel.kernel_class = std::string(entry->role);
+    }
     step.step_ns = step_watch.ElapsedNs();
     step.rss_peak_bytes = PeakRssBytes();
     step.degenerate = IsDegenerate(out);

@@ -33,6 +33,7 @@ struct StepRun {
   std::string dispatch_reason;
   Algorithm algorithm;
   std::string implementation;
+  KernelFacts kernel;  // the kind of kernel that ran; kernel_class always set (the engine's role by default)
   std::optional<Selection> selection;
   std::vector<uint64_t> digests;
   std::vector<int64_t> times_ns;  // each Execute

@@ -3,7 +3,6 @@
 #include <cctype>
 
 #include "backends/cuda/gpu.h"
-#include "backends/onednn/onednn.h"
 #include "backends/registry.h"
 #include "harness/environment.h"
 #include "harness/tensor_data.h"
@@ -254,8 +253,8 @@ nlohmann::json ToJson(const ResultRecord& r) {
 EnvironmentRecord ProbeEnvironment(const std::string& gtest_filter) {
   EnvironmentRecord e;
   e.host = ProbeHostEnvironment();
-  e.onednn_isa = OnednnEffectiveIsa();
   e.backends = AllAvailability();
+  for (const EngineEntry& entry : EngineEntries()) e.platform.merge(entry.engine.platform());
   // Keyed by the library each engine wraps (engines.def), lower case.
   for (const EngineEntry& entry : EngineEntries()) {
     const std::string version = entry.engine.availability().library_version;
@@ -280,7 +279,7 @@ EnvironmentRecord ProbeEnvironment(const std::string& gtest_filter) {
 nlohmann::json ToJson(const EnvironmentRecord& r) {
   nlohmann::json j = r.host;
   j["kind"] = "environment";
-  j["onednn_isa"] = r.onednn_isa;
+  j["platform"] = r.platform;
   nlohmann::json backends = nlohmann::json::object();
   for (const Availability& a : r.backends) {
     backends[a.engine] = {{"built", a.built}, {"available", a.available}, {"reason", a.reason}, {"version", a.version},

@@ -111,7 +111,7 @@ struct ConformanceSide {
   std::string engine;          // "onednn", "reference", "pytorch"
   std::string algorithm;
   std::string implementation;  // what ran, as the engine names it
-  std::string kernel_class;    // "mkldnn" or "native"
+  std::string kernel_class;    // the dispatch path, as engines.def's roles name it: mkldnn, native, cudnn, blas
   std::string onednn_kernel;   // oneDNN's implementation name where oneDNN ran ("jit:avx2")
   std::string onednn_version;  // the version of that side's oneDNN (the model's library, or the one in libtorch)
   std::string digest;          // the last run's output digest
@@ -165,7 +165,8 @@ struct GpuRecord {
 
 struct EnvironmentRecord {
   nlohmann::json host;  // harness/environment.h: machine, CPU, threads, compiler, build
-  std::string onednn_isa;
+  // Each engine's facts of this machine, by key (Engine::platform): onednn_isa.
+  std::map<std::string, std::string> platform;
   std::vector<Availability> backends;
   std::vector<std::string> default_flags;
   std::string gtest_filter;

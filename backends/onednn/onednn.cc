@@ -123,6 +123,12 @@ Built Build(const Problem& p, const std::string& name, bool make_primitive) {
   return BuildConv(std::get<Conv2dProblem>(p), name, make_primitive);
 }
 
+// The loaded oneDNN's version number: "3.5.3".
+std::string LibraryVersion() {
+  const dnnl_version_t* v = dnnl_version();
+  return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+}
+
 class OnednnPrepared final : public PreparedOp {
  public:
   OnednnPrepared(const Problem& p, Algorithm algorithm, Buffers& b)
@@ -191,6 +197,7 @@ class OnednnPrepared final : public PreparedOp {
 
   std::string implementation() const override { return impl_; }
   const Algorithm& algorithm() const override { return algorithm_; }
+  KernelFacts kernel() const override { return {.onednn_kernel = impl_, .onednn_version = LibraryVersion()}; }
 
  private:
   // The user's plain memory, or a reordered copy in the primitive's layout.
@@ -233,14 +240,16 @@ std::string IsaName(dnnl::cpu_isa isa) {
   }
 }
 
-}  // namespace
+// "avx512_core", "avx2", ...: the ISA oneDNN dispatches to on this CPU.
+std::string EffectiveIsa() { return IsaName(dnnl::get_effective_cpu_isa()); }
 
-std::string OnednnEffectiveIsa() { return IsaName(dnnl::get_effective_cpu_isa()); }
+}  // namespace
 
 class OnednnEngine final : public Engine {
  public:
   OnednnEngine() : Engine("onednn", Device::kCpu) {}
   Availability availability() const override;
+  std::map<std::string, std::string> platform() const override { return {{"onednn_isa", EffectiveIsa()}}; }
   Result<std::vector<Algorithm>> Candidates(const Problem& p, const BackendFlags& flags) const override;
   // "gemm", the GEMM-based analogue of PyTorch's pinned cuDNN defaults.
   std::optional<std::string> PinnedDeterministic(const Problem& p) const override;
@@ -257,13 +266,12 @@ Availability OnednnEngine::availability() const {
   Availability a;
   a.engine = "onednn";
   a.built = true;
-  const dnnl_version_t* v = dnnl_version();
-  a.library_version = std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
-  a.version = a.library_version + " (" + v->hash + ")";
+  a.library_version = LibraryVersion();
+  a.version = a.library_version + " (" + dnnl_version()->hash + ")";
   try {
     (void)CpuEngine();
     a.available = true;
-    a.reason = "built with oneDNN " + a.version + ", CPU engine created, ISA " + OnednnEffectiveIsa();
+    a.reason = "built with oneDNN " + a.version + ", CPU engine created, ISA " + EffectiveIsa();
   } catch (const dnnl::error& e) {
     a.reason = std::string("oneDNN CPU engine creation failed: ") + e.what();
   }

@@ -20,10 +20,3 @@
 #pragma once
 
 #include "backends/engine.h"
-
-namespace bc {
-
-// "avx512_core", "avx2", ...: the ISA oneDNN dispatches to on this CPU.
-std::string OnednnEffectiveIsa();
-
-}  // namespace bc

@@ -425,6 +425,27 @@ class TorchPrepared final : public PreparedOp {
     return what;
   }
   const Algorithm& algorithm() const override { return algorithm_; }
+  // The ConvBackend PyTorch chose, as the model's roles name paths: mkldnn,
+  // cudnn, or its native kernels (the BLAS GEMM of mm on the CPU too; cuBLAS's
+  // on CUDA is blas); where oneDNN ran, the convolution kernel its verbose
+  // output named and the oneDNN inside libtorch.
+  KernelFacts kernel() const override {
+    KernelFacts k{.kernel_class = "native"};
+    if (std::holds_alternative<Conv2dProblem>(p_)) {
+      if (backend_ == "Mkldnn") k.kernel_class = "mkldnn";
+      if (backend_.rfind("Cudnn", 0) == 0) k.kernel_class = "cudnn";
+    } else if (std::holds_alternative<MatmulProblem>(p_) && device_.is_cuda()) {
+      k.kernel_class = "blas";
+    }
+    if (!onednn_.empty()) {
+      k.onednn_version = TorchOnednnVersion();
+      if (const size_t at = onednn_.find("convolution "); at != std::string::npos) {
+        const size_t start = at + std::string("convolution ").size();
+        k.onednn_kernel = onednn_.substr(start, onednn_.find_first_of("],", start) - start);
+      }
+    }
+    return k;
+  }
 
  private:
   Problem p_;

@@ -299,7 +299,7 @@ class CatalogCoverageTest(unittest.TestCase):
                 self.assertEqual(ctx.exception.message, message)
 
 
-class SystemsTest(unittest.TestCase):
+class EngineSystemsTest(unittest.TestCase):
     """The systems a claim, a record and the report may name are those of
     backends/engines.def, and the model: one list, nowhere spelled again."""
 
@@ -319,6 +319,24 @@ class SystemsTest(unittest.TestCase):
             path.write_text(ENGINES_DEF.read_text() +
                             'BC_ENGINE("miopen", MiopenEngineInstance, cuda, "conv2d", true, "MIOpen", "miopen", "")\n')
             self.assertIn("miopen", systems(path), "a new engine line brings its system")
+
+    def test_platform_facts_are_read_where_the_engines_put_them(self) -> None:
+        from reports.evidence import platform_fact, platform_of
+        new = {"machine": "m", "platform": {"onednn_isa": "avx2"}, "omp_max_threads": 2}
+        old = {"machine": "m", "onednn_isa": "avx2", "omp_max_threads": 2}
+        self.assertEqual(platform_fact(new, "onednn_isa"), "avx2")
+        self.assertEqual(platform_of(new), platform_of(old), "records written before 'platform' keep their platform")
+        self.assertIsNone(platform_fact({}, "onednn_isa"))
+
+    def test_the_smoke_benchmarks_expect_every_available_cpu_engine_from_the_engine_lines(self) -> None:
+        from inputs.engines import engines
+        from reports.bench_smoke import benchmarked_cpu_engines
+        everything = {f"engine.{name}": "available; v; why" for name in engines()}
+        expected = [e.name for e in engines().values() if e.device == "cpu" and (e.serves("conv2d") or e.serves("matmul"))]
+        self.assertEqual(benchmarked_cpu_engines(everything), expected)
+        self.assertIn("reference", expected, "the oracle is placed too")
+        one_missing = dict(everything, **{f"engine.{expected[0]}": "unavailable; ; no library"})
+        self.assertEqual(benchmarked_cpu_engines(one_missing), expected[1:])
 
 
 class MergeTest(unittest.TestCase):
