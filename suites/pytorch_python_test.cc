@@ -8,12 +8,21 @@
 // import error. Every fact is PyTorch's evidence, recorded with its version.
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
 #include <unistd.h>
 
+#include <omp.h>
+
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "backends/registry.h"
+#include "harness/buffers.h"
 #include "suites/probe.h"
 #include "suites/test_evidence.h"
 
@@ -86,6 +95,113 @@ TEST(TorchPython, DocumentedDeterminismList) { RunTorchProbe("documented"); }
 // Per version: not evaluated, naming the version, where it lacks the setting.
 TEST(TorchPython, MkldnnDeterministicFlagSetsAndRestores) { RunTorchProbe("mkldnn_deterministic"); }
 TEST(TorchPython, Fp32PrecisionAndAllowTf32DoNotMix) { RunTorchProbe("fp32_precision"); }
+
+
+void WriteFloats(const std::filesystem::path& path, const std::vector<float>& v) {
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(v.data()),
+                                              static_cast<std::streamsize>(v.size() * sizeof(float)));
+}
+
+// A guard of every PyTorch verdict: nothing the harness links or loads into
+// a test process changes the PyTorch under test. A system BLAS in the
+// process's global symbol scope, for one, takes over the GEMMs of a wheel's
+// libtorch (whose MKL symbols it interposes), and PyTorch then computes as
+// another build would. The PyTorch engine's at::mm, on one thread, must give
+// bitwise what torch.mm gives on the same operands in a bare interpreter of
+// the same install (LD_PRELOAD removed), and name the BLAS that interpreter
+// maps. The test prints what it saw as one JSON line, which its control reads.
+TEST(TorchPython, TheHarnessLeavesPytorchAlone) {
+  const Engine* torch = FindEngine("pytorch");
+  ASSERT_NE(torch, nullptr);
+  const Availability a = torch->availability();
+  if (!a.available) GTEST_SKIP() << a.reason;
+  const Problem p = ParseProblem("matmul:f32:m192n160k224").value();
+  const auto& m = std::get<MatmulProblem>(p);
+  Buffers buffers = Buffers::For(p);
+  FillInputs(p, buffers);
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const BackendFlags flags;
+  Result<Algorithm> algorithm = FindAlgorithm(*torch, p, "", flags);
+  ASSERT_TRUE(algorithm.ok()) << algorithm.status().ToString();
+  Result<std::unique_ptr<PreparedOp>> op = torch->Prepare(p, algorithm.value(), buffers, flags);
+  ASSERT_TRUE(op.ok()) << op.status().ToString();
+  ASSERT_TRUE((*op)->Execute().ok());
+  ASSERT_TRUE((*op)->Fetch().ok());
+  const std::string implementation = (*op)->implementation();
+  omp_set_num_threads(saved);
+
+  char dir_template[] = "/tmp/bc-same-torch-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr) << std::strerror(errno);
+  const std::filesystem::path dir(dir_template);
+  WriteFloats(dir / "a.f32", buffers["src"]);
+  WriteFloats(dir / "b.f32", buffers["wei"]);
+  std::ofstream(dir / "shape") << m.m << " " << m.k << " " << m.n << "\n";
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string_view(*e).rfind("LD_PRELOAD=", 0) != 0) env.emplace_back(*e);
+  }
+  env.push_back("BACKENDCHECK_SAME_TORCH_DIR=" + dir.string());
+  Result<ProbeResult> r =
+      SpawnJson({Interpreter(), std::string(BC_SOURCE_DIR) + "/suites/probes/torch_backends.py", "same_torch"}, env);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  if (r->exit_code == kProbeNotEvaluated) {
+    std::filesystem::remove_all(dir);
+    GTEST_SKIP() << Interpreter() << ": " << r->output.value("error", std::string("cannot import torch"));
+  }
+  ASSERT_EQ(r->exit_code, 0) << r->output.dump() << r->stderr_text;
+  std::ifstream in(dir / "out.f32", std::ios::binary);
+  std::vector<float> theirs(buffers.Output(p).size());
+  in.read(reinterpret_cast<char*>(theirs.data()), static_cast<std::streamsize>(theirs.size() * sizeof(float)));
+  ASSERT_EQ(in.gcount(), static_cast<std::streamsize>(theirs.size() * sizeof(float)));
+  std::filesystem::remove_all(dir);
+  const std::vector<float>& ours = buffers.Output(p);
+  size_t differ = 0;
+  for (size_t i = 0; i < ours.size(); ++i) differ += std::memcmp(&ours[i], &theirs[i], sizeof(float)) != 0;
+  const std::string blas = r->output["observed"].value("blas", std::string());
+  std::printf("%s\n", nlohmann::json{{"differ", differ},
+                                     {"elements", ours.size()},
+                                     {"implementation", implementation},
+                                     {"bare_blas", blas}}.dump().c_str());
+  EXPECT_EQ(differ, 0u) << "at::mm in this test process and torch.mm in " << Interpreter() << " differ in " << differ
+                        << " of " << ours.size() << " elements: the process changed the PyTorch under test ("
+                        << implementation << ")";
+  EXPECT_NE(implementation.find("[BLAS: " + blas + "]"), std::string::npos)
+      << "a bare interpreter maps BLAS " << blas << ", this process's PyTorch ran " << implementation;
+}
+
+// The guard's positive control: the same test in a child process with the
+// system BLAS preloaded into its global scope (what linking an engine
+// against libblas.so.3 did) must fail. Not evaluated where there is no
+// system BLAS, or where this PyTorch already calls one (Debian's), so that a
+// preloaded one has nothing to change.
+TEST(TorchPython, TheGuardCatchesASystemBlasInTheProcess) {
+  if (const Availability a = FindEngine("pytorch")->availability(); !a.available) GTEST_SKIP() << a.reason;
+  if (void* blas = ::dlopen("libblas.so.3", RTLD_LAZY | RTLD_LOCAL); blas == nullptr) {
+    GTEST_SKIP() << "no system BLAS here: " << ::dlerror();
+  } else {
+    ::dlclose(blas);
+  }
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view v(*e);
+    if (v.rfind("LD_PRELOAD=", 0) != 0 && v.rfind("BACKENDCHECK_EVIDENCE_DIR=", 0) != 0 &&
+        v.rfind("BACKENDCHECK_DEFAULT_EVIDENCE_DIR=", 0) != 0) {
+      env.emplace_back(v);
+    }
+  }
+  env.push_back("LD_PRELOAD=libblas.so.3");
+  Result<ProbeResult> child =
+      SpawnJson({"/proc/self/exe", "--gtest_filter=TorchPython.TheHarnessLeavesPytorchAlone"}, env);
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  const std::string bare = child->output.value("bare_blas", std::string());
+  if (bare != "none mapped") {
+    GTEST_SKIP() << "this PyTorch already calls the system BLAS (" << bare
+                 << "): a preloaded one has nothing to change";
+  }
+  EXPECT_NE(child->exit_code, 0) << "with libblas.so.3 preloaded the guard saw no change: " << child->output.dump();
+  EXPECT_GT(child->output.value("differ", 0), 0) << child->output.dump();
+}
 
 }  // namespace
 }  // namespace bc

@@ -17,6 +17,7 @@ Each probe states what it checks in its docstring and records what it saw.
 
 from __future__ import annotations
 
+import array
 import inspect
 import json
 import os
@@ -327,11 +328,45 @@ def build_config() -> tuple[bool, str, dict]:
                                                                              "parallel": parallel}
 
 
+# The BLAS libraries whose mapping names PyTorch's BLAS, in the order the
+# PyTorch engine looks for them (FindLoadedBlas in backends/pytorch/pytorch.cc).
+_BLAS_NAMES = ("libopenblas", "libmkl_rt", "libblis", "libblas.so")
+
+
+def mapped_blas() -> str:
+    """The BLAS shared library mapped into this interpreter, or "none mapped"
+    (the wheels' MKL is linked into libtorch itself)."""
+    maps = Path("/proc/self/maps").read_text().splitlines() if Path("/proc/self/maps").exists() else []
+    for name in _BLAS_NAMES:
+        for line in maps:
+            if name in line:
+                return line.rsplit("/", 1)[-1]
+    return "none mapped"
+
+
+def same_torch() -> tuple[bool, str, dict]:
+    """The PyTorch that a test process runs is the one a bare interpreter
+    runs: torch.mm, on one thread, of the float32 operands the test wrote to
+    BACKENDCHECK_SAME_TORCH_DIR (a.f32, M x K; b.f32, K x N; shape: "M K N"),
+    written to out.f32 for the test to compare bitwise with its own at::mm,
+    and the BLAS mapped here, for it to compare with the one its engine
+    names. Passes when it computed; the test decides the comparison."""
+    where = Path(os.environ["BACKENDCHECK_SAME_TORCH_DIR"])
+    m, k, n = (int(x) for x in (where / "shape").read_text().split())
+    torch.set_num_threads(1)
+    a = torch.frombuffer(bytearray((where / "a.f32").read_bytes()), dtype=torch.float32).reshape(m, k)
+    b = torch.frombuffer(bytearray((where / "b.f32").read_bytes()), dtype=torch.float32).reshape(k, n)
+    out = torch.mm(a, b).contiguous()
+    (where / "out.f32").write_bytes(array.array("f", out.flatten().tolist()).tobytes())  # exact: float32 -> float -> f
+    blas = mapped_blas()
+    return True, f"torch.mm {m}x{k} @ {k}x{n} on 1 thread; BLAS {blas}", {"blas": blas}
+
+
 PROBES = {"build_config": build_config, "defaults": defaults, "flags_scope": flags_scope, "alert": alert, "warn_only": warn_only,
           "cudnn_deterministic_scope": cudnn_deterministic_scope, "mkldnn_available": mkldnn_available,
           "openmp_available": openmp_available, "mps_available": mps_available,
           "seed_not_backends": seed_not_backends, "mkldnn_deterministic": mkldnn_deterministic,
-          "fp32_precision": fp32_precision, "documented": documented}
+          "fp32_precision": fp32_precision, "documented": documented, "same_torch": same_torch}
 
 
 def main(argv: list[str]) -> int:
