@@ -41,6 +41,8 @@
 
 #include <ATen/native/verbose_wrapper.h>
 #include <omp.h>
+#include <dlfcn.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -120,18 +122,21 @@ Result<std::string> OnednnKernels(const std::function<void()>& run) {
   return OnednnKernelsIn(text);
 }
 
-// The BLAS shared library mapped into this process (what PyTorch's native
-// GEMM paths call through libblas.so.3): OpenBLAS, the reference BLAS, MKL...
+// The BLAS library PyTorch's native GEMM paths call (sgemm_, as libtorch's
+// own references to it resolve: dlsym from this module, which libtorch's
+// dependencies are in scope of), named by its file (OpenBLAS, the reference
+// BLAS, MKL's runtime, BLIS); "none mapped" when sgemm_ is built into
+// libtorch (a wheel's MKL) or absent. A BLAS that someone else opened with
+// RTLD_LOCAL (the cblas engine) is not in that scope and is not named.
 std::string FindLoadedBlas() {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
+  void* sgemm = ::dlsym(RTLD_DEFAULT, "sgemm_");
+  Dl_info info{};
+  if (sgemm == nullptr || ::dladdr(sgemm, &info) == 0 || info.dli_fname == nullptr) return "none mapped";
+  char real[PATH_MAX];
+  const std::string path = ::realpath(info.dli_fname, real) != nullptr ? real : info.dli_fname;
+  const std::string file = path.substr(path.rfind('/') + 1);
   for (const char* name : {"libopenblas", "libmkl_rt", "libblis", "libblas.so"}) {
-    maps.clear();
-    maps.seekg(0);
-    while (std::getline(maps, line)) {
-      const size_t at = line.find(name);
-      if (at != std::string::npos) return line.substr(line.rfind('/') + 1);
-    }
+    if (file.find(name) != std::string::npos) return file;
   }
   return "none mapped";
 }

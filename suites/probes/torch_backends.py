@@ -328,8 +328,9 @@ def build_config() -> tuple[bool, str, dict]:
                                                                              "parallel": parallel}
 
 
-# The BLAS libraries whose mapping names PyTorch's BLAS, in the order the
-# PyTorch engine looks for them (FindLoadedBlas in backends/pytorch/pytorch.cc).
+# The files that name a BLAS, as the PyTorch engine names the one its sgemm_
+# resolves to (FindLoadedBlas in backends/pytorch/pytorch.cc). A bare
+# interpreter maps no BLAS but the one torch loads, so here the mapped one is it.
 _BLAS_NAMES = ("libopenblas", "libmkl_rt", "libblis", "libblas.so")
 
 
