@@ -128,15 +128,21 @@ Result<std::string> OnednnKernels(const std::function<void()>& run) {
 // BLAS, MKL's runtime, BLIS); "none mapped" when sgemm_ is built into
 // libtorch (a wheel's MKL) or absent. A BLAS that someone else opened with
 // RTLD_LOCAL (the cblas engine) is not in that scope and is not named.
+// suites/probes/torch_backends.py's blas_of_torch names it the same way.
 std::string FindLoadedBlas() {
   void* sgemm = ::dlsym(RTLD_DEFAULT, "sgemm_");
   Dl_info info{};
   if (sgemm == nullptr || ::dladdr(sgemm, &info) == 0 || info.dli_fname == nullptr) return "none mapped";
   char real[PATH_MAX];
   const std::string path = ::realpath(info.dli_fname, real) != nullptr ? real : info.dli_fname;
-  const std::string file = path.substr(path.rfind('/') + 1);
+  const size_t slash = path.rfind('/');
+  const std::string file = path.substr(slash + 1);
   for (const char* name : {"libopenblas", "libmkl_rt", "libblis", "libblas.so"}) {
-    if (file.find(name) != std::string::npos) return file;
+    if (file.find(name) == std::string::npos) continue;
+    // The alternatives' generic name says which BLAS by its directory
+    // (Debian: openblas-pthread/libblas.so.3, blas/libblas.so.3).
+    if (file.rfind("libblas.so", 0) != 0 || slash == 0 || slash == std::string::npos) return file;
+    return path.substr(path.rfind('/', slash - 1) + 1);
   }
   return "none mapped";
 }

@@ -18,6 +18,7 @@ Each probe states what it checks in its docstring and records what it saw.
 from __future__ import annotations
 
 import array
+import ctypes
 import inspect
 import json
 import os
@@ -328,21 +329,35 @@ def build_config() -> tuple[bool, str, dict]:
                                                                              "parallel": parallel}
 
 
-# The files that name a BLAS, as the PyTorch engine names the one its sgemm_
-# resolves to (FindLoadedBlas in backends/pytorch/pytorch.cc). A bare
-# interpreter maps no BLAS but the one torch loads, so here the mapped one is it.
+# The files that name a BLAS, as the PyTorch engine names the one libtorch's
+# sgemm_ resolves to (FindLoadedBlas in backends/pytorch/pytorch.cc).
 _BLAS_NAMES = ("libopenblas", "libmkl_rt", "libblis", "libblas.so")
 
 
-def mapped_blas() -> str:
-    """The BLAS shared library mapped into this interpreter, or "none mapped"
-    (the wheels' MKL is linked into libtorch itself)."""
-    maps = Path("/proc/self/maps").read_text().splitlines() if Path("/proc/self/maps").exists() else []
-    for name in _BLAS_NAMES:
-        for line in maps:
-            if name in line:
-                return line.rsplit("/", 1)[-1]
-    return "none mapped"
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+
+
+def blas_of_torch() -> str:
+    """The file of the BLAS that torch's sgemm_ resolves to, searched from
+    torch._C through its dependencies (libtorch_cpu's), named as the PyTorch
+    engine names it; "none mapped" when it is built into libtorch (a wheel's
+    MKL) or absent."""
+    try:
+        sgemm = ctypes.cast(ctypes.CDLL(torch._C.__file__).sgemm_, ctypes.c_void_p).value
+    except (AttributeError, OSError):
+        return "none mapped"
+    info = _DlInfo()
+    libc = ctypes.CDLL(None)
+    dladdr = libc.dladdr if hasattr(libc, "dladdr") else ctypes.CDLL("libdl.so.2").dladdr
+    dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+    if not sgemm or not dladdr(sgemm, ctypes.byref(info)) or not info.dli_fname:
+        return "none mapped"
+    path = Path(os.path.realpath(info.dli_fname.decode()))
+    if not any(name in path.name for name in _BLAS_NAMES):
+        return "none mapped"
+    return f"{path.parent.name}/{path.name}" if path.name.startswith("libblas.so") else path.name
 
 
 def same_torch() -> tuple[bool, str, dict]:
@@ -359,7 +374,7 @@ def same_torch() -> tuple[bool, str, dict]:
     b = torch.frombuffer(bytearray((where / "b.f32").read_bytes()), dtype=torch.float32).reshape(k, n)
     out = torch.mm(a, b).contiguous()
     (where / "out.f32").write_bytes(array.array("f", out.flatten().tolist()).tobytes())  # exact: float32 -> float -> f
-    blas = mapped_blas()
+    blas = blas_of_torch()
     return True, f"torch.mm {m}x{k} @ {k}x{n} on 1 thread; BLAS {blas}", {"blas": blas}
 
 
