@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from inputs.engines import engines
 from inputs.errors import SpecError, read_regular
 
 from . import records as schema
@@ -100,8 +101,12 @@ def platform_of(env: dict[str, Any]) -> tuple[str, str]:
     expectation file of that kind of platform and torch."""
     parts = [str(platform_fact(env, "onednn_isa") or "unknown-isa"), f"{env.get('omp_max_threads', '?')}t"]
     gpu = env.get("gpu")
-    if gpu and env.get("backends", {}).get("cudnn", {}).get("available"):
-        parts += [gpu["name"], gpu["arch"], "cudnn" + env.get("versions", {}).get("cudnn", "")]
+    # The engine that plays cuDNN's role in the model (engines.def), and the
+    # version of the library it wraps.
+    cudnn = next((e for e in engines().values() if e.role == "cudnn"), None)
+    if gpu and cudnn and env.get("backends", {}).get(cudnn.name, {}).get("available"):
+        library = cudnn.library.lower()
+        parts += [gpu["name"], gpu["arch"], library + env.get("versions", {}).get(library, "")]
     torch = env.get("torch")
     if isinstance(torch, dict) and torch.get("version"):
         parts.append("torch" + str(torch["version"]))
