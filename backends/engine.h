@@ -169,6 +169,11 @@ inline constexpr const char* kAnyNondeterministic = "any_nondeterministic";
 // nondeterministic one, is UNIMPLEMENTED.
 Result<Algorithm> FindAlgorithm(const Engine& engine, const Problem& p, const std::string& name,
                                 const BackendFlags& flags);
+// Every candidate the engine declares nondeterministic for `p`, in its
+// heuristic order: what a positive control naming kAnyNondeterministic tries
+// in turn (RunCase) until one builds, runs and varies. Empty when none.
+Result<std::vector<Algorithm>> NondeterministicAlgorithms(const Engine& engine, const Problem& p,
+                                                          const BackendFlags& flags);
 
 // The compute types of PyTorch's two CUDA libraries: fp16 for half problems;
 // TF32 allowed for fp32 convolutions through cuDNN by cudnn.allow_tf32 (or

@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -93,7 +94,98 @@ TimeCandidate CandidateTimer(const Problem& p, const BackendFlags& flags, Buffer
   };
 }
 
+// Prepares `algorithm` and runs it as the case asks (`until_distinct_ns`: a
+// positive control's budget for a second digest), into `step`.
+Status RunAlgorithm(const Engine& engine, const Problem& p, const Algorithm& algorithm, const BackendFlags& flags,
+                    const RunOptions& options, int64_t until_distinct_ns, Buffers& buffers, StepRun& step) {
+  auto prepared = engine.Prepare(p, algorithm, buffers, flags);
+  if (!prepared.ok()) return prepared.status();
+  PreparedOp& op = *prepared.value();
+  step.algorithm = op.algorithm();
+  step.implementation = op.implementation();
+  step.workspace_bytes = std::max(step.workspace_bytes, step.algorithm.workspace_bytes);
+  std::vector<float>& out = buffers.Output(p);
+  for (int r = 0; r < options.repeats; ++r) BC_RETURN_IF_ERROR(RunRepeat(op, r, out, step));
+  if (until_distinct_ns > 0) {
+    const Stopwatch budget;
+    for (int r = options.repeats;
+         step.RunsToDistinct() == 0 && r < kMaxControlRuns && budget.ElapsedNs() < until_distinct_ns; ++r) {
+      BC_RETURN_IF_ERROR(RunRepeat(op, r, out, step));
+    }
+  }
+  step.kernel = op.kernel();
+  if (const EngineEntry* entry = FindEngineEntry(step.engine); step.kernel.kernel_class.empty() && entry != nullptr) {
+    step.kernel.kernel_class = std::string(entry->role);
+  }
+  return Status::Ok();
+}
+
+// A positive control that names kAnyNondeterministic: the engine's
+// nondeterministic candidates in turn, each with an equal share of the
+// budget, until one builds, runs and gives a second digest. The step reports
+// the one that varied, or else the last that ran (one digest: the control
+// is not caught); its dispatch reason lists every try. None that runs is
+// not evaluated when the library refused them all, an error when any failed
+// otherwise.
+Status RunControlInTurn(const Engine& engine, const Problem& p, const BackendFlags& flags, const RunOptions& options,
+                        Buffers& buffers, StepRun& step) {
+  BC_ASSIGN_OR_RETURN(const std::vector<Algorithm> racy, NondeterministicAlgorithms(engine, p, flags));
+  const int64_t share = options.until_distinct_ns / std::max<int64_t>(1, static_cast<int64_t>(racy.size()));
+  const StepRun before = step;
+  std::optional<StepRun> kept;
+  std::vector<float> kept_output;  // its output, which a later try that fails overwrites with poison
+  BC_ASSIGN_OR_RETURN(const std::vector<ControlTry> tries,
+                      TryInTurn(racy, [&](const Algorithm& a) -> Result<ControlTry> {
+                        StepRun attempt = before;
+                        if (const Status s = RunAlgorithm(engine, p, a, flags, options, share, buffers, attempt);
+                            !s.ok()) {
+                          return ControlTry{a.name, ControlOutcome::kDidNotRun, s.message(), s.code()};
+                        }
+                        const int runs = static_cast<int>(attempt.digests.size()), to = attempt.RunsToDistinct();
+                        ControlTry t{a.name, to > 0 ? ControlOutcome::kVaried : ControlOutcome::kOneDigest,
+                                     to > 0 ? "after " + std::to_string(to) + " runs" : "in " + std::to_string(runs) + " runs"};
+                        kept = std::move(attempt);
+                        kept_output = buffers.Output(p);
+                        return t;
+                      }));
+  const std::string described = DescribeTries(tries);
+  if (!kept.has_value()) {
+    const bool refused = std::all_of(tries.begin(), tries.end(), [](const ControlTry& t) {
+      return t.code == StatusCode::kUnimplemented || t.code == StatusCode::kUnavailable;
+    });
+    return Status(refused ? StatusCode::kUnimplemented : StatusCode::kInternal,
+                  std::string(engine.name()) + " has no nondeterministic candidate for " + FormatProblem(p) +
+                      " that runs here" + (described.empty() ? "" : ": " + described));
+  }
+  step = std::move(*kept);
+  buffers.Output(p) = std::move(kept_output);
+  step.dispatch_reason += "; positive control, nondeterministic candidates in turn: " + described;
+  return Status::Ok();
+}
+
 }  // namespace
+
+Result<std::vector<ControlTry>> TryInTurn(const std::vector<Algorithm>& candidates,
+                                          const std::function<Result<ControlTry>(const Algorithm&)>& attempt) {
+  std::vector<ControlTry> tries;
+  for (const Algorithm& a : candidates) {
+    BC_ASSIGN_OR_RETURN(ControlTry t, attempt(a));
+    tries.push_back(std::move(t));
+    if (tries.back().outcome == ControlOutcome::kVaried) break;
+  }
+  return tries;
+}
+
+std::string DescribeTries(const std::vector<ControlTry>& tries) {
+  std::string out;
+  for (const ControlTry& t : tries) {
+    out += (out.empty() ? "" : "; ") + t.candidate +
+           (t.outcome == ControlOutcome::kDidNotRun ? " did not run (" + t.detail + ")"
+            : t.outcome == ControlOutcome::kOneDigest ? " one digest " + t.detail
+                                                     : " varied " + t.detail);
+  }
+  return out;
+}
 
 void PoisonOutput(int r, std::vector<float>& out) {
   // On the case's threads: a large output is a memory pass worth sharing.
@@ -154,26 +246,14 @@ Result<CaseRun> RunCase(const CaseSpec& spec, const RunOptions& options) {
     step.selection = decision->selection;
     step.device_peak_bytes = decision->search_peak_device_bytes;
 
-    auto prepared = decision->engine->Prepare(p, decision->chosen.algorithm, buffers, flags);
-    if (!prepared.ok()) return prepared.status();
-    PreparedOp& op = *prepared.value();
-    step.algorithm = op.algorithm();
-    step.implementation = op.implementation();
-    step.workspace_bytes = std::max(step.workspace_bytes, step.algorithm.workspace_bytes);
-
+    if (spec.algorithm == kAnyNondeterministic && options.until_distinct_ns > 0) {
+      BC_RETURN_IF_ERROR(RunControlInTurn(*decision->engine, p, flags, options, buffers, step));
+    } else {
+      BC_RETURN_IF_ERROR(
+          RunAlgorithm(*decision->engine, p, decision->chosen.algorithm, flags, options, options.until_distinct_ns,
+                       buffers, step));
+    }
     std::vector<float>& out = buffers.Output(p);
-    for (int r = 0; r < options.repeats; ++r) BC_RETURN_IF_ERROR(RunRepeat(op, r, out, step));
-    if (options.until_distinct_ns > 0) {
-      const Stopwatch budget;
-      for (int r = options.repeats;
-           step.RunsToDistinct() == 0 && r < kMaxControlRuns && budget.ElapsedNs() < options.until_distinct_ns; ++r) {
-        BC_RETURN_IF_ERROR(RunRepeat(op, r, out, step));
-      }
-    }
-    step.kernel = op.kernel();
-    if (const EngineEntry* entry = FindEngineEntry(step.engine); step.kernel.kernel_class.empty() && entry != nullptr) {
-      step.kernel.kernel_class = std::string(entry->role);
-    }
     step.step_ns = step_watch.ElapsedNs();
     step.rss_peak_bytes = PeakRssBytes();
     step.degenerate = IsDegenerate(out);

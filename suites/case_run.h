@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -88,6 +89,26 @@ Status RunRepeat(PreparedOp& op, int r, std::vector<float>& out, StepRun& step);
 // Fills `out` with repeat r's poison value, so that a run that writes nothing
 // cannot pass as repeatable.
 void PoisonOutput(int r, std::vector<float>& out);
+
+// A positive control's try of one candidate: it did not build or run (its
+// preparation or a run failed, as PyTorch's try_configs moves past a config
+// that fails), it ran with one digest, or it varied.
+enum class ControlOutcome { kDidNotRun, kOneDigest, kVaried };
+struct ControlTry {
+  std::string candidate;
+  ControlOutcome outcome = ControlOutcome::kDidNotRun;
+  std::string detail;  // why it did not run, or how many runs it took
+  // Why it did not run: UNIMPLEMENTED or UNAVAILABLE when the library
+  // refused it (no such config here), any other code a fault.
+  StatusCode code = StatusCode::kOk;
+};
+// Tries `candidates` in turn, by `attempt`, until one varies, and returns
+// every try in order; an error of `attempt` itself stops the trial.
+Result<std::vector<ControlTry>> TryInTurn(const std::vector<Algorithm>& candidates,
+                                          const std::function<Result<ControlTry>(const Algorithm&)>& attempt);
+// The tries, one phrase each: "algo_1 did not run (...); algo_0 one digest in
+// 40 runs; algo_3 varied after 2 runs".
+std::string DescribeTries(const std::vector<ControlTry>& tries);
 
 // True for the statuses that mean "not evaluated here".
 bool IsNotEvaluated(const Status& s);

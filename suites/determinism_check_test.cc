@@ -3,6 +3,9 @@
 // deterministic algorithm whose digests differ, and mistrust constant output.
 #include <gtest/gtest.h>
 
+#include <map>
+
+#include "suites/case_run.h"
 #include "suites/determinism.h"
 
 namespace bc {
@@ -25,6 +28,59 @@ TEST(DeterminismCheck, CatchesAtomicReferenceWithTwoThreads) {
     EXPECT_EQ(OutcomeName(v.bitwise), "caught") << dir << ": " << v.message;
     EXPECT_TRUE(v.within_tolerance) << v.tolerance_message;
   }
+}
+
+// A control that names any_nondeterministic tries the engine's
+// nondeterministic candidates in turn (issue: the first one's plan may not
+// build on a device, or it may not vary there): on the CPU the reference's
+// one such candidate, the atomic variant, is caught, and the evidence says
+// what was tried.
+TEST(DeterminismCheck, ControlOfAnyNondeterministicSaysWhatItTried) {
+  const CaseSpec c = Case("conv2d:fwd:f32:mb4ic16ih14oc16kh3ph1 device=cpu engine=reference algo=any_nondeterministic "
+                          "threads=2");
+  Result<CaseRun> run = RunCase(c, {.repeats = 2, .compare_to_reference = true, .until_distinct_ns = kControlBudgetNs});
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_EQ(run->first().algorithm.name, "atomic");
+  EXPECT_NE(run->first().dispatch_reason.find("in turn: atomic varied after"), std::string::npos)
+      << run->first().dispatch_reason;
+  EXPECT_EQ(OutcomeName(JudgeDeterminism(run->first(), c, /*positive_control=*/true).bitwise), "caught");
+  // The same engine, where it offers no nondeterministic candidate: not evaluated.
+  const Result<CaseRun> none = RunCase(Case("conv2d:fwd:f32:mb4ic16ih14oc16kh3ph1 device=cpu engine=onednn "
+                                            "algo=any_nondeterministic threads=2"),
+                                       {.repeats = 2, .until_distinct_ns = kControlBudgetNs});
+  ASSERT_FALSE(none.ok());
+  EXPECT_TRUE(IsNotEvaluated(none.status())) << none.status().ToString();
+}
+
+Algorithm Racy(const std::string& name) { return {name, Determinism::kNondeterministic, 0}; }
+
+// The order of tries, on constructed outcomes: one that does not build and
+// one that gives one digest are passed over, and the first that varies ends
+// the trial; a fault of the trial itself stops it.
+TEST(DeterminismCheck, ControlTriesCandidatesInTurnUntilOneVaries) {
+  const std::map<std::string, ControlTry> outcomes = {
+      {"algo_1", {"algo_1", ControlOutcome::kDidNotRun, "plan did not build", StatusCode::kUnimplemented}},
+      {"algo_0", {"algo_0", ControlOutcome::kOneDigest, "in 50 runs"}},
+      {"algo_3", {"algo_3", ControlOutcome::kVaried, "after 2 runs"}},
+      {"algo_4", {"algo_4", ControlOutcome::kVaried, "after 1 runs"}}};
+  std::vector<std::string> asked;
+  const auto attempt = [&](const Algorithm& a) -> Result<ControlTry> {
+    asked.push_back(a.name);
+    if (a.name == "broken") return Status(StatusCode::kInternal, "the harness failed");
+    return outcomes.at(a.name);
+  };
+  Result<std::vector<ControlTry>> tries =
+      TryInTurn({Racy("algo_1"), Racy("algo_0"), Racy("algo_3"), Racy("algo_4")}, attempt);
+  ASSERT_TRUE(tries.ok());
+  EXPECT_EQ(asked, (std::vector<std::string>{"algo_1", "algo_0", "algo_3"}));
+  EXPECT_EQ(DescribeTries(*tries),
+            "algo_1 did not run (plan did not build); algo_0 one digest in 50 runs; algo_3 varied after 2 runs");
+  asked.clear();
+  tries = TryInTurn({Racy("algo_0"), Racy("algo_1")}, attempt);
+  ASSERT_TRUE(tries.ok());
+  EXPECT_EQ(tries->size(), 2u) << "none varied: every candidate was tried";
+  EXPECT_FALSE(TryInTurn({Racy("broken"), Racy("algo_3")}, attempt).ok());
+  EXPECT_TRUE(TryInTurn({}, attempt)->empty());
 }
 
 TEST(DeterminismCheck, PassesOnednnForward) {
