@@ -58,6 +58,10 @@ struct KernelFacts {
   std::string kernel_class;
   std::string onednn_kernel;   // oneDNN's own implementation name where oneDNN ran ("jit:avx2")
   std::string onednn_version;  // the version of that oneDNN (the engine's library, or the one inside libtorch)
+  // The library's numerical notes on the kernel, in cuDNN's terms (TENSOR_CORE,
+  // REDUCED_PRECISION_REDUCTION, WINOGRAD, FFT...): what the error bound
+  // must know (ArithmeticOf).
+  std::vector<std::string> numerical_notes;
 };
 
 class PreparedOp {

@@ -13,6 +13,8 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <vector>
 
 namespace bc {
 
@@ -43,6 +45,20 @@ struct ToleranceModel {
   double max_term = 1;              // max|a|·max|b| over the two inputs of the products
   int64_t outputs = 1;              // N: elements checked, for the confidence level
 };
+
+// The arithmetic an error bound covers once the numerical notes of the
+// kernel that ran are known (cuDNN's names): `allowed` (what the flags
+// allow, ComputeTypeOf) where no note breaks the bound's assumptions; no
+// bound at all (`unbounded` says why, and the tolerance check is not
+// evaluated, never failed) where the kernel transforms its operands
+// (WINOGRAD, FFT), which the bound's direct sum of products does not cover,
+// or accumulates in reduced precision (REDUCED_PRECISION_REDUCTION; see
+// numerics.cc for why that gets no bound of its own).
+struct BoundedArithmetic {
+  ComputeType type = ComputeType::kF32;
+  std::string unbounded;  // empty: `type` bounds the result
+};
+BoundedArithmetic ArithmeticOf(ComputeType allowed, const std::vector<std::string>& notes);
 
 // lambda of the probabilistic bounds: the whole output stays within its bound
 // with probability at least 1 - 1e-9 (a union over N outputs and k terms).

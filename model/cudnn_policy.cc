@@ -77,6 +77,13 @@ TimeCandidate FindTimer(const std::vector<PerfRecord>& perf) {
   };
 }
 
+std::vector<std::string> LegacyNotes(Direction d, int index) {
+  const std::string name = AlgoName(d, index);
+  if (name.rfind("fft", 0) == 0) return {"FFT"};
+  if (name.rfind("winograd", 0) == 0) return {"WINOGRAD"};
+  return {};
+}
+
 const char* NoteName(NumericalNote n) {
   switch (n) {
     case NumericalNote::kTensorCore: return "TENSOR_CORE";

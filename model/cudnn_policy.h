@@ -52,6 +52,10 @@ std::string AlgoName(Direction d, int index);
 // The index of a name, or -1.
 int AlgoIndex(Direction d, const std::string& name);
 std::string PinnedDefault(Direction d);
+// The numerical notes the legacy API's algorithm names imply (it reports
+// none itself), in the graph API's terms: FFT and WINOGRAD for those
+// families, nothing for the GEMM and direct ones.
+std::vector<std::string> LegacyNotes(Direction d, int index);
 // cuDNN's documented nondeterministic algorithms (developer guide,
 // "Reproducibility"): BWD_FILTER_ALGO_0, BWD_FILTER_ALGO_3, BWD_DATA_ALGO_0.
 bool DocumentedNondeterministic(Direction d, const std::string& name);

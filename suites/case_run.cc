@@ -259,7 +259,9 @@ Result<CaseRun> RunCase(const CaseSpec& spec, const RunOptions& options) {
     step.degenerate = IsDegenerate(out);
 
     if (options.compare_to_reference) {
-      step.compute_type = ComputeTypeOf(p, step.engine, flags);
+      const BoundedArithmetic arithmetic = ArithmeticOf(ComputeTypeOf(p, step.engine, flags), step.kernel.numerical_notes);
+      step.compute_type = arithmetic.type;
+      step.unbounded = arithmetic.unbounded;
       step.error = CheckAgainstReference(p, buffers, out, step.compute_type);
     }
     run.steps.push_back(std::move(step));

@@ -45,6 +45,7 @@ struct StepRun {
   bool device_timed = false;      // times_ns come from CUDA events
   std::optional<ErrorMetrics> error;
   ComputeType compute_type = ComputeType::kF32;  // the arithmetic error->bound covers
+  std::string unbounded;  // why no bound covers what ran (ArithmeticOf): the tolerance check is not evaluated
   bool degenerate = false;
 
   int DistinctDigests() const;

@@ -4,11 +4,24 @@ namespace bc {
 
 ToleranceJudgement JudgeTolerance(const StepRun& run) {
   if (!run.error) return {};
+  if (!run.unbounded.empty()) {
+    return {true,
+            "not evaluated: " + run.unbounded + " (" + run.implementation + "; max abs error " +
+                std::to_string(run.error->max_abs) + ")",
+            true};
+  }
   return {WithinTolerance(*run.error),
           "max abs error " + std::to_string(run.error->max_abs) + "; worst element at " +
               std::to_string(run.error->worst_ratio) + " of its " + ComputeTypeName(run.compute_type) +
               " bound (" + std::to_string(run.error->bound) + ") (max ulp " + std::to_string(run.error->max_ulp) +
               ", non-finite " + std::to_string(run.error->nonfinite) + ")"};
+}
+
+CheckRecord ToleranceCheck(const ToleranceJudgement& t, const std::string& prefix) {
+  if (t.not_evaluated) {
+    return {.name = "tolerance", .outcome = CheckOutcome::kNotApplicable, .detail = prefix + t.detail};
+  }
+  return Check("tolerance", t.within, prefix + t.detail);
 }
 
 DeterminismVerdict JudgeDeterminism(const StepRun& run, const CaseSpec& spec, bool positive_control) {
@@ -53,7 +66,7 @@ DeterminismVerdict JudgeDeterminism(const StepRun& run, const CaseSpec& spec, bo
     const ToleranceJudgement t = JudgeTolerance(run);
     v.within_tolerance = t.within;
     v.tolerance_message = t.detail;
-    v.checks.push_back(Check("tolerance", v.within_tolerance, v.tolerance_message));
+    v.checks.push_back(ToleranceCheck(t));
   }
   return v;
 }

@@ -34,8 +34,12 @@ struct DeterminismVerdict {
 struct ToleranceJudgement {
   bool within = true;
   std::string detail;
+  bool not_evaluated = false;  // no bound covers what ran (StepRun::unbounded): neither passed nor failed
 };
 ToleranceJudgement JudgeTolerance(const StepRun& run);
+// Its check record: passed, failed, or not applicable where no bound covers
+// what ran; `prefix` starts the detail ("step 2: ").
+CheckRecord ToleranceCheck(const ToleranceJudgement& t, const std::string& prefix = "");
 
 DeterminismVerdict JudgeDeterminism(const StepRun& run, const CaseSpec& spec, bool positive_control);
 

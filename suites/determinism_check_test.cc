@@ -107,6 +107,23 @@ StepRun Synthetic(Determinism declared, std::vector<uint64_t> digests, bool dege
   return run;
 }
 
+// A kernel no bound covers (a Winograd config, say) is not evaluated on
+// tolerance, whatever its error: never failed for being legitimately less
+// precise, never passed either.
+TEST(DeterminismCheck, ToleranceWithoutABoundIsNotEvaluated) {
+  StepRun run = Synthetic(Determinism::kDeterministic, {1, 1}, false);
+  run.error = ErrorMetrics{.max_abs = 5, .bounded = true, .worst_ratio = 40, .bound = 0.125};
+  const DeterminismVerdict bounded = JudgeDeterminism(run, TwoThreads(), false);
+  ASSERT_EQ(bounded.checks.size(), 2u);
+  EXPECT_EQ(OutcomeName(bounded.checks[1].outcome), "failed");
+  run.unbounded = ArithmeticOf(ComputeType::kF16, {"WINOGRAD"}).unbounded;
+  const DeterminismVerdict v = JudgeDeterminism(run, TwoThreads(), false);
+  ASSERT_EQ(v.checks.size(), 2u);
+  EXPECT_EQ(OutcomeName(v.checks[1].outcome), "not_applicable");
+  EXPECT_NE(v.checks[1].detail.find("WINOGRAD"), std::string::npos) << v.checks[1].detail;
+  EXPECT_TRUE(v.within_tolerance);
+}
+
 TEST(DeterminismCheck, FailsADeclaredDeterministicAlgorithmThatDiffers) {
   const DeterminismVerdict v = JudgeDeterminism(Synthetic(Determinism::kDeterministic, {1, 1, 2}, false), TwoThreads(), false);
   EXPECT_EQ(OutcomeName(v.bitwise), "failed");

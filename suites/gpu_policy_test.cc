@@ -233,6 +233,18 @@ TEST(CudnnPolicy, MathTypeFollowsDtypeAndTf32) {
   EXPECT_EQ(CudnnMathType(DataType::kF16, false), MathType::kTensorOp);
 }
 
+// The legacy API reports no numerical notes; its algorithm families imply
+// the ones the error bound must know (every direction's FFT and Winograd).
+TEST(CudnnPolicy, LegacyAlgorithmsImplyTheirNumericalNotes) {
+  for (Direction d : {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights}) {
+    EXPECT_TRUE(LegacyNotes(d, AlgoIndex(d, "algo_1")).empty());
+    EXPECT_EQ(LegacyNotes(d, AlgoIndex(d, "fft")), std::vector<std::string>{"FFT"});
+    EXPECT_EQ(LegacyNotes(d, AlgoIndex(d, "fft_tiling")), std::vector<std::string>{"FFT"});
+    EXPECT_EQ(LegacyNotes(d, AlgoIndex(d, "winograd")), std::vector<std::string>{"WINOGRAD"});
+    EXPECT_EQ(LegacyNotes(d, AlgoIndex(d, "winograd_nonfused")), std::vector<std::string>{"WINOGRAD"});
+  }
+}
+
 }  // namespace
 }  // namespace bc::cudnn
 

@@ -461,6 +461,22 @@ TEST(Numerics, EveryElementIsHeldToItsOwnBound) {
   EXPECT_DOUBLE_EQ(small.bound, ElementBound(m, 0.001f, 0.001f));
 }
 
+// The bound follows the kernel's numerical notes: the allowed arithmetic
+// where none breaks its assumptions, no bound (not evaluated, never failed)
+// for transformed operands or a reduced-precision accumulator.
+TEST(Numerics, ArithmeticFollowsTheKernelsNumericalNotes) {
+  EXPECT_EQ(ArithmeticOf(ComputeType::kTf32, {}).type, ComputeType::kTf32);
+  EXPECT_TRUE(ArithmeticOf(ComputeType::kTf32, {"TENSOR_CORE"}).unbounded.empty());
+  EXPECT_TRUE(ArithmeticOf(ComputeType::kF16, {"TENSOR_CORE", "NONDETERMINISTIC"}).unbounded.empty());
+  for (ComputeType t : {ComputeType::kF32, ComputeType::kTf32, ComputeType::kF16}) {
+    for (const char* note : {"WINOGRAD", "FFT", "REDUCED_PRECISION_REDUCTION"}) {
+      const BoundedArithmetic b = ArithmeticOf(t, {"TENSOR_CORE", note});
+      EXPECT_EQ(b.type, t);
+      EXPECT_NE(b.unbounded.find(note), std::string::npos) << ComputeTypeName(t) << " " << note << ": " << b.unbounded;
+    }
+  }
+}
+
 TEST(Numerics, DegenerateDetection) {
   EXPECT_TRUE(IsDegenerate(std::vector<float>{}));
   EXPECT_TRUE(IsDegenerate(std::vector<float>(100, 0.0f)));

@@ -65,7 +65,7 @@ TEST_P(Schedule, Run) {
       const StepRun& s = run->steps[i];
       if (!s.error) continue;
       const ToleranceJudgement t = JudgeTolerance(s);
-      checks.push_back(Check("tolerance", t.within, "step " + std::to_string(i) + ": " + t.detail));
+      checks.push_back(ToleranceCheck(t, "step " + std::to_string(i) + ": "));
       EXPECT_TRUE(t.within) << "step " << i << ": " << t.detail << "\nrepro: " << row.repro;
     }
   }

@@ -156,6 +156,7 @@ class CudnnPrepared final : public PreparedOp {
            std::to_string(ws_bytes_) + " B)";
   }
   const Algorithm& algorithm() const override { return algorithm_; }
+  KernelFacts kernel() const override { return {.numerical_notes = LegacyNotes(p_.direction, algo_)}; }
   std::optional<double> DeviceTimeNs() const override { return device_ns_; }
 
  private:

@@ -79,6 +79,11 @@ class GraphPrepared final : public PreparedOp {
     return "cuDNN graph API " + plan_.name + (notes.empty() ? "" : " [" + notes + "]");
   }
   const Algorithm& algorithm() const override { return algorithm_; }
+  KernelFacts kernel() const override {
+    KernelFacts k;
+    for (NumericalNote n : plan_.notes) k.numerical_notes.emplace_back(NoteName(n));
+    return k;
+  }
   std::optional<double> DeviceTimeNs() const override { return device_ns_; }
 
  private:

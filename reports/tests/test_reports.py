@@ -216,6 +216,18 @@ class RuleTest(unittest.TestCase):
         self.assertEqual(v.verdict, "supported")
         self.assertEqual([f.outcome for f in v.facts], ["passed", "not run"])
 
+    def test_a_tolerance_no_bound_covers_is_not_evaluated_never_failed(self) -> None:
+        ev = evidence(**{"G.a": "passed", "G.b": "passed"})
+        ev.cases["G.a"] = [{"kind": "case", "checks": [
+            {"name": "tolerance", "outcome": "not_applicable", "detail": "not evaluated: the kernel's WINOGRAD"}]}]
+        ev.cases["G.b"] = [{"kind": "case", "checks": [
+            {"name": "tolerance", "outcome": "not_applicable", "detail": "step 0: not evaluated"},
+            {"name": "tolerance", "outcome": "passed", "detail": "step 1: within"}]}]
+        v = judge(claim(tests=["G.*"], check="tolerance"), [], ev)
+        self.assertEqual([f.outcome for f in v.facts], ["skipped", "passed"])
+        self.assertIn("WINOGRAD", v.facts[0].message)
+        self.assertNotEqual(v.verdict, "refuted")
+
 
 class StatisticsTest(unittest.TestCase):
     def test_ratios_are_paired_by_rep(self) -> None:
