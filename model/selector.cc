@@ -6,6 +6,12 @@
 
 namespace bc {
 
+size_t TimeUntilLimit(size_t n, int limit, const std::function<bool(size_t)>& run) {
+  size_t ran = 0, i = 0;
+  while (i < n && (limit <= 0 || ran < static_cast<size_t>(limit))) ran += run(i++) ? 1 : 0;
+  return i;
+}
+
 const char* DeterminismName(Determinism d) {
   return d == Determinism::kDeterministic ? "deterministic" : "nondeterministic";
 }
@@ -103,25 +109,24 @@ Result<Selection> AlgorithmSelector::Select(const std::string& key, const std::s
   }
   s.cache = "miss";
   ++searches_;
-  const size_t limit = options.benchmark_limit == 0 ? s.eligible.size()
-                                                    : std::min<size_t>(s.eligible.size(), options.benchmark_limit);
   Stopwatch search;
   std::string failures;
-  for (size_t i = 0; i < limit; ++i) {
+  const size_t tried = TimeUntilLimit(s.eligible.size(), options.benchmark_limit, [&](size_t i) {
     const Candidate& c = s.eligible[i];
     Result<double> t = time(c);
     if (!t.ok()) {
       failures += " " + c.Id() + " failed (" + t.status().message() + ");";
-      continue;
+      return false;
     }
     s.time_ns[c.Id()] = t.value();
-  }
+    return true;
+  });
   const std::optional<Candidate> best = FastestTimed(s.eligible, s.time_ns);
   s.search_ns = static_cast<double>(search.ElapsedNs());
   if (!best) return Status(StatusCode::kInternal, "every timed candidate failed for " + what + ":" + failures);
   s.chosen = *best;
   s.reason = "benchmark on: fastest of " + std::to_string(s.time_ns.size()) + " timed candidate(s)" +
-             (limit < s.eligible.size() ? " (benchmark_limit " + std::to_string(options.benchmark_limit) + ")" : "");
+             (tried < s.eligible.size() ? " (benchmark_limit " + std::to_string(options.benchmark_limit) + ")" : "");
   cache_[CacheKey(key, options)] = {s.chosen, s.warning};
   return s;
 }

@@ -73,6 +73,13 @@ std::optional<Candidate> FastestTimed(const std::vector<Candidate>& order, const
 // as a failing cudnnFind result does).
 using TimeCandidate = std::function<Result<double>(const Candidate&)>;
 
+// cudnn.benchmark_limit as cudnn-frontend's time_sorted_plan counts it:
+// `run(i)` times the i-th of `n` in order, returning whether it ran, until
+// `limit` of them ran (0: all); one that fails is passed over and not
+// counted. Returns how many were tried. The selector's search and the graph
+// engine's own (backends/cudnn/v8.cc) both count so.
+size_t TimeUntilLimit(size_t n, int limit, const std::function<bool(size_t)>& run);
+
 class AlgorithmSelector {
  public:
   // `key` identifies the problem for the cache (see ConvolutionParams);

@@ -203,6 +203,27 @@ TEST(Selector, BenchmarkLimitBoundsTheCandidatesTimed) {
   EXPECT_EQ(all->time_ns.size(), kPool.size()) << "0 means all";
 }
 
+// cudnn-frontend's time_sorted_plan counts the plans that ran: with a limit
+// of 1 and an unbuildable first candidate, the next one is timed and chosen
+// (counting the failure, nothing would be timed and the case would fail
+// where PyTorch succeeds).
+TEST(Selector, BenchmarkLimitCountsOnlyCandidatesThatRan) {
+  AlgorithmSelector sel;
+  FakeTimer t;
+  std::vector<Candidate> pool = {C("broken", Determinism::kDeterministic), C("broken", Determinism::kDeterministic),
+                                 C("mid_det", Determinism::kDeterministic), C("slow_det", Determinism::kDeterministic)};
+  Result<Selection> s = sel.Select("k", "p", pool, {.benchmark = true, .benchmark_limit = 1}, t.fn());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->chosen.algorithm.name, "mid_det");
+  EXPECT_EQ(t.calls, 3) << "two failures passed over, then one that ran: the limit is reached";
+  EXPECT_EQ(s->time_ns.size(), 1u);
+  std::vector<size_t> order;
+  EXPECT_EQ(TimeUntilLimit(5, 2, [&](size_t i) { order.push_back(i); return i % 2 == 1; }), 4u);
+  EXPECT_EQ(order, (std::vector<size_t>{0, 1, 2, 3}));
+  EXPECT_EQ(TimeUntilLimit(3, 0, [](size_t) { return true; }), 3u) << "0: all";
+  EXPECT_EQ(TimeUntilLimit(3, 5, [](size_t) { return false; }), 3u) << "none ran: every one tried";
+}
+
 TEST(Selector, AFailingCandidateIsDroppedFromTheSearch) {
   AlgorithmSelector sel;
   FakeTimer t;

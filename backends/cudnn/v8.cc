@@ -3,8 +3,9 @@
 // name and the numerical-note filter keeps (graph.h). A config becomes an
 // execution plan only when it is tried, once per process: benchmark off
 // builds plans in order until one builds (try_configs), and lists the
-// configs after it unbuilt; benchmark on builds and times the first
-// cudnn.benchmark_limit of them (0: all) with one warm-up and one timed run
+// configs after it unbuilt; benchmark on builds every plan and times them in
+// order until cudnn.benchmark_limit of them ran (0: all), passing over those
+// that fail, with one warm-up and one timed run
 // each (cudnn-frontend's time_sorted_plan, CUDNN_FIND_SAMPLE_ONCE), on one
 // workspace and one variant pack. A prepared op builds its variant pack
 // before any timed run, so a timing covers cudnnBackendExecute alone.
@@ -123,12 +124,11 @@ Result<EngineSearch> V8Search(cudnnHandle_t h, const Conv2dProblem& p, const Bac
   BC_ASSIGN_OR_RETURN(std::shared_ptr<GraphState> state, StateOf(h, p, flags));
   DeviceTensors t;
   BC_RETURN_IF_ERROR(t.Init(p, inputs));
-  const size_t limit = flags.cudnn_benchmark_limit == 0 ? state->graph.configs.size()
-                                                        : std::min<size_t>(state->graph.configs.size(),
-                                                                           flags.cudnn_benchmark_limit);
+  // Every config that builds a plan (generate_and_filter_plans); the limit
+  // counts the plans that ran, not the configs (time_sorted_plan).
   std::vector<const Plan*> plans;
   int64_t workspace = 0;
-  for (size_t i = 0; i < limit; ++i) {
+  for (size_t i = 0; i < state->graph.configs.size(); ++i) {
     const Result<Plan>& plan = PlanOf(h, *state, state->graph.configs[i]);
     if (!plan.ok()) continue;
     plans.push_back(&plan.value());
@@ -143,13 +143,15 @@ Result<EngineSearch> V8Search(cudnnHandle_t h, const Conv2dProblem& p, const Bac
   EngineSearch out;
   out.peak_device_bytes = cuda::DeviceBytesInUse();
   cuda::EventTimer timer;
-  for (const Plan* plan : plans) {
-    if (!ExecutePlan(h, *plan, pack).ok()) continue;  // the warm-up run
+  TimeUntilLimit(plans.size(), flags.cudnn_benchmark_limit, [&](size_t i) {
+    const Plan& plan = *plans[i];
+    if (!ExecutePlan(h, plan, pack).ok()) return false;  // the warm-up run
     timer.Start();
-    if (!ExecutePlan(h, *plan, pack).ok()) continue;
+    if (!ExecutePlan(h, plan, pack).ok()) return false;
     Result<double> ms = timer.StopMs();
-    if (ms.ok()) out.time_ns[plan->name] = ms.value() * 1e6;
-  }
+    if (ms.ok()) out.time_ns[plan.name] = ms.value() * 1e6;
+    return ms.ok();
+  });
   return out;
 }
 
