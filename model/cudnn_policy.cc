@@ -189,15 +189,12 @@ std::string ConfigName(const RawConfig& c) {
 
 KeptConfigs KeepConfigs(const std::vector<RawConfig>& raw, bool deterministic, bool allow_tf32, DataType dtype) {
   KeptConfigs out;
-  std::set<int64_t> engines_named;
   for (size_t i = 0; i < raw.size(); ++i) {
     const RawConfig& c = raw[i];
-    if (c.fallback && engines_named.count(c.engine)) continue;
     if (const std::string why = DropReason(c.notes, deterministic, allow_tf32, dtype); !why.empty()) {
       out.dropped.push_back(ConfigName(c) + ": " + why);
       continue;
     }
-    engines_named.insert(c.engine);
     out.kept.push_back(i);
   }
   return out;

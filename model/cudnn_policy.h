@@ -114,9 +114,10 @@ struct KeptConfigs {
   std::vector<std::string> dropped;  // "NAME: why"
 };
 // PyTorch's two generator sources, heuristics then the fallback list (`raw`
-// in that order), each filtered on its notes (DropReason); a fallback config
-// whose engine heuristics already named is left out, as cudnn-frontend's
-// generator builds one plan per engine it has seen.
+// in that order), each filtered on its notes (DropReason, PyTorch's
+// filterEngineConfigs) and concatenated as cudnn-frontend's
+// EngineConfigGenerator::generate_engine_config does: a fallback config
+// whose engine heuristics already named stays (nothing deduplicates them).
 KeptConfigs KeepConfigs(const std::vector<RawConfig>& raw, bool deterministic, bool allow_tf32, DataType dtype);
 
 // The graph path's candidates from its kept configs (name, deterministic),

@@ -182,18 +182,19 @@ TEST(CudnnPolicy, CacheAndBenchmarkLimitPerPath) {
   EXPECT_EQ(s->time_ns.size(), CandidatesFromPerf(perf).size());
 }
 
-TEST(CudnnPolicy, GraphConfigsAreHeuristicsThenNewFallbackEnginesFiltered) {
+TEST(CudnnPolicy, GraphConfigsAreHeuristicsThenTheFallbackListFiltered) {
   using N = NumericalNote;
   const std::vector<RawConfig> raw = {
       {false, 0, 12, {N::kTensorCore}}, {false, 1, 7, {N::kNondeterministic}}, {false, 2, 3, {}},
       {true, 0, 3, {}}, {true, 1, 40, {N::kDownConvertInputs}}, {true, 2, 41, {}}};
   const KeptConfigs fp32 = KeepConfigs(raw, /*deterministic=*/true, /*allow_tf32=*/false, DataType::kF32);
-  EXPECT_EQ(fp32.kept, (std::vector<size_t>{2, 5})) << "eng3 again from the fallback list is left out";
+  EXPECT_EQ(fp32.kept, (std::vector<size_t>{2, 3, 5}))
+      << "eng3 again from the fallback list stays: generate_engine_config concatenates the sources";
   EXPECT_EQ(fp32.dropped, (std::vector<std::string>{"cfg0_eng12: TENSOR_CORE for fp32 with allow_tf32 off",
                                                     "cfg1_eng7: NONDETERMINISTIC under deterministic",
                                                     "fb1_eng40: DOWN_CONVERT_INPUTS"}));
   const KeptConfigs tf32 = KeepConfigs(raw, false, true, DataType::kF32);
-  EXPECT_EQ(tf32.kept, (std::vector<size_t>{0, 1, 2, 5}));
+  EXPECT_EQ(tf32.kept, (std::vector<size_t>{0, 1, 2, 3, 5}));
   EXPECT_EQ(ConfigName(raw[5]), "fb2_eng41");
 }
 
