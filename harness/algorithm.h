@@ -13,6 +13,10 @@ namespace bc {
 enum class Determinism { kDeterministic, kNondeterministic };
 const char* DeterminismName(Determinism d);  // "deterministic", "nondeterministic"
 
+// An algorithm's workspace before the engine has sized it (a pinned default
+// that no heuristic listed): the engine asks its library at preparation.
+inline constexpr int64_t kWorkspaceUnknown = -1;
+
 struct Algorithm {
   std::string name;
   Determinism determinism = Determinism::kDeterministic;

@@ -40,7 +40,10 @@ std::string CacheKey(const std::string& key, const SelectorOptions& options) {
 }
 
 // Benchmark off: the pinned default when deterministic pins one, otherwise
-// the first eligible candidate.
+// the first eligible candidate. PyTorch's Conv_v7 runs the pinned default
+// without asking Get_v7 (onlyDefaultAlgorithms): where the heuristics do not
+// list it, it runs all the same, with the descriptor's math type and the
+// workspace cuDNN sizes for it (kWorkspaceUnknown: the engine asks).
 Selection ChooseWithoutTiming(Selection s, const SelectorOptions& options) {
   s.cache = options.cache_without_benchmark ? "miss" : "none";
   if (options.deterministic && s.warning.empty() && !options.pinned_deterministic.empty()) {
@@ -51,6 +54,12 @@ Selection ChooseWithoutTiming(Selection s, const SelectorOptions& options) {
       s.reason = "deterministic and benchmark off: the pinned default " + pinned->Id();
       return s;
     }
+    const size_t colon = options.pinned_deterministic.find(':');
+    s.chosen = {options.pinned_deterministic.substr(0, colon),
+                {options.pinned_deterministic.substr(colon + 1), Determinism::kDeterministic, kWorkspaceUnknown}};
+    s.reason = "deterministic and benchmark off: the pinned default " + options.pinned_deterministic +
+               ", run without asking the heuristics, which do not list it here";
+    return s;
   }
   s.chosen = s.eligible.front();
   s.reason = "benchmark off: first " + std::string(options.deterministic ? "deterministic " : "") +
@@ -115,7 +124,7 @@ Result<Selection> AlgorithmSelector::Select(const std::string& key, const std::s
     const Candidate& c = s.eligible[i];
     Result<double> t = time(c);
     if (!t.ok()) {
-      failures += " " + c.Id() + " failed (" + t.status().message() + ");";
+      failures.append(" ").append(c.Id()).append(" failed (").append(t.status().message()).append(");");
       return false;
     }
     s.time_ns[c.Id()] = t.value();

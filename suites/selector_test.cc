@@ -62,8 +62,16 @@ TEST(Selector, DeterministicWithBenchmarkOffUsesThePinnedDefault) {
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->chosen.algorithm.name, "pinned_det");
   EXPECT_EQ(t.calls, 0);
+  // PyTorch runs the pinned default without asking the heuristics: one they
+  // do not list runs all the same, its workspace sized by the engine.
   o.pinned_deterministic = "eng:absent";
-  EXPECT_EQ(sel.Select("k", "p", kPool, o, t.fn())->chosen.algorithm.name, "slow_det") << "first deterministic";
+  Result<Selection> absent = sel.Select("k", "p", kPool, o, t.fn());
+  ASSERT_TRUE(absent.ok());
+  EXPECT_EQ(absent->chosen.Id(), "eng:absent");
+  EXPECT_EQ(absent->chosen.algorithm.determinism, Determinism::kDeterministic);
+  EXPECT_EQ(absent->chosen.algorithm.workspace_bytes, kWorkspaceUnknown);
+  EXPECT_NE(absent->reason.find("without asking the heuristics"), std::string::npos) << absent->reason;
+  EXPECT_EQ(t.calls, 0);
 }
 
 TEST(Selector, BenchmarkTimesCandidatesAndChoosesTheFastest) {

@@ -137,6 +137,23 @@ class CudnnPrepared final : public PreparedOp {
     h_ = h;
     ws_bytes_ = static_cast<size_t>(std::max<int64_t>(0, algorithm_.workspace_bytes));
     BC_RETURN_IF_ERROR(d_.Init(p_, math_));
+    if (algorithm_.workspace_bytes == kWorkspaceUnknown) {  // the pinned default, unlisted: as getWorkspaceSize
+      switch (p_.direction) {
+        case Direction::kForward:
+          BC_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(h, d_.x, d_.w, d_.conv, d_.y,
+                                                           static_cast<cudnnConvolutionFwdAlgo_t>(algo_), &ws_bytes_));
+          break;
+        case Direction::kBackwardData:
+          BC_CUDNN(cudnnGetConvolutionBackwardDataWorkspaceSize(
+              h, d_.w, d_.y, d_.conv, d_.x, static_cast<cudnnConvolutionBwdDataAlgo_t>(algo_), &ws_bytes_));
+          break;
+        case Direction::kBackwardWeights:
+          BC_CUDNN(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+              h, d_.x, d_.y, d_.conv, d_.w, static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo_), &ws_bytes_));
+          break;
+      }
+      algorithm_.workspace_bytes = static_cast<int64_t>(ws_bytes_);
+    }
     BC_RETURN_IF_ERROR(t_.Init(p_, b_));
     return ws_.Allocate(ws_bytes_);
   }
