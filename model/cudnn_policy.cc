@@ -77,6 +77,15 @@ TimeCandidate FindTimer(const std::vector<PerfRecord>& perf) {
   };
 }
 
+std::vector<int> SearchedAlgos(Direction d) {
+  std::vector<int> out;
+  for (int i = 0; !AlgoName(d, i).empty(); ++i) {
+    if (d == Direction::kBackwardWeights && AlgoName(d, i) == "winograd") continue;
+    out.push_back(i);
+  }
+  return out;
+}
+
 std::vector<std::string> LegacyNotes(Direction d, int index) {
   const std::string name = AlgoName(d, index);
   if (name.rfind("fft", 0) == 0) return {"FFT"};

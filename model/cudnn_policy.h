@@ -52,6 +52,12 @@ std::string AlgoName(Direction d, int index);
 // The index of a name, or -1.
 int AlgoIndex(Direction d, const std::string& name);
 std::string PinnedDefault(Direction d);
+// The algorithms Conv_v7's search asks about, in enum order: every one of the
+// direction, less backward-filter's WINOGRAD ("not implemented"; PyTorch
+// asks for CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT - 1 results). Their count
+// is what Get_v7 and Find are asked for; the search workspace is the largest
+// that one of them needs (getMaxWorkspaceSize).
+std::vector<int> SearchedAlgos(Direction d);
 // The numerical notes the legacy API's algorithm names imply (it reports
 // none itself), in the graph API's terms: FFT and WINOGRAD for those
 // families, nothing for the GEMM and direct ones.

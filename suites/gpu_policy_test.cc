@@ -234,6 +234,18 @@ TEST(CudnnPolicy, MathTypeFollowsDtypeAndTf32) {
   EXPECT_EQ(CudnnMathType(DataType::kF16, false), MathType::kTensorOp);
 }
 
+// Conv_v7's search asks Get_v7 and Find for every algorithm of the
+// direction but backward-filter's WINOGRAD (COUNT - 1), and sizes its
+// workspace over the same list.
+TEST(CudnnPolicy, TheLegacySearchAsksForPytorchsAlgorithmCounts) {
+  EXPECT_EQ(SearchedAlgos(Direction::kForward).size(), 8u);       // CUDNN_CONVOLUTION_FWD_ALGO_COUNT
+  EXPECT_EQ(SearchedAlgos(Direction::kBackwardData).size(), 6u);  // CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT
+  const std::vector<int> filter = SearchedAlgos(Direction::kBackwardWeights);
+  EXPECT_EQ(filter.size(), 6u) << "CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT - 1";
+  for (int algo : filter) EXPECT_NE(AlgoName(Direction::kBackwardWeights, algo), "winograd");
+  EXPECT_EQ(filter.back(), AlgoIndex(Direction::kBackwardWeights, "fft_tiling"));
+}
+
 // The legacy API reports no numerical notes; its algorithm families imply
 // the ones the error bound must know (every direction's FFT and Winograd).
 TEST(CudnnPolicy, LegacyAlgorithmsImplyTheirNumericalNotes) {

@@ -1,7 +1,9 @@
 // The legacy cuDNN API as PyTorch's Conv_v7.cpp uses it: candidates from
 // cudnnGet*Algorithm_v7 in its order, a search with cudnnFind*AlgorithmEx on
 // the step's inputs, and execution with the algorithm's workspace.
+#include <algorithm>
 #include <array>
+#include <functional>
 
 #include "backends/cudnn/paths.h"
 #include "model/cudnn_policy.h"
@@ -82,24 +84,45 @@ std::vector<PerfRecord> ToRecords(const Conv2dProblem& p, bool allow_tf32, const
 Result<std::vector<PerfRecord>> Heuristics(cudnnHandle_t h, const Descriptors& d, const Conv2dProblem& p,
                                            bool allow_tf32) {
   int n = 0;
+  const int asked = static_cast<int>(SearchedAlgos(p.direction).size());
   switch (p.direction) {
     case Direction::kForward: {
       std::array<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT> perf{};
-      BC_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.w, d.conv, d.y, perf.size(), &n, perf.data()));
+      BC_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.w, d.conv, d.y, asked, &n, perf.data()));
       return ToRecords(p, allow_tf32, perf, n, false);
     }
     case Direction::kBackwardData: {
       std::array<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT> perf{};
-      BC_CUDNN(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w, d.y, d.conv, d.x, perf.size(), &n, perf.data()));
+      BC_CUDNN(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w, d.y, d.conv, d.x, asked, &n, perf.data()));
       return ToRecords(p, allow_tf32, perf, n, false);
     }
     case Direction::kBackwardWeights: {
       std::array<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT> perf{};
-      BC_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.conv, d.w, perf.size(), &n, perf.data()));
+      BC_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.conv, d.w, asked, &n, perf.data()));
       return ToRecords(p, allow_tf32, perf, n, false);
     }
   }
   return Status(StatusCode::kInternal, "unknown direction");
+}
+
+// cudnnGetConvolution*WorkspaceSize of one algorithm (PyTorch's getWorkspaceSize).
+Result<size_t> WorkspaceSize(cudnnHandle_t h, const Descriptors& d, const Conv2dProblem& p, int algo) {
+  size_t bytes = 0;
+  switch (p.direction) {
+    case Direction::kForward:
+      BC_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(h, d.x, d.w, d.conv, d.y,
+                                                       static_cast<cudnnConvolutionFwdAlgo_t>(algo), &bytes));
+      break;
+    case Direction::kBackwardData:
+      BC_CUDNN(cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w, d.y, d.conv, d.x,
+                                                            static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), &bytes));
+      break;
+    case Direction::kBackwardWeights:
+      BC_CUDNN(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+          h, d.x, d.y, d.conv, d.w, static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), &bytes));
+      break;
+  }
+  return bytes;
 }
 
 Status Run(cudnnHandle_t h, const Descriptors& d, const Conv2dProblem& p, int algo, DeviceTensors& t, void* ws,
@@ -138,20 +161,7 @@ class CudnnPrepared final : public PreparedOp {
     ws_bytes_ = static_cast<size_t>(std::max<int64_t>(0, algorithm_.workspace_bytes));
     BC_RETURN_IF_ERROR(d_.Init(p_, math_));
     if (algorithm_.workspace_bytes == kWorkspaceUnknown) {  // the pinned default, unlisted: as getWorkspaceSize
-      switch (p_.direction) {
-        case Direction::kForward:
-          BC_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(h, d_.x, d_.w, d_.conv, d_.y,
-                                                           static_cast<cudnnConvolutionFwdAlgo_t>(algo_), &ws_bytes_));
-          break;
-        case Direction::kBackwardData:
-          BC_CUDNN(cudnnGetConvolutionBackwardDataWorkspaceSize(
-              h, d_.w, d_.y, d_.conv, d_.x, static_cast<cudnnConvolutionBwdDataAlgo_t>(algo_), &ws_bytes_));
-          break;
-        case Direction::kBackwardWeights:
-          BC_CUDNN(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-              h, d_.x, d_.y, d_.conv, d_.w, static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo_), &ws_bytes_));
-          break;
-      }
+      BC_ASSIGN_OR_RETURN(ws_bytes_, WorkspaceSize(h, d_, p_, algo_));
       algorithm_.workspace_bytes = static_cast<int64_t>(ws_bytes_);
     }
     BC_RETURN_IF_ERROR(t_.Init(p_, b_));
@@ -209,31 +219,39 @@ Result<EngineSearch> V7Search(cudnnHandle_t h, const Conv2dProblem& p, const Bac
   const bool tf32 = CudnnConvTf32(flags);
   Descriptors d;
   BC_RETURN_IF_ERROR(d.Init(p, CudnnMathType(p.dtype, tf32)));
-  // The largest workspace any algorithm asks for, as PyTorch sizes the search.
-  size_t ws_bytes = 0;
-  Result<std::vector<PerfRecord>> heur = Heuristics(h, d, p, tf32);
-  if (!heur.ok()) return heur.status();
-  for (const PerfRecord& r : heur.value()) {
-    if (r.ok) ws_bytes = std::max(ws_bytes, static_cast<size_t>(r.memory));
+  // The search workspace as PyTorch's getMaxWorkspaceSize sizes it: the
+  // largest that one of the searched algorithms needs (those cuDNN cannot
+  // size are passed over), less any this device cannot allocate.
+  std::vector<size_t> sizes;
+  for (int algo : SearchedAlgos(p.direction)) {
+    if (Result<size_t> bytes = WorkspaceSize(h, d, p, algo); bytes.ok() && *bytes > 0) sizes.push_back(*bytes);
   }
+  std::sort(sizes.begin(), sizes.end(), std::greater<>());
   cuda::DeviceBuffer ws;
-  BC_RETURN_IF_ERROR(ws.Allocate(ws_bytes));
+  size_t ws_bytes = 0;
+  for (size_t bytes : sizes) {
+    if (ws.Allocate(bytes).ok()) {
+      ws_bytes = bytes;
+      break;
+    }
+  }
   EngineSearch out;
   out.peak_device_bytes = cuda::DeviceBytesInUse();
   int n = 0;
+  const int asked = static_cast<int>(SearchedAlgos(p.direction).size());
   std::vector<PerfRecord> records;
   switch (p.direction) {
     case Direction::kForward: {
       std::array<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT> perf{};
       BC_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(h, d.x, t.x.get(), d.w, t.w.get(), d.conv, d.y,
-                                                      t.y.get(), perf.size(), &n, perf.data(), ws.get(), ws_bytes));
+                                                      t.y.get(), asked, &n, perf.data(), ws.get(), ws_bytes));
       records = ToRecords(p, tf32, perf, n, true);
       break;
     }
     case Direction::kBackwardData: {
       std::array<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT> perf{};
       BC_CUDNN(cudnnFindConvolutionBackwardDataAlgorithmEx(h, d.w, t.w.get(), d.y, t.y.get(), d.conv, d.x,
-                                                           t.x.get(), perf.size(), &n, perf.data(), ws.get(),
+                                                           t.x.get(), asked, &n, perf.data(), ws.get(),
                                                            ws_bytes));
       records = ToRecords(p, tf32, perf, n, true);
       break;
@@ -241,7 +259,7 @@ Result<EngineSearch> V7Search(cudnnHandle_t h, const Conv2dProblem& p, const Bac
     case Direction::kBackwardWeights: {
       std::array<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT> perf{};
       BC_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithmEx(h, d.x, t.x.get(), d.y, t.y.get(), d.conv,
-                                                             d.w, t.w.get(), perf.size(), &n, perf.data(), ws.get(),
+                                                             d.w, t.w.get(), asked, &n, perf.data(), ws.get(),
                                                              ws_bytes));
       records = ToRecords(p, tf32, perf, n, true);
       break;
