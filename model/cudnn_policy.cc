@@ -1,6 +1,9 @@
 #include "model/cudnn_policy.h"
 
 #include <array>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 
 namespace bc::cudnn {
@@ -187,8 +190,17 @@ HeurMode GraphHeuristicMode(bool benchmark, bool mode_b) {
   return !benchmark && mode_b ? HeurMode::kB : HeurMode::kInstant;
 }
 
-SelectionRules CudnnRules(Api api, bool benchmark, bool deterministic) {
-  if (api == Api::kGraph) return {.cache_without_benchmark = true, .benchmark_limit = true};
+int V8CacheLimit(const char* value) {
+  if (value == nullptr || *value == '\0') return kV8CacheLimitDefault;
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(value, &end, 10);
+  if (*end != '\0' || errno != 0 || v < INT_MIN || v > INT_MAX) return kV8CacheLimitDefault;
+  return static_cast<int>(v);
+}
+
+SelectionRules CudnnRules(Api api, bool benchmark, bool deterministic, int lru_limit) {
+  if (api == Api::kGraph) return {.cache_without_benchmark = true, .benchmark_limit = true, .cache_limit = lru_limit};
   return {.cache_without_benchmark = !(deterministic && !benchmark), .benchmark_limit = false};
 }
 

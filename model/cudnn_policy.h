@@ -104,7 +104,13 @@ HeurMode GraphHeuristicMode(bool benchmark, bool mode_b);
 // same except with deterministic on and benchmark off (the pinned default,
 // no lookup), and never applies benchmark_limit (cudnnFind*AlgorithmEx
 // times every algorithm; PyTorch documents the limit for the v8 API only).
-SelectionRules CudnnRules(Api api, bool benchmark, bool deterministic);
+// TORCH_CUDNN_V8_API_LRU_CACHE_LIMIT as PyTorch reads it: unset or not a
+// number, 10000; 0 unbounded; negative no caching.
+inline constexpr int kV8CacheLimitDefault = 10000;
+int V8CacheLimit(const char* torch_cudnn_v8_api_lru_cache_limit);
+// Conv_v8's plan cache is an LRU of `lru_limit` entries (V8CacheLimit); the
+// legacy cache is unbounded.
+SelectionRules CudnnRules(Api api, bool benchmark, bool deterministic, int lru_limit = kV8CacheLimitDefault);
 
 // One engine config as heuristics or the fallback list returned it.
 struct RawConfig {

@@ -136,6 +136,7 @@ Result<DispatchDecision> Dispatcher::Decide(const CaseSpec& c, const Problem& p,
     const SelectionRules rules = pool.front()->Rules(flags);
     options.benchmark = flags.cudnn_benchmark;
     options.benchmark_limit = rules.benchmark_limit ? flags.cudnn_benchmark_limit : 0;
+    options.cache_limit = rules.cache_limit;
     options.cache_without_benchmark = rules.cache_without_benchmark;
     options.deterministic = flags.CudnnDeterministicEffective();
   } else {

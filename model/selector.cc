@@ -113,7 +113,7 @@ Result<Selection> AlgorithmSelector::Select(const std::string& key, const std::s
   }
   if (!options.benchmark) {
     s = ChooseWithoutTiming(std::move(s), options);
-    if (options.cache_without_benchmark) cache_[CacheKey(key, options)] = {s.chosen, s.warning};
+    if (options.cache_without_benchmark) Store(key, options, s);
     return s;
   }
   s.cache = "miss";
@@ -136,14 +136,25 @@ Result<Selection> AlgorithmSelector::Select(const std::string& key, const std::s
   s.chosen = *best;
   s.reason = "benchmark on: fastest of " + std::to_string(s.time_ns.size()) + " timed candidate(s)" +
              (tried < s.eligible.size() ? " (benchmark_limit " + std::to_string(options.benchmark_limit) + ")" : "");
-  cache_[CacheKey(key, options)] = {s.chosen, s.warning};
+  Store(key, options, s);
   return s;
+}
+
+void AlgorithmSelector::Store(const std::string& key, const SelectorOptions& options, const Selection& s) {
+  if (options.cache_limit < 0) return;  // no caching
+  const std::string k = CacheKey(key, options);
+  if (options.cache_limit > 0 && !cache_.count(k) && cache_.size() >= static_cast<size_t>(options.cache_limit)) {
+    cache_.erase(std::min_element(cache_.begin(), cache_.end(),
+                                  [](const auto& a, const auto& b) { return a.second.used < b.second.used; }));
+  }
+  cache_[k] = {s.chosen, s.warning, ++clock_};
 }
 
 std::optional<Selection> AlgorithmSelector::Cached(const std::string& key, const SelectorOptions& options) const {
   if (!options.benchmark && !options.cache_without_benchmark) return std::nullopt;
   auto hit = cache_.find(CacheKey(key, options));
   if (hit == cache_.end()) return std::nullopt;
+  hit->second.used = ++clock_;
   Selection s;
   s.chosen = hit->second.chosen;
   s.warning = hit->second.warning;

@@ -43,6 +43,7 @@ struct SelectorOptions {
   int benchmark_limit = 10;  // 0: every candidate
   bool cache_without_benchmark = false;
   std::string pinned_deterministic;  // Candidate::Id() pinned for deterministic, benchmark off
+  int cache_limit = 0;               // SelectionRules::cache_limit
 };
 
 // How PyTorch's choice cache and cudnn.benchmark_limit apply to an engine's
@@ -50,6 +51,9 @@ struct SelectorOptions {
 struct SelectionRules {
   bool cache_without_benchmark = false;
   bool benchmark_limit = true;
+  // Choices the cache keeps, least recently used evicted first: 0 unbounded,
+  // negative none (Conv_v8's TORCH_CUDNN_V8_API_LRU_CACHE_LIMIT).
+  int cache_limit = 0;
 };
 
 struct Selection {
@@ -101,8 +105,11 @@ class AlgorithmSelector {
   struct Cached_ {
     Candidate chosen;
     std::string warning;  // warn_only's text, repeated on every hit as PyTorch warns on every call
+    mutable uint64_t used = 0;  // when it was last stored or hit, for the LRU limit
   };
+  void Store(const std::string& key, const SelectorOptions& options, const Selection& s);
   std::map<std::string, Cached_> cache_;
+  mutable uint64_t clock_ = 0;
   int searches_ = 0;
 };
 

@@ -246,6 +246,17 @@ TEST(CudnnPolicy, TheLegacySearchAsksForPytorchsAlgorithmCounts) {
   EXPECT_EQ(filter.back(), AlgoIndex(Direction::kBackwardWeights, "fft_tiling"));
 }
 
+TEST(CudnnPolicy, TheGraphPlanCacheLimitIsReadAsPytorchReadsIt) {
+  EXPECT_EQ(V8CacheLimit(nullptr), 10000);
+  EXPECT_EQ(V8CacheLimit(""), 10000);
+  EXPECT_EQ(V8CacheLimit("256"), 256);
+  EXPECT_EQ(V8CacheLimit("0"), 0) << "unbounded";
+  EXPECT_EQ(V8CacheLimit("-1"), -1) << "no caching";
+  EXPECT_EQ(V8CacheLimit("lots"), 10000);
+  EXPECT_EQ(CudnnRules(Api::kGraph, true, false, 256).cache_limit, 256);
+  EXPECT_EQ(CudnnRules(Api::kLegacy, true, false, 256).cache_limit, 0) << "the legacy cache is unbounded";
+}
+
 // The legacy API reports no numerical notes; its algorithm families imply
 // the ones the error bound must know (every direction's FFT and Winograd).
 TEST(CudnnPolicy, LegacyAlgorithmsImplyTheirNumericalNotes) {

@@ -232,6 +232,29 @@ TEST(Selector, BenchmarkLimitCountsOnlyCandidatesThatRan) {
   EXPECT_EQ(TimeUntilLimit(3, 5, [](size_t) { return false; }), 3u) << "none ran: every one tried";
 }
 
+// Conv_v8's plan cache is an LRU (TORCH_CUDNN_V8_API_LRU_CACHE_LIMIT): at
+// its limit the least recently used choice goes, a hit counts as a use, and
+// a negative limit caches nothing.
+TEST(Selector, TheCacheLimitEvictsTheLeastRecentlyUsedChoice) {
+  AlgorithmSelector sel;
+  FakeTimer t;
+  const SelectorOptions o{.benchmark = true, .cache_limit = 2};
+  for (const char* key : {"a", "b"}) ASSERT_TRUE(sel.Select(key, key, kPool, o, t.fn()).ok());
+  EXPECT_TRUE(sel.Cached("a", o).has_value());  // "a" is now the more recently used
+  ASSERT_TRUE(sel.Select("c", "c", kPool, o, t.fn()).ok());
+  EXPECT_EQ(sel.cache_size(), 2u);
+  EXPECT_TRUE(sel.Cached("a", o).has_value());
+  EXPECT_FALSE(sel.Cached("b", o).has_value()) << "the least recently used is evicted";
+  EXPECT_TRUE(sel.Cached("c", o).has_value());
+  AlgorithmSelector none;
+  const SelectorOptions off{.benchmark = true, .cache_limit = -1};
+  ASSERT_TRUE(none.Select("a", "a", kPool, off, t.fn()).ok());
+  EXPECT_FALSE(none.Cached("a", off).has_value());
+  EXPECT_EQ(none.searches(), 1);
+  ASSERT_TRUE(none.Select("a", "a", kPool, off, t.fn()).ok());
+  EXPECT_EQ(none.searches(), 2) << "with no cache every call searches";
+}
+
 TEST(Selector, AFailingCandidateIsDroppedFromTheSearch) {
   AlgorithmSelector sel;
   FakeTimer t;

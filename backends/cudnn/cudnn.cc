@@ -92,8 +92,9 @@ class CudnnEngine final : public Engine {
   Result<std::vector<Algorithm>> Candidates(const Problem& p, const BackendFlags& flags) const override;
   std::optional<std::string> PinnedDeterministic(const Problem& p) const override;
   SelectionRules Rules(const BackendFlags& flags) const override {
+    static const int lru = cudnn::V8CacheLimit(std::getenv("TORCH_CUDNN_V8_API_LRU_CACHE_LIMIT"));
     return cudnn::CudnnRules(UseGraphApi() ? cudnn::Api::kGraph : cudnn::Api::kLegacy, flags.cudnn_benchmark,
-                             flags.CudnnDeterministicEffective());
+                             flags.CudnnDeterministicEffective(), lru);
   }
   Result<EngineSearch> Search(const Problem& p, const BackendFlags& flags, const Buffers& inputs) const override;
   ComputeType compute_type(const Problem& p, const BackendFlags& flags) const override {
