@@ -95,6 +95,8 @@ TEST(TorchPython, DocumentedDeterminismList) { RunTorchProbe("documented"); }
 // Per version: not evaluated, naming the version, where it lacks the setting.
 TEST(TorchPython, MkldnnDeterministicFlagSetsAndRestores) { RunTorchProbe("mkldnn_deterministic"); }
 TEST(TorchPython, Fp32PrecisionAndAllowTf32DoNotMix) { RunTorchProbe("fp32_precision"); }
+// The cuBLAS rule decided by PyTorch itself (not evaluated without a CUDA device).
+TEST(TorchPython, CublasNeedsItsWorkspaceConfigUnderDeterministicAlgorithms) { RunTorchProbe("cublas_config"); }
 
 
 void WriteFloats(const std::filesystem::path& path, const std::vector<float>& v) {

@@ -880,9 +880,12 @@ class H100EvidenceTest(unittest.TestCase):
         self.assertNotIn("records come from", v.reason)
 
     def test_the_harness_mirror_of_the_cublas_alert_only_predicts(self) -> None:
+        # PyTorch's own probe did not run in this recording: the claim is not
+        # evaluated, and the harness's mirror is shown as the model's prediction.
         v = self.verdicts["cublas-config"]
         self.assertEqual(v.verdict, "not evaluated")
-        self.assertIn("needs pytorch evidence; the model predicts supported", v.reason)
+        self.assertIsNotNone(v.prediction)
+        self.assertEqual(v.prediction.verdict, "supported")
 
     def test_no_claim_is_an_error(self) -> None:
         self.assertFalse({k: v.reason for k, v in self.verdicts.items() if v.verdict == "error"})

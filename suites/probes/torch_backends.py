@@ -297,6 +297,55 @@ def fp32_precision() -> tuple[bool, str, dict]:
                                                                                   "mixed": mixed}
 
 
+# One torch.mm on CUDA under use_deterministic_algorithms, in a fresh
+# interpreter (cuBLAS and PyTorch read CUBLAS_WORKSPACE_CONFIG from the
+# process's environment): "raised: ...", "warned: ..." or "ran", then with
+# "repeat" the digests of ten runs.
+_CUBLAS_RUN = """
+import sys, warnings, torch
+warn_only = sys.argv[1] == "warn_only"
+torch.use_deterministic_algorithms(True, warn_only=warn_only)
+g = torch.Generator(device="cuda").manual_seed(0)
+a = torch.randn(512, 512, device="cuda", generator=g)
+b = torch.randn(512, 512, device="cuda", generator=g)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    try:
+        outs = [torch.mm(a, b) for _ in range(10)]
+    except RuntimeError as e:
+        print("raised: " + str(e).splitlines()[0][:300]); sys.exit(0)
+said = [str(w.message).splitlines()[0][:300] for w in caught if "CUBLAS_WORKSPACE_CONFIG" in str(w.message)]
+same = all(torch.equal(outs[0], o) for o in outs)
+print(("warned: " + said[0] if said else "ran") + ("; 10 runs bitwise equal" if same else "; runs differ"))
+"""
+
+
+def cublas_config() -> tuple[bool, str, dict]:
+    """The documented cuBLAS rule, on this PyTorch's CUDA: under
+    use_deterministic_algorithms(True), torch.mm without CUBLAS_WORKSPACE_CONFIG
+    raises a RuntimeError naming the variable (warn_only: warns and runs),
+    and with CUBLAS_WORKSPACE_CONFIG=:4096:8 it runs, bitwise repeatable.
+    PyTorch's alert (alertCuBLASConfigNotDeterministic) is gone from recent
+    releases, which then run without the variable: that refutes the rule for
+    that version, whatever cuBLAS itself does."""
+    if not torch.cuda.is_available():
+        raise NotHere(f"PyTorch {torch.__version__} sees no CUDA device")
+    import subprocess
+    base = {k: v for k, v in os.environ.items() if k != "CUBLAS_WORKSPACE_CONFIG"}
+    seen = {}
+    for name, env, mode in (("unset", base, "error"), ("unset, warn_only", base, "warn_only"),
+                            (":4096:8", dict(base, CUBLAS_WORKSPACE_CONFIG=":4096:8"), "error")):
+        proc = subprocess.run([sys.executable, "-c", _CUBLAS_RUN, mode], env=env, capture_output=True, text=True,
+                              timeout=120)
+        if proc.returncode != 0:
+            raise RuntimeError(f"torch.mm with CUBLAS_WORKSPACE_CONFIG {name}: exit {proc.returncode}: "
+                               f"{proc.stderr.strip()[-300:]}")
+        seen[name] = proc.stdout.strip().splitlines()[-1]
+    ok = (seen["unset"].startswith("raised:") and "CUBLAS_WORKSPACE_CONFIG" in seen["unset"]
+          and seen["unset, warn_only"].startswith("warned:") and seen[":4096:8"] == "ran; 10 runs bitwise equal")
+    return ok, "; ".join(f"CUBLAS_WORKSPACE_CONFIG {k}: {v}" for k, v in seen.items()), seen
+
+
 def documented() -> tuple[bool, str, dict]:
     """use_deterministic_algorithms's own list in this version's docstring,
     every entry checked on the devices it names that this machine has, and
@@ -382,7 +431,8 @@ PROBES = {"build_config": build_config, "defaults": defaults, "flags_scope": fla
           "cudnn_deterministic_scope": cudnn_deterministic_scope, "mkldnn_available": mkldnn_available,
           "openmp_available": openmp_available, "mps_available": mps_available,
           "seed_not_backends": seed_not_backends, "mkldnn_deterministic": mkldnn_deterministic,
-          "fp32_precision": fp32_precision, "documented": documented, "same_torch": same_torch}
+          "fp32_precision": fp32_precision, "documented": documented, "same_torch": same_torch,
+          "cublas_config": cublas_config}
 
 
 def main(argv: list[str]) -> int:
