@@ -246,13 +246,12 @@ Result<CaseRun> RunCase(const CaseSpec& spec, const RunOptions& options) {
     step.selection = decision->selection;
     step.device_peak_bytes = decision->search_peak_device_bytes;
 
-    if (spec.algorithm == kAnyNondeterministic && options.until_distinct_ns > 0) {
-      BC_RETURN_IF_ERROR(RunControlInTurn(*decision->engine, p, flags, options, buffers, step));
-    } else {
-      BC_RETURN_IF_ERROR(
-          RunAlgorithm(*decision->engine, p, decision->chosen.algorithm, flags, options, options.until_distinct_ns,
-                       buffers, step));
-    }
+    // The engine's status as it said it (a skip's reason reaches the report).
+    const Status ran = spec.algorithm == kAnyNondeterministic && options.until_distinct_ns > 0
+                           ? RunControlInTurn(*decision->engine, p, flags, options, buffers, step)
+                           : RunAlgorithm(*decision->engine, p, decision->chosen.algorithm, flags, options,
+                                          options.until_distinct_ns, buffers, step);
+    if (!ran.ok()) return ran;
     std::vector<float>& out = buffers.Output(p);
     step.step_ns = step_watch.ElapsedNs();
     step.rss_peak_bytes = PeakRssBytes();
