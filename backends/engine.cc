@@ -17,11 +17,19 @@ Result<std::unique_ptr<PreparedOp>> UnbuiltEngine::Prepare(const Problem&, const
   return Status(StatusCode::kUnavailable, reason_);
 }
 
+namespace {
+
+std::vector<Algorithm> OnlyNondeterministic(std::vector<Algorithm> all) {
+  std::erase_if(all, [](const Algorithm& a) { return a.determinism != Determinism::kNondeterministic; });
+  return all;
+}
+
+}  // namespace
+
 Result<std::vector<Algorithm>> NondeterministicAlgorithms(const Engine& engine, const Problem& p,
                                                           const BackendFlags& flags) {
   BC_ASSIGN_OR_RETURN(std::vector<Algorithm> all, engine.Candidates(p, flags));
-  std::erase_if(all, [](const Algorithm& a) { return a.determinism != Determinism::kNondeterministic; });
-  return all;
+  return OnlyNondeterministic(std::move(all));
 }
 
 Result<Algorithm> FindAlgorithm(const Engine& engine, const Problem& p, const std::string& name,
@@ -33,8 +41,7 @@ Result<Algorithm> FindAlgorithm(const Engine& engine, const Problem& p, const st
   }
   if (name.empty()) return all.front();
   if (name == kAnyNondeterministic) {
-    BC_ASSIGN_OR_RETURN(const std::vector<Algorithm> racy, NondeterministicAlgorithms(engine, p, flags));
-    if (!racy.empty()) return racy.front();
+    if (const std::vector<Algorithm> racy = OnlyNondeterministic(all); !racy.empty()) return racy.front();
     return Status(StatusCode::kUnimplemented, std::string(engine.name()) + " offers no nondeterministic algorithm for " +
                                                   FormatProblem(p) + " under these flags");
   }

@@ -13,10 +13,12 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,9 +43,22 @@ std::string Interpreter() {
   return v != nullptr && *v != '\0' ? v : BC_TORCH_PYTHON;
 }
 
-void RunTorchProbe(const std::string& probe) {
+// This process's environment ("NAME=value"), less the variables named.
+std::vector<std::string> EnvironmentWithout(std::initializer_list<std::string_view> names) {
   std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view v(*e);
+    if (std::none_of(names.begin(), names.end(),
+                     [&](std::string_view name) { return v.size() > name.size() && v.substr(0, name.size()) == name &&
+                                                         v[name.size()] == '='; })) {
+      env.emplace_back(v);
+    }
+  }
+  return env;
+}
+
+void RunTorchProbe(const std::string& probe) {
+  const std::vector<std::string> env = EnvironmentWithout({});
   Result<ProbeResult> r =
       SpawnJson({Interpreter(), std::string(BC_SOURCE_DIR) + "/suites/probes/torch_backends.py", probe}, env);
   const std::string repro = "torch_backends.py " + probe;
@@ -139,10 +154,7 @@ TEST(TorchPython, TheHarnessLeavesPytorchAlone) {
   WriteFloats(dir / "a.f32", buffers["src"]);
   WriteFloats(dir / "b.f32", buffers["wei"]);
   std::ofstream(dir / "shape") << m.m << " " << m.k << " " << m.n << "\n";
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (std::string_view(*e).rfind("LD_PRELOAD=", 0) != 0) env.emplace_back(*e);
-  }
+  std::vector<std::string> env = EnvironmentWithout({"LD_PRELOAD"});
   env.push_back("BACKENDCHECK_SAME_TORCH_DIR=" + dir.string());
   Result<ProbeResult> r =
       SpawnJson({Interpreter(), std::string(BC_SOURCE_DIR) + "/suites/probes/torch_backends.py", "same_torch"}, env);
@@ -184,14 +196,8 @@ TEST(TorchPython, TheGuardCatchesASystemBlasInTheProcess) {
   } else {
     ::dlclose(blas);
   }
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string_view v(*e);
-    if (v.rfind("LD_PRELOAD=", 0) != 0 && v.rfind("BACKENDCHECK_EVIDENCE_DIR=", 0) != 0 &&
-        v.rfind("BACKENDCHECK_DEFAULT_EVIDENCE_DIR=", 0) != 0) {
-      env.emplace_back(v);
-    }
-  }
+  std::vector<std::string> env =
+      EnvironmentWithout({"LD_PRELOAD", "BACKENDCHECK_EVIDENCE_DIR", "BACKENDCHECK_DEFAULT_EVIDENCE_DIR"});
   env.push_back("LD_PRELOAD=libblas.so.3");
   Result<ProbeResult> child =
       SpawnJson({"/proc/self/exe", "--gtest_filter=TorchPython.TheHarnessLeavesPytorchAlone"}, env);

@@ -222,8 +222,9 @@ Result<EngineSearch> V7Search(cudnnHandle_t h, const Conv2dProblem& p, const Bac
   // The search workspace as PyTorch's getMaxWorkspaceSize sizes it: the
   // largest that one of the searched algorithms needs (those cuDNN cannot
   // size are passed over), less any this device cannot allocate.
+  const std::vector<int> searched = SearchedAlgos(p.direction);
   std::vector<size_t> sizes;
-  for (int algo : SearchedAlgos(p.direction)) {
+  for (int algo : searched) {
     if (Result<size_t> bytes = WorkspaceSize(h, d, p, algo); bytes.ok() && *bytes > 0) sizes.push_back(*bytes);
   }
   std::sort(sizes.begin(), sizes.end(), std::greater<>());
@@ -238,7 +239,7 @@ Result<EngineSearch> V7Search(cudnnHandle_t h, const Conv2dProblem& p, const Bac
   EngineSearch out;
   out.peak_device_bytes = cuda::DeviceBytesInUse();
   int n = 0;
-  const int asked = static_cast<int>(SearchedAlgos(p.direction).size());
+  const int asked = static_cast<int>(searched.size());
   std::vector<PerfRecord> records;
   switch (p.direction) {
     case Direction::kForward: {
