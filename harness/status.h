@@ -24,22 +24,34 @@ enum class StatusCode {
 
 const char* StatusCodeName(StatusCode code);
 
+// Where a failure came from, for a caller whose recovery depends on it:
+// PyTorch's convolutions move to their next algorithm past a cuDNN error or
+// an out-of-memory, and past nothing else (Conv_v7.cpp try_all, Conv_v8.cpp
+// try_configs and try_plans catch CuDNNError, cudnn_frontend's exception and
+// c10::OutOfMemoryError). A prefix added on the way up keeps it.
+enum class FailureSource { kOther, kCudnn, kOutOfMemory };
+
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(StatusCode code, std::string message, FailureSource source = FailureSource::kOther)
+      : code_(code), message_(std::move(message)), source_(source) {}
 
   static Status Ok() { return Status(); }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
+  FailureSource source() const { return source_; }
+  // The same failure with `prefix` in front of its message.
+  Status Prefixed(const std::string& prefix) const { return Status(code_, prefix + message_, source_); }
   // "UNAVAILABLE: cudaGetDeviceCount returned 35 (...)".
   std::string ToString() const;
 
  private:
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  FailureSource source_ = FailureSource::kOther;
 };
 
 template <typename T>
@@ -87,8 +99,6 @@ class [[nodiscard]] Result {
   do {                                                                                 \
     ::bc::Status bc_status_ = (expr);                                                  \
     if (!bc_status_.ok()) {                                                            \
-      return ::bc::Status(bc_status_.code(), std::string(#expr " at " __FILE__ ":" \
-                                                         BC_STRINGIFY(__LINE__) ": ") + \
-                                                 bc_status_.message());                \
+      return bc_status_.Prefixed(#expr " at " __FILE__ ":" BC_STRINGIFY(__LINE__) ": "); \
     }                                                                                  \
   } while (0)

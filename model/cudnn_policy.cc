@@ -1,10 +1,15 @@
 #include "model/cudnn_policy.h"
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 namespace bc::cudnn {
 namespace {
@@ -200,15 +205,18 @@ int V8CacheLimit(const char* value) {
 }
 
 SelectionRules CudnnRules(Api api, bool benchmark, bool deterministic, int lru_limit) {
-  if (api == Api::kGraph) return {.cache_without_benchmark = true, .benchmark_limit = true, .cache_limit = lru_limit};
-  return {.cache_without_benchmark = !(deterministic && !benchmark), .benchmark_limit = false};
+  if (api == Api::kGraph) {
+    return {.cache_without_benchmark = true, .benchmark_limit = true, .cache_limit = lru_limit, .retry_at_execution = true};
+  }
+  return {.cache_without_benchmark = !(deterministic && !benchmark), .benchmark_limit = false, .retry_at_execution = true};
 }
 
 std::string ConfigName(const RawConfig& c) {
   return (c.fallback ? "fb" : "cfg") + std::to_string(c.rank) + "_eng" + std::to_string(c.engine);
 }
 
-KeptConfigs KeepConfigs(const std::vector<RawConfig>& raw, bool deterministic, bool allow_tf32, DataType dtype) {
+KeptConfigs KeepConfigs(const std::vector<RawConfig>& raw, bool deterministic, bool allow_tf32, DataType dtype,
+                        const std::vector<ErrataRule>& errata, uint64_t version) {
   KeptConfigs out;
   for (size_t i = 0; i < raw.size(); ++i) {
     const RawConfig& c = raw[i];
@@ -216,9 +224,96 @@ KeptConfigs KeepConfigs(const std::vector<RawConfig>& raw, bool deterministic, b
       out.dropped.push_back(ConfigName(c) + ": " + why);
       continue;
     }
+    if (const ErrataRule* rule = BlockingRule(errata, c.tag, version)) {
+      out.dropped.push_back(ConfigName(c) + ": blocked by errata rule " + rule->id + " (" + c.tag + ")");
+      continue;
+    }
     out.kept.push_back(i);
   }
   return out;
+}
+
+std::string PlanTag(Direction d, int64_t engine, const std::vector<std::pair<int64_t, int64_t>>& knobs) {
+  static constexpr const char* kOperation[] = {"ConvFwd", "ConvBwdData", "ConvBwdFilter"};
+  std::string tag = std::string(kOperation[static_cast<int>(d)]) + "_eng" + std::to_string(engine);
+  for (const auto& [type, value] : knobs) tag += "_k" + std::to_string(type) + "=" + std::to_string(value);
+  return tag;
+}
+
+Result<std::vector<ErrataRule>> ParseErrata(const std::string& text, const std::string& file) {
+  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+  const auto bad = [&](const std::string& field, const std::string& why) {
+    return Status(StatusCode::kInvalidArgument, file + ": " + field + ": " + why + " (CUDNN_ERRATA_JSON_FILE)");
+  };
+  if (doc.is_discarded()) return bad("(document)", "not JSON");
+  if (!doc.is_object() || !doc.contains("rules") || !doc["rules"].is_array()) return bad("rules", "missing or not an array");
+  std::vector<ErrataRule> out;
+  for (size_t i = 0; i < doc["rules"].size(); ++i) {
+    const nlohmann::json& r = doc["rules"][i];
+    const std::string at = "rules[" + std::to_string(i) + "]";
+    if (!r.is_object()) return bad(at, "not an object");
+    ErrataRule rule;
+    rule.id = r.contains("rule_id") && r["rule_id"].is_string() ? r["rule_id"].get<std::string>() : at;
+    if (!r.contains("operation") || !r["operation"].is_string()) return bad(at + ".operation", "missing or not a string");
+    if (!r.contains("engine") || !r["engine"].is_number_integer()) return bad(at + ".engine", "missing or not an integer");
+    rule.operation = r["operation"].get<std::string>();
+    rule.engine = r["engine"].get<int64_t>();
+    for (const char* key : {"cudnn_version_start", "cudnn_version_end"}) {
+      if (!r.contains(key)) continue;
+      if (!r[key].is_number_unsigned()) return bad(at + "." + key, "not a non-negative integer");
+      (std::string(key) == "cudnn_version_start" ? rule.cudnn_version_start : rule.cudnn_version_end) = r[key].get<uint64_t>();
+    }
+    if (r.contains("knob")) {
+      if (!r["knob"].is_array()) return bad(at + ".knob", "not an array");
+      for (const nlohmann::json& k : r["knob"]) {
+        if (!k.is_string()) return bad(at + ".knob", "an entry is not a string");
+        rule.knobs.push_back(k.get<std::string>());
+      }
+    }
+    out.push_back(std::move(rule));
+  }
+  return out;
+}
+
+Result<std::vector<ErrataRule>> LoadErrata(const char* cudnn_errata_json_file) {
+  if (cudnn_errata_json_file == nullptr) return std::vector<ErrataRule>{};
+  std::ifstream in(cudnn_errata_json_file);
+  if (!in.is_open() || !in.good()) return std::vector<ErrataRule>{};
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseErrata(text.str(), cudnn_errata_json_file);
+}
+
+const ErrataRule* BlockingRule(const std::vector<ErrataRule>& rules, const std::string& tag, uint64_t version) {
+  for (const ErrataRule& r : rules) {
+    const std::string prefix = r.operation + "_eng" + std::to_string(r.engine) + "_";
+    if ((tag + "_").rfind(prefix, 0) != 0) continue;
+    if (version < r.cudnn_version_start || version >= r.cudnn_version_end) continue;
+    if (std::all_of(r.knobs.begin(), r.knobs.end(), [&](const std::string& k) { return tag.find(k) != std::string::npos; })) {
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+Result<WorkspaceFit> FitSearchWorkspace(const std::vector<int64_t>& plan_bytes, int64_t largest_free,
+                                        const std::function<bool(int64_t)>& allocate) {
+  WorkspaceFit fit;
+  for (size_t i = 0; i < plan_bytes.size(); ++i) {
+    if (plan_bytes[i] > largest_free) continue;
+    fit.kept.push_back(i);
+    fit.bytes = std::max(fit.bytes, plan_bytes[i]);
+  }
+  if (fit.bytes >= (int64_t{1} << 40)) {
+    return Status(StatusCode::kInternal, "Not enough memory for workspace!", FailureSource::kOutOfMemory);
+  }
+  bool halved = false;
+  while (fit.bytes > 0 && !allocate(fit.bytes)) {
+    fit.bytes /= 2;
+    halved = true;
+  }
+  if (halved) std::erase_if(fit.kept, [&](size_t i) { return plan_bytes[i] > fit.bytes; });
+  return fit;
 }
 
 Result<std::vector<Algorithm>> GraphCandidates(const std::vector<std::pair<std::string, bool>>& configs,

@@ -24,6 +24,7 @@
 //   which heuristics mode the graph path asks for.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <set>
@@ -109,8 +110,51 @@ HeurMode GraphHeuristicMode(bool benchmark, bool mode_b);
 inline constexpr int kV8CacheLimitDefault = 10000;
 int V8CacheLimit(const char* torch_cudnn_v8_api_lru_cache_limit);
 // Conv_v8's plan cache is an LRU of `lru_limit` entries (V8CacheLimit); the
-// legacy cache is unbounded.
+// legacy cache is unbounded. Both paths move past a choice that fails at
+// execution (retry_at_execution).
 SelectionRules CudnnRules(Api api, bool benchmark, bool deterministic, int lru_limit = kV8CacheLimitDefault);
+
+// An execution plan's tag as cudnn-frontend builds it for PyTorch's
+// one-operation graphs: the operation graph's tag ("ConvFwd_",
+// "ConvBwdData_", "ConvBwdFilter_"), "eng" and the engine's global index,
+// then "_kTYPE=VALUE" per knob choice in the config's order
+// (ExecutionPlan_v8::buildTag). The errata rules match against it.
+std::string PlanTag(Direction d, int64_t engine, const std::vector<std::pair<int64_t, int64_t>>& knobs);
+
+// One rule of a CUDNN_ERRATA_JSON_FILE ({"rules": [...]}).
+struct ErrataRule {
+  std::string id;         // rule_id, or "rules[i]" when it has none
+  std::string operation;  // "ConvFwd", "ConvBwdData", "ConvBwdFilter"
+  int64_t engine = -1;
+  uint64_t cudnn_version_start = 0;
+  uint64_t cudnn_version_end = UINT64_MAX;  // exclusive
+  std::vector<std::string> knobs;           // each must occur in the tag
+};
+// The rules of an errata file's text; a malformed file or rule is an
+// INVALID_ARGUMENT naming `file` and the field (PyTorch's parse throws).
+Result<std::vector<ErrataRule>> ParseErrata(const std::string& text, const std::string& file);
+// CUDNN_ERRATA_JSON_FILE as Conv_v8's plan_errata_exception loads it, once
+// per process (cudnn_frontend::load_from_config): unset, or a file that does
+// not open, is no rules.
+Result<std::vector<ErrataRule>> LoadErrata(const char* cudnn_errata_json_file);
+// The rule that blocks a plan's `tag` under cuDNN `version` (CUDNN_VERSION
+// as compiled), or nullptr: cudnn-frontend's check_rule without an operation
+// graph, as PyTorch calls it, so a rule's input_shape and filter_shape are
+// not consulted and such a rule blocks its engine at every shape.
+const ErrataRule* BlockingRule(const std::vector<ErrataRule>& rules, const std::string& tag, uint64_t version);
+
+// Conv_v8's generate_and_filter_plans, on the plans' workspace sizes: plans
+// needing more than `largest_free` (the caching allocator's largest block,
+// at least the device's free memory) are left out; the search workspace is
+// the largest need left, halved while `allocate` fails (the plans needing
+// more than what allocated are then left out too). A workspace of 1 TiB or
+// more is PyTorch's out-of-memory ("Not enough memory for workspace!").
+struct WorkspaceFit {
+  int64_t bytes = 0;
+  std::vector<size_t> kept;  // indices of the plans left, in order
+};
+Result<WorkspaceFit> FitSearchWorkspace(const std::vector<int64_t>& plan_bytes, int64_t largest_free,
+                                        const std::function<bool(int64_t)>& allocate);
 
 // One engine config as heuristics or the fallback list returned it.
 struct RawConfig {
@@ -118,6 +162,7 @@ struct RawConfig {
   int64_t rank = 0;       // its position in that list
   int64_t engine = -1;    // CUDNN_ATTR_ENGINE_GLOBAL_INDEX
   std::set<NumericalNote> notes;
+  std::string tag;  // PlanTag, for the errata rules
 };
 // "cfgK_engG" (heuristics) or "fbK_engG" (fallback list).
 std::string ConfigName(const RawConfig& c);
@@ -130,7 +175,10 @@ struct KeptConfigs {
 // filterEngineConfigs) and concatenated as cudnn-frontend's
 // EngineConfigGenerator::generate_engine_config does: a fallback config
 // whose engine heuristics already named stays (nothing deduplicates them).
-KeptConfigs KeepConfigs(const std::vector<RawConfig>& raw, bool deterministic, bool allow_tf32, DataType dtype);
+// A config an errata rule blocks is dropped too (`errata` under cuDNN
+// `version`): PyTorch never runs its plan.
+KeptConfigs KeepConfigs(const std::vector<RawConfig>& raw, bool deterministic, bool allow_tf32, DataType dtype,
+                        const std::vector<ErrataRule>& errata = {}, uint64_t version = 0);
 
 // The graph path's candidates from its kept configs (name, deterministic),
 // in order. Benchmark off (try_configs): plans are built in order until one

@@ -138,6 +138,7 @@ Result<DispatchDecision> Dispatcher::Decide(const CaseSpec& c, const Problem& p,
     options.benchmark_limit = rules.benchmark_limit ? flags.cudnn_benchmark_limit : 0;
     options.cache_limit = rules.cache_limit;
     options.cache_without_benchmark = rules.cache_without_benchmark;
+    options.retry_at_execution = rules.retry_at_execution;
     options.deterministic = flags.CudnnDeterministicEffective();
   } else {
     options.deterministic =
@@ -147,6 +148,8 @@ Result<DispatchDecision> Dispatcher::Decide(const CaseSpec& c, const Problem& p,
   // not already hold: the device, the pool and allow_tf32.
   const std::string key = FormatProblem(p) + "|" + DeviceName(c.device) + "|" + c.engine +
                           "|allow_tf32=" + (CudnnConvTf32(flags) ? "1" : "0");
+  d.cache_key = key;
+  d.options = options;
   if (std::optional<Selection> hit = selector_.Cached(key, options)) {
     d.selection = *hit;
     d.chosen = hit->chosen;

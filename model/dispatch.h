@@ -37,6 +37,8 @@ struct DispatchDecision {
   std::string reason;              // why this engine
   std::optional<Selection> selection;  // when the selector decided
   int64_t search_peak_device_bytes = 0;  // from the engine's own search, when it ran
+  std::string cache_key;                 // the selector's key and options, for Dispatcher::Ran
+  SelectorOptions options;
 };
 
 // PyTorch's ConvParams::use_mkldnn for a CPU conv2d (Convolution.cpp): fp32,
@@ -54,6 +56,9 @@ class Dispatcher {
   // candidates are listed at most once per call.
   Result<DispatchDecision> Decide(const CaseSpec& c, const Problem& p, const BackendFlags& flags,
                                   const TimeCandidate& time, const Buffers& inputs);
+  // The decision's choice failed at execution and `ran` ran instead (its
+  // Selection::then): the cache keeps what ran, as PyTorch's does.
+  void Ran(const DispatchDecision& d, const Candidate& ran) { selector_.Ran(d.cache_key, d.options, ran); }
   const AlgorithmSelector& selector() const { return selector_; }
 
  private:

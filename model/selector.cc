@@ -49,7 +49,7 @@ Selection ChooseWithoutTiming(Selection s, const SelectorOptions& options) {
   if (options.deterministic && s.warning.empty() && !options.pinned_deterministic.empty()) {
     auto pinned = std::find_if(s.eligible.begin(), s.eligible.end(),
                                [&](const Candidate& c) { return c.Id() == options.pinned_deterministic; });
-    if (pinned != s.eligible.end()) {
+    if (pinned != s.eligible.end()) {  // onlyDefaultAlgorithms: nothing runs after it
       s.chosen = *pinned;
       s.reason = "deterministic and benchmark off: the pinned default " + pinned->Id();
       return s;
@@ -64,6 +64,7 @@ Selection ChooseWithoutTiming(Selection s, const SelectorOptions& options) {
   s.chosen = s.eligible.front();
   s.reason = "benchmark off: first " + std::string(options.deterministic ? "deterministic " : "") +
              "candidate in heuristic order";
+  if (options.retry_at_execution) s.then.assign(s.eligible.begin() + 1, s.eligible.end());
   return s;
 }
 
@@ -134,6 +135,13 @@ Result<Selection> AlgorithmSelector::Select(const std::string& key, const std::s
   s.search_ns = static_cast<double>(search.ElapsedNs());
   if (!best) return Status(StatusCode::kInternal, "every timed candidate failed for " + what + ":" + failures);
   s.chosen = *best;
+  if (options.retry_at_execution) {
+    for (const Candidate& c : s.eligible) {
+      if (s.time_ns.count(c.Id()) != 0 && c.Id() != best->Id()) s.then.push_back(c);
+    }
+    std::stable_sort(s.then.begin(), s.then.end(),
+                     [&](const Candidate& a, const Candidate& b) { return s.time_ns.at(a.Id()) < s.time_ns.at(b.Id()); });
+  }
   s.reason = "benchmark on: fastest of " + std::to_string(s.time_ns.size()) + " timed candidate(s)" +
              (tried < s.eligible.size() ? " (benchmark_limit " + std::to_string(options.benchmark_limit) + ")" : "");
   Store(key, options, s);
@@ -148,6 +156,33 @@ void AlgorithmSelector::Store(const std::string& key, const SelectorOptions& opt
                                   [](const auto& a, const auto& b) { return a.second.used < b.second.used; }));
   }
   cache_[k] = {s.chosen, s.warning, ++clock_};
+}
+
+void AlgorithmSelector::Ran(const std::string& key, const SelectorOptions& options, const Candidate& ran) {
+  auto it = cache_.find(CacheKey(key, options));
+  if (it != cache_.end()) it->second.chosen = ran;
+}
+
+Result<size_t> TryAtExecution(const std::vector<Candidate>& order, const std::function<Status(const Candidate&)>& run,
+                              std::vector<ExecutionTry>* failed) {
+  bool refused = true;
+  for (size_t i = 0; i < order.size(); ++i) {
+    Status s = run(order[i]);
+    if (s.ok()) return i;
+    if (s.source() != FailureSource::kCudnn && s.source() != FailureSource::kOutOfMemory) return s;
+    refused = refused && (s.code() == StatusCode::kUnimplemented || s.code() == StatusCode::kUnavailable);
+    failed->push_back({order[i].Id(), std::move(s)});
+  }
+  return Status(refused ? StatusCode::kUnimplemented : StatusCode::kInternal,
+                "unable to find a valid cuDNN algorithm to run convolution: " + DescribeFailures(*failed));
+}
+
+std::string DescribeFailures(const std::vector<ExecutionTry>& failed) {
+  std::string out;
+  for (const ExecutionTry& t : failed) {
+    out.append(out.empty() ? "" : "; ").append(t.candidate).append(" failed at execution (").append(t.status.message()).append(")");
+  }
+  return out;
 }
 
 std::optional<Selection> AlgorithmSelector::Cached(const std::string& key, const SelectorOptions& options) const {

@@ -44,6 +44,7 @@ struct SelectorOptions {
   bool cache_without_benchmark = false;
   std::string pinned_deterministic;  // Candidate::Id() pinned for deterministic, benchmark off
   int cache_limit = 0;               // SelectionRules::cache_limit
+  bool retry_at_execution = false;   // SelectionRules::retry_at_execution
 };
 
 // How PyTorch's choice cache and cudnn.benchmark_limit apply to an engine's
@@ -54,6 +55,10 @@ struct SelectionRules {
   // Choices the cache keeps, least recently used evicted first: 0 unbounded,
   // negative none (Conv_v8's TORCH_CUDNN_V8_API_LRU_CACHE_LIMIT).
   int cache_limit = 0;
+  // A choice that fails at execution with a cuDNN error or an out-of-memory
+  // gives way to the next candidate (Selection::then), as Conv_v7's try_all
+  // and Conv_v8's try_configs and try_plans do.
+  bool retry_at_execution = false;
 };
 
 struct Selection {
@@ -65,8 +70,29 @@ struct Selection {
   std::string reason;
   std::string warning;  // the warn_only text, when it applied
   double search_ns = 0;  // wall time spent timing candidates
-
+  // With retry_at_execution, what runs next, in order, when the chosen one
+  // fails at execution: benchmark off, the eligible candidates after it in
+  // heuristic order; benchmark on, the other timed ones, fastest first. The
+  // pinned default (onlyDefaultAlgorithms) and a cache hit have none.
+  std::vector<Candidate> then;
 };
+
+// One candidate that failed at execution, and how.
+struct ExecutionTry {
+  std::string candidate;  // Candidate::Id()
+  Status status;
+};
+// Runs `order` by `run` until one succeeds, as PyTorch runs a convolution's
+// candidates, and returns the index of the one that ran. A failure PyTorch
+// catches (FailureSource kCudnn or kOutOfMemory) moves on to the next and is
+// appended to `failed`; any other failure is returned as it is. When every
+// candidate failed so: UNIMPLEMENTED when each was a refusal (UNIMPLEMENTED
+// or UNAVAILABLE: nothing here implements the problem), INTERNAL otherwise,
+// with PyTorch's "unable to find" and every failure.
+Result<size_t> TryAtExecution(const std::vector<Candidate>& order, const std::function<Status(const Candidate&)>& run,
+                              std::vector<ExecutionTry>* failed);
+// "algo_1 failed at execution (...); algo_0 failed at execution (...)".
+std::string DescribeFailures(const std::vector<ExecutionTry>& failed);
 
 // The fastest of `order`'s candidates that have a time in `time_ns` (by
 // Candidate::Id()); a tie goes to the one earlier in `order`, as a stable
@@ -96,6 +122,11 @@ class AlgorithmSelector {
   // when the options do not consult the cache or the key has no choice yet.
   // A hit's Selection lists no candidates: none were asked for.
   std::optional<Selection> Cached(const std::string& key, const SelectorOptions& options) const;
+
+  // PyTorch caches what ran: when the choice for `key` gave way at
+  // execution to `ran`, the cache keeps `ran` instead (a key with no cached
+  // choice stays without one).
+  void Ran(const std::string& key, const SelectorOptions& options, const Candidate& ran);
 
   int searches() const { return searches_; }
   size_t cache_size() const { return cache_.size(); }

@@ -163,6 +163,33 @@ Status RunControlInTurn(const Engine& engine, const Problem& p, const BackendFla
   return Status::Ok();
 }
 
+// Runs the decision's choice; where it fails at execution with a cuDNN
+// error or an out-of-memory, the selection's next candidates in turn
+// (Selection::then), as PyTorch does. The step reports the one that ran,
+// its dispatch reason the ones that failed before it, and the cache keeps it.
+Status RunChoice(Dispatcher& dispatcher, const DispatchDecision& decision, const Problem& p, const BackendFlags& flags,
+                 const RunOptions& options, Buffers& buffers, StepRun& step) {
+  std::vector<Candidate> order = {decision.chosen};
+  if (decision.selection.has_value()) order.insert(order.end(), decision.selection->then.begin(), decision.selection->then.end());
+  const StepRun before = step;
+  std::vector<ExecutionTry> failed;
+  Result<size_t> ran = TryAtExecution(order, [&](const Candidate& c) -> Status {
+    const Engine* engine = FindEngine(c.engine);
+    if (engine == nullptr) return Status(StatusCode::kInvalidArgument, "unknown engine " + c.engine);
+    step = before;
+    step.engine = c.engine;
+    step.engine_version = engine->availability().version;
+    return RunAlgorithm(*engine, p, c.algorithm, flags, options, options.until_distinct_ns, buffers, step);
+  }, &failed);
+  if (!ran.ok()) return order.size() == 1 && !failed.empty() ? failed.front().status : ran.status();
+  if (*ran > 0) {
+    dispatcher.Ran(decision, order[*ran]);
+    step.dispatch_reason += "; " + DescribeFailures(failed) + "; " + order[*ran].Id() +
+                            " ran instead, as PyTorch moves past a cuDNN error or an out-of-memory";
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::vector<ControlTry>> TryInTurn(const std::vector<Algorithm>& candidates,
@@ -249,8 +276,7 @@ Result<CaseRun> RunCase(const CaseSpec& spec, const RunOptions& options) {
     // The engine's status as it said it (a skip's reason reaches the report).
     const Status ran = spec.algorithm == kAnyNondeterministic && options.until_distinct_ns > 0
                            ? RunControlInTurn(*decision->engine, p, flags, options, buffers, step)
-                           : RunAlgorithm(*decision->engine, p, decision->chosen.algorithm, flags, options,
-                                          options.until_distinct_ns, buffers, step);
+                           : RunChoice(dispatcher, *decision, p, flags, options, buffers, step);
     if (!ran.ok()) return ran;
     std::vector<float>& out = buffers.Output(p);
     step.step_ns = step_watch.ElapsedNs();

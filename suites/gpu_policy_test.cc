@@ -170,6 +170,8 @@ TEST(CudnnPolicy, CacheAndBenchmarkLimitPerPath) {
       EXPECT_FALSE(legacy.benchmark_limit) << "cudnnFind*AlgorithmEx times every algorithm";
       EXPECT_EQ(legacy.cache_without_benchmark, !(deterministic && !benchmark))
           << "the pinned default skips the cache; everything else reads it";
+      EXPECT_TRUE(graph.retry_at_execution) << "try_configs, try_plans";
+      EXPECT_TRUE(legacy.retry_at_execution) << "try_all";
     }
   }
   // Legacy benchmark mode under a benchmark_limit of 1 still chooses among
@@ -196,6 +198,105 @@ TEST(CudnnPolicy, GraphConfigsAreHeuristicsThenTheFallbackListFiltered) {
   const KeptConfigs tf32 = KeepConfigs(raw, false, true, DataType::kF32);
   EXPECT_EQ(tf32.kept, (std::vector<size_t>{0, 1, 2, 3, 5}));
   EXPECT_EQ(ConfigName(raw[5]), "fb2_eng41");
+}
+
+// The plan tags the errata rules match: cudnn-frontend's buildTag after the
+// one-operation graph's tag.
+TEST(CudnnPolicy, PlanTagsAreCudnnFrontends) {
+  EXPECT_EQ(PlanTag(Direction::kForward, 28, {}), "ConvFwd_eng28");
+  EXPECT_EQ(PlanTag(Direction::kBackwardData, 12, {{2, 3}, {3, 0}}), "ConvBwdData_eng12_k2=3_k3=0");
+  EXPECT_EQ(PlanTag(Direction::kBackwardWeights, 0, {{19, -1}}), "ConvBwdFilter_eng0_k19=-1");
+}
+
+// CUDNN_ERRATA_JSON_FILE (a recorded file in cudnn-frontend's format):
+// check_rule matches the operation and engine as a tag prefix, the knobs as
+// substrings, and the compiled cuDNN version in [start, end); PyTorch passes
+// no operation graph, so a shape rule blocks its engine at every shape.
+TEST(CudnnPolicy, ErrataRulesBlockAsPytorchChecksThem) {
+  const Result<std::vector<ErrataRule>> rules =
+      LoadErrata((std::string(BC_SOURCE_DIR) + "/suites/data/cudnn_errata.json").c_str());
+  ASSERT_TRUE(rules.ok()) << rules.status().ToString();
+  ASSERT_EQ(rules->size(), 3u);
+  EXPECT_EQ((*rules)[2].id, "rules[2]");
+  const auto blocked = [&](const std::string& tag, uint64_t version) -> std::string {
+    const ErrataRule* r = BlockingRule(*rules, tag, version);
+    return r == nullptr ? "" : r->id;
+  };
+  EXPECT_EQ(blocked("ConvBwdData_eng12_k2=3_k3=0", 90500), "dgrad_eng12_splitk");
+  EXPECT_EQ(blocked("ConvBwdData_eng12_k2=3_k3=0", 91000), "") << "the end version is excluded";
+  EXPECT_EQ(blocked("ConvBwdData_eng12_k2=3_k3=0", 89999), "");
+  EXPECT_EQ(blocked("ConvBwdData_eng12_k2=4_k3=0", 90500), "") << "another knob choice";
+  EXPECT_EQ(blocked("ConvBwdData_eng120_k2=3", 90500), "") << "engine 120 is not engine 12";
+  EXPECT_EQ(blocked("ConvFwd_eng28_k5=1", 91900), "fwd_eng28_shape") << "shapes are not consulted";
+  EXPECT_EQ(blocked("ConvFwd_eng1", 91900), "rules[2]") << "a tag without knobs matches its prefix";
+  EXPECT_EQ(blocked("ConvBwdFilter_eng1", 91900), "");
+
+  using N = NumericalNote;
+  std::vector<RawConfig> raw = {{false, 0, 28, {}, "ConvFwd_eng28_k5=1"}, {false, 1, 0, {}, "ConvFwd_eng0_k2=1"},
+                                {true, 0, 1, {N::kNondeterministic}, "ConvFwd_eng1"}};
+  const KeptConfigs kept = KeepConfigs(raw, true, false, DataType::kF32, *rules, 91900);
+  EXPECT_EQ(kept.kept, (std::vector<size_t>{1}));
+  EXPECT_EQ(kept.dropped, (std::vector<std::string>{"cfg0_eng28: blocked by errata rule fwd_eng28_shape (ConvFwd_eng28_k5=1)",
+                                                    "fb0_eng1: NONDETERMINISTIC under deterministic"}))
+      << "the notes filter comes first, as filterEngineConfigs runs before the plan is built";
+}
+
+TEST(CudnnPolicy, AnErrataFileIsReadOrRefusedWithItsField) {
+  const auto invalid = [](const std::string& text) { return ParseErrata(text, "errata.json").status(); };
+  EXPECT_EQ(invalid("{").message(), "errata.json: (document): not JSON (CUDNN_ERRATA_JSON_FILE)");
+  EXPECT_EQ(invalid(R"({"rules": {}})").message(), "errata.json: rules: missing or not an array (CUDNN_ERRATA_JSON_FILE)");
+  EXPECT_EQ(invalid(R"({"rules": [{"engine": 3}]})").message(),
+            "errata.json: rules[0].operation: missing or not a string (CUDNN_ERRATA_JSON_FILE)");
+  EXPECT_EQ(invalid(R"({"rules": [{"operation": "ConvFwd", "engine": 3, "knob": [2]}]})").code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(invalid(R"({"rules": [{"operation": "ConvFwd", "engine": "3"}]})").message(),
+            "errata.json: rules[0].engine: missing or not an integer (CUDNN_ERRATA_JSON_FILE)");
+  // Unset, or a file that does not open, is no rules (load_from_config).
+  ASSERT_TRUE(LoadErrata(nullptr).ok());
+  EXPECT_TRUE(LoadErrata(nullptr)->empty());
+  ASSERT_TRUE(LoadErrata("/nonexistent/errata.json").ok());
+  EXPECT_TRUE(LoadErrata("/nonexistent/errata.json")->empty());
+}
+
+// generate_and_filter_plans: a plan over the largest free block is left out
+// before the workspace is sized; the workspace halves on out-of-memory and
+// then leaves out the plans over it.
+TEST(CudnnPolicy, TheSearchWorkspaceFitsAsPytorchFitsIt) {
+  const std::vector<int64_t> needs = {0, 4096, 1 << 20, 64 << 20, 8 << 20};
+  std::vector<int64_t> asked;
+  const auto allocate_up_to = [&](int64_t limit) {
+    return [&asked, limit](int64_t bytes) {
+      asked.push_back(bytes);
+      return bytes <= limit;
+    };
+  };
+  Result<WorkspaceFit> fit = FitSearchWorkspace(needs, /*largest_free=*/int64_t{1} << 30, allocate_up_to(int64_t{1} << 30));
+  ASSERT_TRUE(fit.ok());
+  EXPECT_EQ(fit->bytes, 64 << 20);
+  EXPECT_EQ(fit->kept, (std::vector<size_t>{0, 1, 2, 3, 4}));
+
+  asked.clear();
+  fit = FitSearchWorkspace(needs, /*largest_free=*/32 << 20, allocate_up_to(int64_t{1} << 30));
+  ASSERT_TRUE(fit.ok());
+  EXPECT_EQ(fit->bytes, 8 << 20) << "the 64 MiB plan is over the free block, and the workspace is sized without it";
+  EXPECT_EQ(fit->kept, (std::vector<size_t>{0, 1, 2, 4}));
+  EXPECT_EQ(asked, (std::vector<int64_t>{8 << 20}));
+
+  asked.clear();
+  fit = FitSearchWorkspace(needs, int64_t{1} << 30, allocate_up_to(3 << 20));
+  ASSERT_TRUE(fit.ok());
+  EXPECT_EQ(asked, (std::vector<int64_t>{64 << 20, 32 << 20, 16 << 20, 8 << 20, 4 << 20, 2 << 20}));
+  EXPECT_EQ(fit->bytes, 2 << 20);
+  EXPECT_EQ(fit->kept, (std::vector<size_t>{0, 1, 2})) << "halved: the plans over 2 MiB are left out";
+
+  fit = FitSearchWorkspace(needs, int64_t{1} << 30, [](int64_t) { return false; });
+  ASSERT_TRUE(fit.ok());
+  EXPECT_EQ(fit->bytes, 0);
+  EXPECT_EQ(fit->kept, (std::vector<size_t>{0})) << "nothing allocates: only a plan without workspace is left";
+
+  const Result<WorkspaceFit> huge = FitSearchWorkspace({int64_t{1} << 41}, int64_t{1} << 42, [](int64_t) { return true; });
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.status().source(), FailureSource::kOutOfMemory) << "PyTorch's OutOfMemoryError";
 }
 
 // try_configs: plans are built in order until one builds; benchmark mode
@@ -312,6 +413,10 @@ TEST(StatusMap, CudaRuntimeErrors) {
   // invalid value, out of memory, invalid device function, no kernel image,
   // illegal address, launch failure, devices unavailable (busy), unknown
   for (int e : {1, 2, 46, 98, 209, 700, 719, 999}) EXPECT_EQ(CudaErrorCode(e), StatusCode::kInternal) << e;
+  // Only a failed allocation is an out-of-memory, which PyTorch's
+  // convolutions move past; an illegal address or a launch failure is not.
+  EXPECT_EQ(CudaErrorSource(2), FailureSource::kOutOfMemory);
+  for (int e : {1, 46, 700, 719, 999}) EXPECT_EQ(CudaErrorSource(e), FailureSource::kOther) << e;
 }
 
 TEST(StatusMap, CudnnStatuses) {

@@ -294,6 +294,127 @@ TEST(Selector, UseDeterministicAlgorithmsRaisesPyTorchsAlert) {
   EXPECT_NE(warned->warning.find("'torch.use_deterministic_algorithms(True, warn_only=True)'"), std::string::npos);
 }
 
+// What runs next when the choice fails at execution: benchmark off, the
+// eligible candidates after it in heuristic order (try_configs, try_all over
+// Get_v7's list); benchmark on, the other timed ones fastest first
+// (try_plans over time_sorted_plan); the pinned default and a cache hit
+// alone; engines without PyTorch's retry, nothing.
+TEST(Selector, WhatRunsNextWhenTheChoiceFailsAtExecution) {
+  FakeTimer t;
+  const auto ids = [](const std::vector<Candidate>& cs) {
+    std::vector<std::string> out;
+    for (const Candidate& c : cs) out.push_back(c.algorithm.name);
+    return out;
+  };
+  {
+    AlgorithmSelector sel;
+    Result<Selection> s = sel.Select("k", "p", kPool, {.retry_at_execution = true}, t.fn());
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ(ids(s->then), (std::vector<std::string>{"slow_det", "mid_det", "pinned_det"}));
+    Result<Selection> det = sel.Select("k", "p", kPool, {.deterministic = true, .retry_at_execution = true}, t.fn());
+    ASSERT_TRUE(det.ok());
+    EXPECT_EQ(ids(det->then), (std::vector<std::string>{"mid_det", "pinned_det"}));
+  }
+  {
+    AlgorithmSelector sel;
+    Result<Selection> s = sel.Select("k", "p", kPool, {.benchmark = true, .retry_at_execution = true}, t.fn());
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ(s->chosen.algorithm.name, "fast_atomic");
+    EXPECT_EQ(ids(s->then), (std::vector<std::string>{"mid_det", "pinned_det", "slow_det"}));
+    Result<Selection> hit = sel.Select("k", "p", kPool, {.benchmark = true, .retry_at_execution = true}, t.fn());
+    ASSERT_TRUE(hit.ok());
+    EXPECT_EQ(hit->cache, "hit");
+    EXPECT_TRUE(hit->then.empty()) << "a cached plan runs alone";
+  }
+  {
+    AlgorithmSelector sel;
+    Result<Selection> limited =
+        sel.Select("k", "p", kPool, {.benchmark = true, .benchmark_limit = 2, .retry_at_execution = true}, t.fn());
+    ASSERT_TRUE(limited.ok());
+    EXPECT_EQ(ids(limited->then), (std::vector<std::string>{"slow_det"})) << "only what the search timed";
+  }
+  {
+    AlgorithmSelector sel;
+    SelectorOptions o{.deterministic = true, .pinned_deterministic = "eng:pinned_det", .retry_at_execution = true};
+    Result<Selection> s = sel.Select("k", "p", kPool, o, t.fn());
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ(s->chosen.algorithm.name, "pinned_det");
+    EXPECT_TRUE(s->then.empty()) << "onlyDefaultAlgorithms: nothing after the pinned default";
+  }
+  AlgorithmSelector sel;
+  Result<Selection> plain = sel.Select("k", "p", kPool, {}, t.fn());
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->then.empty()) << "without retry_at_execution (PyTorch's CPU paths) nothing runs next";
+}
+
+TEST(Selector, ExecutionMovesPastCudnnErrorsAndOutOfMemoryOnly) {
+  const std::vector<Candidate> order = {C("a", Determinism::kDeterministic), C("b", Determinism::kDeterministic),
+                                        C("c", Determinism::kDeterministic)};
+  const auto run_with = [&](std::map<std::string, Status> fails) {
+    return [fails](const Candidate& c) {
+      auto it = fails.find(c.algorithm.name);
+      return it == fails.end() ? Status::Ok() : it->second;
+    };
+  };
+  const Status cudnn(StatusCode::kInternal, "cudnnBackendExecute returned 5000", FailureSource::kCudnn);
+  const Status oom(StatusCode::kInternal, "cudaMalloc returned 2", FailureSource::kOutOfMemory);
+  const Status refused(StatusCode::kUnimplemented, "returned 3000", FailureSource::kCudnn);
+  const Status fault(StatusCode::kInternal, "cudaMemcpy returned 700 (illegal address)");
+
+  std::vector<ExecutionTry> failed;
+  Result<size_t> ran = TryAtExecution(order, run_with({{"a", cudnn}, {"b", oom}}), &failed);
+  ASSERT_TRUE(ran.ok()) << ran.status().ToString();
+  EXPECT_EQ(*ran, 2u);
+  ASSERT_EQ(failed.size(), 2u);
+  EXPECT_EQ(DescribeFailures(failed),
+            "eng:a failed at execution (cudnnBackendExecute returned 5000); eng:b failed at execution (cudaMalloc returned 2)");
+
+  failed.clear();
+  ran = TryAtExecution(order, run_with({{"a", fault}}), &failed);
+  ASSERT_FALSE(ran.ok());
+  EXPECT_EQ(ran.status().message(), fault.message()) << "a CUDA fault is PyTorch's exception too: nothing runs after it";
+  EXPECT_TRUE(failed.empty());
+
+  failed.clear();
+  ran = TryAtExecution(order, run_with({{"a", refused}, {"b", refused}, {"c", refused}}), &failed);
+  EXPECT_EQ(ran.status().code(), StatusCode::kUnimplemented) << "every one refused: nothing here implements it";
+  EXPECT_NE(ran.status().message().find("unable to find a valid cuDNN algorithm"), std::string::npos);
+
+  failed.clear();
+  ran = TryAtExecution(order, run_with({{"a", refused}, {"b", oom}, {"c", cudnn}}), &failed);
+  EXPECT_EQ(ran.status().code(), StatusCode::kInternal) << "one failed for real: an error, not a skip";
+  EXPECT_EQ(failed.size(), 3u);
+}
+
+Status FailsInCudnn() { return Status(StatusCode::kInternal, "returned 5000", FailureSource::kCudnn); }
+Status PassesItUp() {
+  BC_RETURN_IF_ERROR(FailsInCudnn());
+  return Status::Ok();
+}
+
+TEST(Selector, AFailureKeepsItsSourceOnTheWayUp) {
+  const Status s = PassesItUp();
+  EXPECT_EQ(s.source(), FailureSource::kCudnn);
+  EXPECT_EQ(s.code(), StatusCode::kInternal);
+  EXPECT_NE(s.message().find("FailsInCudnn()"), std::string::npos) << s.message();
+  EXPECT_EQ(s.Prefixed("config cfg0: ").source(), FailureSource::kCudnn);
+}
+
+TEST(Selector, TheCacheKeepsWhatRanAfterTheChoiceGaveWay) {
+  AlgorithmSelector sel;
+  FakeTimer t;
+  const SelectorOptions o{.benchmark = true, .retry_at_execution = true};
+  Result<Selection> s = sel.Select("k", "p", kPool, o, t.fn());
+  ASSERT_TRUE(s.ok());
+  ASSERT_FALSE(s->then.empty());
+  sel.Ran("k", o, s->then.front());
+  std::optional<Selection> hit = sel.Cached("k", o);
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->chosen.algorithm.name, s->then.front().algorithm.name);
+  sel.Ran("other", o, s->then.front());
+  EXPECT_FALSE(sel.Cached("other", o).has_value()) << "a key without a cached choice stays without one";
+}
+
 TEST(Selector, NoCandidateIsUnimplemented) {
   AlgorithmSelector sel;
   FakeTimer t;

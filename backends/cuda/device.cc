@@ -4,6 +4,7 @@
 
 namespace bc::cuda {
 
+static_assert(kCudaErrorMemoryAllocation == cudaErrorMemoryAllocation);
 static_assert(kCudaErrorInitializationError == cudaErrorInitializationError);
 static_assert(kCudaErrorStubLibrary == cudaErrorStubLibrary);
 static_assert(kCudaErrorInsufficientDriver == cudaErrorInsufficientDriver);
@@ -16,7 +17,8 @@ static_assert(kCudaErrorCompatNotSupportedOnDevice == cudaErrorCompatNotSupporte
 Status FromCuda(cudaError_t e, const char* call) {
   return Status(CudaErrorCode(static_cast<int>(e)), std::string(call) + " returned " +
                                                         std::to_string(static_cast<int>(e)) + " (" +
-                                                        cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + ")");
+                                                        cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + ")",
+                CudaErrorSource(static_cast<int>(e)));
 }
 
 namespace {
@@ -183,6 +185,12 @@ int64_t DeviceBytesInUse() {
   size_t free_bytes = 0, total = 0;
   if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return 0;
   return static_cast<int64_t>(total - free_bytes);
+}
+
+Result<int64_t> DeviceBytesFree() {
+  size_t free_bytes = 0, total = 0;
+  BC_CUDA(cudaMemGetInfo(&free_bytes, &total));
+  return static_cast<int64_t>(free_bytes);
 }
 
 }  // namespace bc::cuda

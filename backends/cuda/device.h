@@ -96,5 +96,7 @@ Result<SpecPeak> DeviceSpecPeak();
 
 // Device memory in use (total - free, from cudaMemGetInfo), in bytes.
 int64_t DeviceBytesInUse();
+// Device memory free (cudaMemGetInfo), in bytes.
+Result<int64_t> DeviceBytesFree();
 
 }  // namespace bc::cuda

@@ -18,6 +18,10 @@ StatusCode CudaErrorCode(int error) {
   }
 }
 
+FailureSource CudaErrorSource(int error) {
+  return error == kCudaErrorMemoryAllocation ? FailureSource::kOutOfMemory : FailureSource::kOther;
+}
+
 StatusCode CudnnStatusCode(int status) {
   switch (status) {
     case kCudnnNotInitialized:  // cudnnCreate without a usable driver or device

@@ -12,6 +12,7 @@
 namespace bc::cuda {
 
 // cudaError_t values (driver_types.h).
+inline constexpr int kCudaErrorMemoryAllocation = 2;
 inline constexpr int kCudaErrorInitializationError = 3;
 inline constexpr int kCudaErrorStubLibrary = 34;
 inline constexpr int kCudaErrorInsufficientDriver = 35;
@@ -36,6 +37,9 @@ inline constexpr int kCublasArchMismatch = 8;
 inline constexpr int kCublasNotSupported = 15;
 
 StatusCode CudaErrorCode(int error);
+// An allocation that failed is an out-of-memory (what PyTorch's caching
+// allocator raises as c10::OutOfMemoryError); any other error is not.
+FailureSource CudaErrorSource(int error);
 StatusCode CudnnStatusCode(int status);
 StatusCode CublasStatusCode(int status);
 

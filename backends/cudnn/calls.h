@@ -31,7 +31,8 @@ inline std::atomic<int64_t>& CallCounter() {
 inline Status FromCudnn(cudnnStatus_t s, const char* call) {
   return Status(cuda::CudnnStatusCode(static_cast<int>(s)), std::string(call) + " returned " +
                                                                  std::to_string(static_cast<int>(s)) + " (" +
-                                                                 cudnnGetErrorString(s) + ")");
+                                                                 cudnnGetErrorString(s) + ")",
+                FailureSource::kCudnn);
 }
 
 }  // namespace bc::cudnn

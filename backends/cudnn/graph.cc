@@ -145,6 +145,30 @@ Result<std::vector<Descriptor>> EngineConfigs(const Descriptor& graph, cudnnBack
   return configs;
 }
 
+// A config's knob choices (type, value), in its order, as cudnn-frontend
+// reads them for the plan's tag.
+Result<std::vector<std::pair<int64_t, int64_t>>> KnobChoices(const Descriptor& cfg) {
+  std::vector<Descriptor> knobs;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (int i = 0; i < CUDNN_KNOB_TYPE_COUNTS; ++i) {
+    BC_ASSIGN_OR_RETURN(Descriptor k, Make(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR));
+    raw.push_back(k.get());
+    knobs.push_back(std::move(k));
+  }
+  int64_t count = 0;
+  BC_CUDNN(cudnnBackendGetAttribute(cfg.get(), CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                    CUDNN_KNOB_TYPE_COUNTS, &count, raw.data()));
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (int64_t i = 0; i < std::min<int64_t>(count, CUDNN_KNOB_TYPE_COUNTS); ++i) {
+    cudnnBackendKnobType_t type = CUDNN_KNOB_TYPE_COUNTS;
+    int64_t value = -2;
+    BC_CUDNN(cudnnBackendGetAttribute(raw[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, nullptr, &type));
+    BC_CUDNN(cudnnBackendGetAttribute(raw[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, nullptr, &value));
+    out.emplace_back(static_cast<int64_t>(type), value);
+  }
+  return out;
+}
+
 // A config's engine index and numerical notes.
 Status Describe(const Descriptor& cfg, int64_t* engine_index, std::set<NumericalNote>* notes) {
   Result<Descriptor> engine = Make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
@@ -169,7 +193,7 @@ Status Describe(const Descriptor& cfg, int64_t* engine_index, std::set<Numerical
 }  // namespace
 
 Result<GraphConfigs> ListConfigs(cudnnHandle_t handle, const Conv2dProblem& p, bool deterministic, bool allow_tf32,
-                                 HeurMode mode) {
+                                 HeurMode mode, const std::vector<ErrataRule>& errata) {
   GraphConfigs out;
   Result<Descriptor> x = Tensor(kUidX, p.dtype, p.layout, p.mb, p.ic, p.ih, p.iw);
   Result<Descriptor> w = Tensor(kUidW, p.dtype, p.layout, p.oc, p.ic / p.g, p.kh, p.kw);
@@ -194,11 +218,15 @@ Result<GraphConfigs> ListConfigs(cudnnHandle_t handle, const Conv2dProblem& p, b
     for (size_t k = 0; k < configs.size(); ++k) {
       RawConfig c{.fallback = source == CUDNN_HEUR_MODE_FALLBACK, .rank = static_cast<int64_t>(k)};
       BC_RETURN_IF_ERROR(Describe(configs[k], &c.engine, &c.notes));
+      BC_ASSIGN_OR_RETURN(const auto knobs, KnobChoices(configs[k]));
+      c.tag = PlanTag(p.direction, c.engine, knobs);
       raw.push_back(std::move(c));
       descriptors.push_back(configs[k]);
     }
   }
-  KeptConfigs kept = KeepConfigs(raw, deterministic, allow_tf32, p.dtype);
+  // The errata's versions are compared with the cuDNN compiled against, as
+  // cudnn-frontend's check_rule compares CUDNN_VERSION.
+  KeptConfigs kept = KeepConfigs(raw, deterministic, allow_tf32, p.dtype, errata, CUDNN_VERSION);
   out.dropped = std::move(kept.dropped);
   for (size_t i : kept.kept) out.configs.push_back({ConfigName(raw[i]), raw[i].notes, descriptors[i], raw[i].engine});
   return out;

@@ -3,7 +3,7 @@
 // INSTANT, or B: policy.h GraphHeuristicMode) and the fallback list name
 // engine configs; configs are dropped on their numerical notes (policy.h:
 // NONDETERMINISTIC under deterministic, DOWN_CONVERT_INPUTS, TENSOR_CORE for
-// fp32 without TF32); a kept config is nondeterministic when it carries the
+// fp32 without TF32) and on CUDNN_ERRATA_JSON_FILE's rules; a kept config is nondeterministic when it carries the
 // NONDETERMINISTIC note, and becomes an execution plan only when it is tried.
 // Tensors are described by dimensions in NCHW order and strides, which carry
 // the layout.
@@ -56,8 +56,9 @@ struct GraphConfigs {
 // Unique ids of the three tensors in variant packs.
 inline constexpr int64_t kUidX = 'x', kUidW = 'w', kUidY = 'y';
 
+// `errata`: CUDNN_ERRATA_JSON_FILE's rules; a config they block is dropped.
 Result<GraphConfigs> ListConfigs(cudnnHandle_t handle, const Conv2dProblem& p, bool deterministic, bool allow_tf32,
-                                 HeurMode mode);
+                                 HeurMode mode, const std::vector<ErrataRule>& errata);
 
 // Finalises a config into an execution plan (what PyTorch builds only for
 // the configs it tries).

@@ -43,7 +43,9 @@ Result<std::shared_ptr<GraphState>> StateOf(cudnnHandle_t h, const Conv2dProblem
                           (mode == HeurMode::kB ? "B" : "INSTANT");
   const std::lock_guard<std::mutex> lock(mu);
   if (auto it = states.find(key); it != states.end()) return it->second;
-  BC_ASSIGN_OR_RETURN(GraphConfigs graph, ListConfigs(h, p, deterministic, tf32, mode));
+  static const Result<std::vector<ErrataRule>> errata = LoadErrata(std::getenv("CUDNN_ERRATA_JSON_FILE"));
+  if (!errata.ok()) return errata.status();
+  BC_ASSIGN_OR_RETURN(GraphConfigs graph, ListConfigs(h, p, deterministic, tf32, mode, errata.value()));
   auto state = std::make_shared<GraphState>();
   state->graph = std::move(graph);
   states[key] = state;
@@ -126,19 +128,25 @@ Result<EngineSearch> V8Search(cudnnHandle_t h, const Conv2dProblem& p, const Bac
   BC_RETURN_IF_ERROR(t.Init(p, inputs));
   // Every config that builds a plan (generate_and_filter_plans); the limit
   // counts the plans that ran, not the configs (time_sorted_plan).
-  std::vector<const Plan*> plans;
-  int64_t workspace = 0;
+  std::vector<const Plan*> built;
+  std::vector<int64_t> needs;
   for (size_t i = 0; i < state->graph.configs.size(); ++i) {
     const Result<Plan>& plan = PlanOf(h, *state, state->graph.configs[i]);
     if (!plan.ok()) continue;
-    plans.push_back(&plan.value());
-    workspace = std::max(workspace, plan->workspace_bytes);
+    built.push_back(&plan.value());
+    needs.push_back(plan->workspace_bytes);
   }
-  // One workspace for every plan; where the largest does not fit, halve it
-  // and leave out the plans that need more (generate_and_filter_plans).
+  // One workspace for every plan, fitted as generate_and_filter_plans fits it
+  // (FitSearchWorkspace); the device's free memory stands for the caching
+  // allocator's largest block, which it is at least.
   cuda::DeviceBuffer ws;
-  while (workspace > 0 && !ws.Allocate(static_cast<size_t>(workspace)).ok()) workspace /= 2;
-  std::erase_if(plans, [&](const Plan* plan) { return plan->workspace_bytes > workspace; });
+  BC_ASSIGN_OR_RETURN(const int64_t free_bytes, cuda::DeviceBytesFree());
+  BC_ASSIGN_OR_RETURN(const WorkspaceFit fit,
+                      FitSearchWorkspace(needs, free_bytes, [&](int64_t bytes) {
+                        return ws.Allocate(static_cast<size_t>(bytes)).ok();
+                      }));
+  std::vector<const Plan*> plans;
+  for (size_t i : fit.kept) plans.push_back(built[i]);
   BC_ASSIGN_OR_RETURN(const Descriptor pack, VariantPack(t.x.get(), t.w.get(), t.y.get(), ws.get()));
   EngineSearch out;
   out.peak_device_bytes = cuda::DeviceBytesInUse();
@@ -162,8 +170,8 @@ Result<std::unique_ptr<PreparedOp>> V8Prepare(cudnnHandle_t h, const Conv2dProbl
     if (c.name != algorithm.name) continue;
     const Result<Plan>& plan = PlanOf(h, *state, c);
     if (!plan.ok()) {
-      return Status(plan.status().code(), "cuDNN graph config " + c.name + " does not build a plan for " +
-                                              FormatProblem(Problem(p)) + ": " + plan.status().message());
+      return plan.status().Prefixed("cuDNN graph config " + c.name + " does not build a plan for " +
+                                    FormatProblem(Problem(p)) + ": ");
     }
     auto prepared = std::make_unique<GraphPrepared>(p, buffers, state, plan.value());
     BC_RETURN_IF_ERROR(prepared->Init(h));
