@@ -303,6 +303,8 @@ def fp32_precision() -> tuple[bool, str, dict]:
 # "repeat" the digests of ten runs.
 _CUBLAS_RUN = """
 import sys, warnings, torch
+sys.path.insert(0, sys.argv[2])
+from readings import child_line
 warn_only = sys.argv[1] == "warn_only"
 torch.use_deterministic_algorithms(True, warn_only=warn_only)
 g = torch.Generator(device="cuda").manual_seed(0)
@@ -313,10 +315,10 @@ with warnings.catch_warnings(record=True) as caught:
     try:
         outs = [torch.mm(a, b) for _ in range(10)]
     except RuntimeError as e:
-        print("raised: " + str(e).splitlines()[0][:300]); sys.exit(0)
-said = [str(w.message).splitlines()[0][:300] for w in caught if "CUBLAS_WORKSPACE_CONFIG" in str(w.message)]
+        print(child_line("raised", str(e), None)); sys.exit(0)
+said = [str(w.message) for w in caught if "CUBLAS_WORKSPACE_CONFIG" in str(w.message)]
 same = all(torch.equal(outs[0], o) for o in outs)
-print(("warned: " + said[0] if said else "ran") + ("; 10 runs bitwise equal" if same else "; runs differ"))
+print(child_line("warned", said[0], same) if said else child_line("ran", "", same))
 """
 
 
@@ -324,26 +326,28 @@ def cublas_config() -> tuple[bool, str, dict]:
     """The documented cuBLAS rule, on this PyTorch's CUDA: under
     use_deterministic_algorithms(True), torch.mm without CUBLAS_WORKSPACE_CONFIG
     raises a RuntimeError naming the variable (warn_only: warns and runs),
-    and with CUBLAS_WORKSPACE_CONFIG=:4096:8 it runs, bitwise repeatable.
-    PyTorch's alert (alertCuBLASConfigNotDeterministic) is gone from recent
-    releases, which then run without the variable: that refutes the rule for
-    that version, whatever cuBLAS itself does."""
+    and with CUBLAS_WORKSPACE_CONFIG=:4096:8 it runs, bitwise repeatable
+    (readings.cublas_config_holds). PyTorch's alert
+    (alertCuBLASConfigNotDeterministic) is gone from recent releases, which
+    then run without the variable: that refutes the rule for that version,
+    whatever cuBLAS itself does."""
     if not torch.cuda.is_available():
         raise NotHere(f"PyTorch {torch.__version__} sees no CUDA device")
     import subprocess
+    from readings import cublas_config_holds, describe_child, read_child
     base = {k: v for k, v in os.environ.items() if k != "CUBLAS_WORKSPACE_CONFIG"}
+    here = str(Path(__file__).resolve().parent)
     seen = {}
     for name, env, mode in (("unset", base, "error"), ("unset, warn_only", base, "warn_only"),
                             (":4096:8", dict(base, CUBLAS_WORKSPACE_CONFIG=":4096:8"), "error")):
-        proc = subprocess.run([sys.executable, "-c", _CUBLAS_RUN, mode], env=env, capture_output=True, text=True,
-                              timeout=120)
+        proc = subprocess.run([sys.executable, "-c", _CUBLAS_RUN, mode, here], env=env, capture_output=True,
+                              text=True, timeout=120)
         if proc.returncode != 0:
             raise RuntimeError(f"torch.mm with CUBLAS_WORKSPACE_CONFIG {name}: exit {proc.returncode}: "
                                f"{proc.stderr.strip()[-300:]}")
-        seen[name] = proc.stdout.strip().splitlines()[-1]
-    ok = (seen["unset"].startswith("raised:") and "CUBLAS_WORKSPACE_CONFIG" in seen["unset"]
-          and seen["unset, warn_only"].startswith("warned:") and seen[":4096:8"] == "ran; 10 runs bitwise equal")
-    return ok, "; ".join(f"CUBLAS_WORKSPACE_CONFIG {k}: {v}" for k, v in seen.items()), seen
+        seen[name] = read_child(proc.stdout)
+    return (cublas_config_holds(seen),
+            "; ".join(f"CUBLAS_WORKSPACE_CONFIG {k}: {describe_child(v)}" for k, v in seen.items()), seen)
 
 
 def documented() -> tuple[bool, str, dict]:

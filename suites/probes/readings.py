@@ -1,0 +1,55 @@
+"""How the probes read what a child interpreter printed, kept apart from
+torch so that it is tested on recorded and constructed outputs without a
+device (suites/probes/tests/test_readings.py)."""
+
+from __future__ import annotations
+
+import json
+
+# What the cuBLAS probe's child (torch_backends._CUBLAS_RUN) prints, one JSON
+# line: {"outcome": "raised" | "warned" | "ran", "names_variable": bool,
+# "message": str, "bitwise_equal": bool | None}. names_variable is read on
+# the whole message: PyTorch's alert names CUBLAS_WORKSPACE_CONFIG after its
+# 350th character, past any excerpt kept for the record.
+VARIABLE = "CUBLAS_WORKSPACE_CONFIG"
+
+
+def child_line(outcome: str, message: str, bitwise_equal: bool | None) -> str:
+    """The child's line, from what it saw."""
+    return json.dumps({"outcome": outcome, "names_variable": VARIABLE in message,
+                       "message": message.splitlines()[0][:300] if message else "",
+                       "bitwise_equal": bitwise_equal})
+
+
+def read_child(stdout: str) -> dict:
+    """The child's last line, parsed; a line that is not the child's JSON is
+    a ValueError that names it (the harness's error, never a verdict)."""
+    lines = stdout.strip().splitlines()
+    if not lines:
+        raise ValueError("the cuBLAS child printed nothing")
+    try:
+        seen = json.loads(lines[-1])
+    except json.JSONDecodeError as e:
+        raise ValueError(f"the cuBLAS child printed {lines[-1][:200]!r}, not its JSON line: {e}") from e
+    if not isinstance(seen, dict) or seen.get("outcome") not in ("raised", "warned", "ran"):
+        raise ValueError(f"the cuBLAS child printed {lines[-1][:200]!r}: no outcome")
+    return seen
+
+
+def describe_child(seen: dict) -> str:
+    """One phrase: "raised: Deterministic behavior was…", "ran; 10 runs bitwise equal"."""
+    head = seen["outcome"] + (": " + seen["message"] if seen["outcome"] != "ran" and seen.get("message") else "")
+    if seen["outcome"] == "raised":
+        return head
+    return head + ("; 10 runs bitwise equal" if seen.get("bitwise_equal") else "; runs differ")
+
+
+def cublas_config_holds(seen: dict[str, dict]) -> bool:
+    """The documented rule, from the three runs ("unset", "unset, warn_only",
+    ":4096:8"): without the variable PyTorch raises an error naming it, with
+    warn_only it warns naming it and runs, and with :4096:8 it runs and ten
+    runs are bitwise equal."""
+    unset, warn_only, set_ = seen["unset"], seen["unset, warn_only"], seen[":4096:8"]
+    return (unset["outcome"] == "raised" and unset["names_variable"]
+            and warn_only["outcome"] == "warned" and warn_only["names_variable"]
+            and set_["outcome"] == "ran" and set_["bitwise_equal"] is True)

@@ -1,0 +1,65 @@
+"""How the cuBLAS probe reads its children (no torch, no device): the lines
+are the child's own child_line on PyTorch's alert text, as
+aten/src/ATen/Context.cpp words it (alertCuBLASConfigNotDeterministic), and
+on what a release without the alert does."""
+
+from __future__ import annotations
+
+import sys
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import readings  # noqa: E402
+
+ALERT = ("Deterministic behavior was enabled with either `torch.use_deterministic_algorithms(True)` or "
+         "`at::Context::setDeterministicAlgorithms(true)`, but this operation is not deterministic because it uses "
+         "CuBLAS and you have CUDA >= 10.2. To enable deterministic behavior in this case, you must set an "
+         "environment variable before running your PyTorch application: CUBLAS_WORKSPACE_CONFIG=:4096:8 or "
+         "CUBLAS_WORKSPACE_CONFIG=:16:8. For more information, go to "
+         "https://docs.nvidia.com/cuda/cublas/index.html#results-reproducibility")
+
+
+def runs(unset: str, warn_only: str, set_: str) -> dict[str, dict]:
+    return {"unset": readings.read_child(unset), "unset, warn_only": readings.read_child(warn_only),
+            ":4096:8": readings.read_child(set_)}
+
+
+class CublasConfigReadingTest(unittest.TestCase):
+    def test_a_release_with_the_alert_holds_the_rule(self):
+        seen = runs(readings.child_line("raised", ALERT, None), readings.child_line("warned", ALERT, True),
+                    readings.child_line("ran", "", True))
+        self.assertTrue(readings.cublas_config_holds(seen))
+        self.assertLessEqual(len(seen["unset"]["message"]), 300)
+        self.assertNotIn("CUBLAS_WORKSPACE_CONFIG", seen["unset"]["message"],
+                         "the excerpt ends before the variable: it is read on the whole message")
+        self.assertEqual(readings.describe_child(seen[":4096:8"]), "ran; 10 runs bitwise equal")
+        self.assertTrue(readings.describe_child(seen["unset"]).startswith("raised: Deterministic behavior"))
+
+    def test_a_release_without_the_alert_refutes_it(self):
+        seen = runs(readings.child_line("ran", "", True), readings.child_line("ran", "", True),
+                    readings.child_line("ran", "", True))
+        self.assertFalse(readings.cublas_config_holds(seen))
+
+    def test_an_error_that_does_not_name_the_variable_is_not_the_alert(self):
+        oom = "CUDA out of memory. Tried to allocate 2.00 MiB"
+        seen = runs(readings.child_line("raised", oom, None), readings.child_line("warned", ALERT, True),
+                    readings.child_line("ran", "", True))
+        self.assertFalse(readings.cublas_config_holds(seen))
+
+    def test_runs_that_differ_under_the_variable_refute_it(self):
+        seen = runs(readings.child_line("raised", ALERT, None), readings.child_line("warned", ALERT, True),
+                    readings.child_line("ran", "", False))
+        self.assertFalse(readings.cublas_config_holds(seen))
+        self.assertEqual(readings.describe_child(seen[":4096:8"]), "ran; runs differ")
+
+    def test_output_that_is_not_the_childs_is_an_error_not_a_verdict(self):
+        for out in ("", "Segmentation fault", '{"result": 1}', "ran; 10 runs bitwise equal"):
+            with self.assertRaises(ValueError):
+                readings.read_child(out)
+        # Anything the child's torch printed before its line is passed over.
+        self.assertEqual(readings.read_child("a warning\n" + readings.child_line("ran", "", True))["outcome"], "ran")
+
+
+if __name__ == "__main__":
+    unittest.main()
