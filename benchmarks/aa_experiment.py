@@ -6,7 +6,7 @@ when nothing changed, and does it see a 15% slowdown?
 
     python3 benchmarks/aa_experiment.py [--build build/default] [--trials 200]
         [--case REPRO] [--reps 9] [--repeats 3] [--slowdown 0.15]
-        [--real-trials N] [--pinned-trials N] [--out DIR] [--from DIR]
+        [--real-trials N] [--pinned-trials N] [--group N] [--out DIR] [--from DIR]
 
 Samples come from perf_trials, which runs two cases side by side exactly as
 the Compare fixture does (9 interleaved reps in alternating order, each rep
@@ -32,6 +32,10 @@ about 4.4 s a trial here, and can be given with --case.
 5. Pinning (--pinned-trials, default 50): the A/A again under taskset on the
    CPUs of this process with OMP_PROC_BIND=close OMP_PLACES=cores, against
    the unpinned run: the spread of the samples and the false alarms.
+6. Many comparisons (--group, default 15): the rule for a claim judged on
+   several comparisons (reports.statistics.decide_many) on 10000 seeded
+   draws of --group A/A trials (false alarms: any verdict but inconclusive),
+   and of the injected-slowdown trials (detected: supported).
 
 Rates carry a Wilson 95% interval. Raw samples are kept in --out (default
 build/<preset>/aa-experiment) as JSON Lines; --from DIR re-judges samples
@@ -45,6 +49,7 @@ import argparse
 import json
 import math
 import os
+import random
 import re
 import statistics
 import subprocess
@@ -55,7 +60,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from reports.statistics import bootstrap_median_ci, decide_ratio, paired_ratios, ratio_moved  # noqa: E402
+from reports.statistics import (bootstrap_median_ci, decide_many, decide_ratio, paired_ratios,  # noqa: E402
+                                ratio_moved)
+
+# The many-comparison rule is measured on draws of this many trials (the
+# count of mkldnn-accel's comparisons, the claim judged on the most).
+MANY_GROUP = 15
+MANY_DRAWS = 10000
+MANY_SEED = 20261124
 
 DEFAULT_CASE = ("conv2d:fwd:f32:mb2ic16ih56iw56oc32kh3kw3sh1sw1ph1pw1dh1dw1g1*5 "
                 "device=cpu engine=select:onednn threads=2")
@@ -114,7 +126,19 @@ def judge(trials: list[dict], metric: str, scale_b: float = 1.0, supports_when: 
         outcomes.append(outcome)
         ratios.append(ratio)
     return {"n": len(trials), "decisive": sum(o != "inconclusive" for o in outcomes),
-            "supported": outcomes.count("supported"), "median_ratio": statistics.median(ratios) if ratios else None}
+            "supported": outcomes.count("supported"), "median_ratio": statistics.median(ratios) if ratios else None,
+            "outcomes": outcomes}
+
+
+def judge_many(outcomes: list[str], group: int, draws: int = MANY_DRAWS) -> dict:
+    """The rule for a claim on `group` comparisons (reports.statistics.
+    decide_many) over seeded draws of `group` distinct trials' outcomes: how
+    often each verdict came out. The draws share trials, so the rates are
+    estimates from these trials, without an interval of their own."""
+    rng = random.Random(MANY_SEED)
+    verdicts = [decide_many(rng.sample(outcomes, group))[0] for _ in range(draws)] if len(outcomes) >= group else []
+    return {"group": group, "draws": len(verdicts), "supported": verdicts.count("supported"),
+            "refuted": verdicts.count("refuted"), "decisive": sum(v != "inconclusive" for v in verdicts)}
 
 
 def judge_moved(trials: list[dict], metric: str, scale_b: float = 1.0) -> dict:
@@ -166,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=9)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--slowdown", type=float, default=0.15)
+    parser.add_argument("--group", type=int, default=MANY_GROUP,
+                        help="comparisons per claim for the many-comparison rule")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--from", dest="recorded", type=Path, help="re-judge the samples recorded in this directory")
     args = parser.parse_args(argv)
@@ -212,6 +238,15 @@ def main(argv: list[str] | None = None) -> int:
     results["injected"] = injected
     lines.append(f"injected {100 * args.slowdown:.0f}% slowdown (B's real samples x {1 + args.slowdown:g}) "
                  f"detected: {rate_text(injected['supported'], injected['n'])}")
+    many = judge_many(steady["outcomes"], args.group)
+    many_injected = judge_many(injected["outcomes"], args.group)
+    results["many"] = {"aa": many, "injected": many_injected}
+    lines.append(f"a claim on {args.group} comparisons (decide_many, {many['draws']} seeded draws of {args.group} "
+                 f"A/A trials): false alarms {many['decisive']}/{many['draws']} "
+                 f"({100 * many['decisive'] / max(many['draws'], 1):.2f}%); injected "
+                 f"{100 * args.slowdown:.0f}% slowdown on all of them supported in "
+                 f"{many_injected['supported']}/{many_injected['draws']} "
+                 f"({100 * many_injected['supported'] / max(many_injected['draws'], 1):.2f}%)")
     between = judge_moved(aa, "steady_ns")
     between_injected = judge_moved(aa, "steady_ns", scale_b=1 + args.slowdown)
     results["between_runs"] = {"aa": between, "injected": between_injected}

@@ -33,10 +33,12 @@ from inputs.errors import SpecError, read_regular
 
 from . import documented, expectations
 from .catalog import load_catalog
-from .evidence import MAX_FILE_BYTES, Evidence, read_evidence, read_junit, read_manifest, read_registered
+from .evidence import (MAX_FILE_BYTES, Evidence, read_evidence, read_junit, read_manifest, read_registered,
+                       torch_of)
 from .changes import between_versions
 from .conformance import summarize as conformance_summary
 from .render import write_junit, write_report
+from .summary import lines as summary_lines
 from .verdicts import judge_all, refuted_guarantees
 
 EXIT_REFUTED_GUARANTEE = 3
@@ -244,7 +246,6 @@ def main(argv: list[str] | None = None) -> int:
                         listed=listed)
     write_junit(args.out / "claims-junit.xml", verdicts, changes)
     counts = Counter(v.verdict for v in verdicts)
-    print(f"report: {page}")
     print(f"tests: {coverage['expected']} expected ({coverage['source']}), {coverage['got']} left a result"
           + (f"; none from {coverage['missing_count']}, e.g. {coverage['missing'][0]}" if coverage["missing"] else ""))
     print("claims: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
@@ -272,6 +273,9 @@ def main(argv: list[str] | None = None) -> int:
         kinds = Counter(c["kind"] for c in between)
         print(f"changed between versions: {len(between)}" +
               (" (" + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + ")" if kinds else ""))
+    torches = {p: torch_of(env) for p, env in evidence.platform_env.items()}
+    for line in summary_lines(verdicts, torches, page):  # the verdicts per torch, the reasons, the page last
+        print(line)
     for c in changes:
         print(f"EXPECTATION CHANGED {c.claim} on {c.platform}: expected {c.expected}, got {c.got}", file=sys.stderr)
     bad = refuted_guarantees(verdicts)

@@ -1,8 +1,9 @@
 """Loads a report in headless Chromium (Debian's chromium and chromedriver,
 driven by Selenium) and checks it the way a reader uses it: no console
 error, every claim of report.json rendered as a row, each filter (verdict,
-device, kind) showing exactly the matching claims, no script injected by a
-string of the evidence; saves a screenshot.
+device, kind) showing exactly the matching claims, an observation sentence
+in the row of every claim with a verdict other than not evaluated, no
+script injected by a string of the evidence; saves a screenshot.
 
     python3 -m reports.browser REPORT_DIR [--screenshot PNG]
 
@@ -67,6 +68,13 @@ def check(report_dir: Path, screenshot: Path | None) -> list[str]:
             section = driver.find_elements(By.ID, f"claim-{c['id']}")
             if not section or c["statement"] not in section[0].text:
                 failures.append(f"claim {c['id']}: its statement is not rendered as text")
+        for row in rows:  # what was observed, in the grid, for every claim decided one way or another
+            c = next((c for c in claims if c["id"] == row.get_attribute("data-claim")), None)
+            if c is None or c["verdict"] == "not evaluated":
+                continue
+            said = row.find_element(By.CSS_SELECTOR, "td.observation").text.strip()
+            if not said or "fact(s) hold" in said:
+                failures.append(f"claim {c['id']}: no observation sentence in its row ({said[:80]!r})")
 
         def visible() -> list[str]:
             return driver.execute_script("return Array.from(document.querySelectorAll('tr.claim-row'))"

@@ -22,6 +22,7 @@ from .changes import between_versions
 from .conformance import summarize as conformance_summary
 from .plots import interval_plot, roofline_plot, strip_plot
 from .evidence import Evidence, ctest_outcome, platform_of, torch_of
+from .observe import sentence
 from .verdicts import VERDICTS, Fact, Verdict
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -145,6 +146,8 @@ def to_json(verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: E
                 "system": v.prediction.claim.system, "verdict": v.prediction.verdict, "reason": v.prediction.reason},
             "platforms": {p: pv.verdict for p, pv in v.platforms.items()},
             "platform_reasons": {p: pv.reason for p, pv in v.platforms.items()},
+            "observation": sentence(v),
+            "platform_observations": {p: sentence(pv) for p, pv in v.platforms.items()},
             "facts": [_fact_json(f) for f in v.facts],
             "observations": v.observations,
         } for v in verdicts],

@@ -66,6 +66,28 @@ def decide_ratio(a: list[float], b: list[float], bound: float,
     return outcome, ratio, (lo, hi)
 
 
+def decide_many(outcomes: list[str]) -> tuple[str, str]:
+    """A claim judged on several comparisons (decide_ratio's outcomes, one a
+    shape, say): "supported" when more than half of them are decisively for
+    it and none is decisively against; "refuted" when more than half are
+    decisively against; otherwise "inconclusive". Returns the verdict and its
+    counts ("10 of 15 decisively for, 0 against, 5 not decisive"). One
+    comparison is the rule of one: its own outcome."""
+    n = len(outcomes)
+    for_, against = outcomes.count("supported"), outcomes.count("refuted")
+    counts = f"{for_} of {n} decisively for, {against} against, {n - for_ - against} not decisive"
+    if for_ * 2 > n and against == 0:
+        return "supported", counts
+    if against * 2 > n:
+        return "refuted", counts
+    return "inconclusive", counts
+
+
+MANY_RULE = ("a claim judged on several comparisons is supported when more than half of them are decisively for it "
+             "and none is decisively against, refuted when more than half are decisively against, and otherwise "
+             "inconclusive")
+
+
 def ratio_moved(ci_a: tuple[float, float], ci_b: tuple[float, float]) -> str:
     """How one comparison's ratio moved from run A to run B (two torch
     installs, say), by the ratio rule with A's interval as the bound: "up"

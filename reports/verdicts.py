@@ -16,7 +16,10 @@ Rules:
   (A and B run back to back in each rep) with a 90% bootstrap interval, over
   at least MIN_REPS reps. Decisive only when the interval clears the bound
   by 3% (reports/statistics.py; the level and margin come from the A/A
-  experiment in BENCHMARKS.md).
+  experiment in BENCHMARKS.md). A claim on several comparisons follows
+  statistics.decide_many: supported when more than half are decisively for
+  it and none against, refuted when more than half are against, otherwise
+  inconclusive with the counts.
 - distribution: CrossProcess records; whether choices (or digests) vary
   across fresh processes. Not seeing variation is inconclusive, not a
   refutation, for a claim that something *may* vary.
@@ -49,7 +52,7 @@ from typing import Any
 
 from .catalog import MIN_REPS, Claim
 from .evidence import Evidence, ctest_outcome, platform_fact
-from .statistics import LEVEL, MARGIN, decide_ratio
+from .statistics import LEVEL, MANY_RULE, MARGIN, decide_many, decide_ratio
 
 VERDICTS = ("supported", "refuted", "inconclusive", "not evaluated", "error")
 
@@ -229,13 +232,8 @@ def _ratio(claim: Claim, facts: list[Fact]) -> Verdict:
         return _judge_facts(claim, facts) if any(f.outcome != "passed" for f in facts) else Verdict(
             claim, "error", "no Compare record among the selected tests", facts)
     shown = "; ".join(f.figures["text"] for f in facts if "text" in f.figures)
-    decided = set(outcomes) - {"inconclusive"}
-    if len(decided) == 1 and "inconclusive" not in outcomes:
-        return Verdict(claim, decided.pop(), shown, facts)
-    if len(decided) > 1:
-        return Verdict(claim, "inconclusive", "the comparisons disagree: " + shown, facts)
-    return Verdict(claim, "inconclusive", (shown or "") + ("; " if shown else "") +
-                   f"{outcomes.count('inconclusive')} of {len(outcomes)} comparison(s) not decisive", facts)
+    verdict, counts = decide_many(outcomes)
+    return Verdict(claim, verdict, f"{counts} ({MANY_RULE}): {shown}" if len(outcomes) > 1 else shown, facts)
 
 
 def _ratio_text(claim: Claim, f: Fact) -> str:

@@ -134,6 +134,20 @@ class RatioRuleTest(unittest.TestCase):
         self.assertEqual(decide_ratio(a, b, 1.0, "below")[0], "refuted")
         self.assertEqual(decide_ratio(a, a, 1.0, "below")[0], "inconclusive")
 
+    def test_many_comparisons_follow_the_stated_rule(self) -> None:
+        from reports.statistics import MANY_RULE, decide_many
+        s, r, i = "supported", "refuted", "inconclusive"
+        self.assertEqual(decide_many([s] * 10 + [i] * 5),
+                         ("supported", "10 of 15 decisively for, 0 against, 5 not decisive"),
+                         "mkldnn-accel's shape: a majority for and none against")
+        self.assertEqual(decide_many([s] * 10 + [r] + [i] * 4)[0], "inconclusive", "one decisive counterexample")
+        self.assertEqual(decide_many([s] * 7 + [i] * 8)[0], "inconclusive", "7 of 15 is no majority")
+        self.assertEqual(decide_many([r] * 8 + [s] * 2 + [i] * 5)[0], "refuted")
+        self.assertEqual(decide_many([s])[0], "supported", "one comparison decides alone")
+        self.assertEqual(decide_many([i])[0], "inconclusive")
+        self.assertEqual(decide_many([s, r])[0], "inconclusive")
+        self.assertIn("more than half", MANY_RULE)
+
     def test_a_ratio_moves_only_beyond_both_intervals_and_the_margin(self) -> None:
         from reports.statistics import ratio_moved
         self.assertEqual(ratio_moved((0.50, 0.60), (0.70, 0.80)), "up")

@@ -822,6 +822,9 @@ class RecordedEvidenceTest(unittest.TestCase):
         v = judge_all([ratio], [], ev)[0]
         self.assertEqual(v.verdict, "inconclusive", v.reason)
         self.assertIn("B/A", v.reason)
+        from reports.observe import sentence
+        self.assertRegex(sentence(v), r"^Timed 1 comparison\(s\) of steady_ns, B setting .*: 0 decisively for the "
+                                      r"claim, 0 against, 1 within noise; median B/A")
         # Degenerate output is mistrusted and never supports.
         mistrusted = read_evidence([self.altered('"name":"bitwise","outcome":"passed"', '"name":"bitwise","outcome":"mistrusted"')])
         self.assertEqual(judge_all([self.det], [], mistrusted)[0].verdict, "inconclusive")
@@ -889,6 +892,19 @@ class H100EvidenceTest(unittest.TestCase):
 
     def test_no_claim_is_an_error(self) -> None:
         self.assertFalse({k: v.reason for k, v in self.verdicts.items() if v.verdict == "error"})
+
+    def test_every_decided_claim_says_what_was_observed(self) -> None:
+        from reports.observe import sentence
+        decided = {k: v for k, v in self.verdicts.items() if v.verdict != "not evaluated"}
+        self.assertGreaterEqual(len(decided), 2)
+        for k, v in decided.items():
+            for said in [sentence(v)] + [sentence(pv) for pv in v.platforms.values()]:
+                self.assertTrue(said.strip(), k)
+                self.assertNotIn("fact(s) hold", said, k)
+                self.assertNotIn("evaluated fact", said, k)
+        said = sentence(self.verdicts["atomics-cudnn"])
+        self.assertRegex(said, r"^Ran 10 test\(s\) on cuDNN 9", "what ran, on which system and version")
+        self.assertIn("cuDNN", said, "in the system's own words, naming it")
 
 
 class TrustTest(unittest.TestCase):
