@@ -2,7 +2,8 @@
 driven by Selenium) and checks it the way a reader uses it: no console
 error, every claim of report.json rendered as a row, each filter (verdict,
 device, kind) showing exactly the matching claims, an observation sentence
-in the row of every claim with a verdict other than not evaluated, no
+in the row of every claim with a verdict other than not evaluated, the
+model's disagreements grouped in classes that hold every one of them, no
 script injected by a string of the evidence; saves a screenshot.
 
     python3 -m reports.browser REPORT_DIR [--screenshot PNG]
@@ -75,6 +76,16 @@ def check(report_dir: Path, screenshot: Path | None) -> list[str]:
             said = row.find_element(By.CSS_SELECTOR, "td.observation").text.strip()
             if not said or "fact(s) hold" in said:
                 failures.append(f"claim {c['id']}: no observation sentence in its row ({said[:80]!r})")
+
+        cf = data.get("conformance") or {}
+        if cf.get("disagreements"):  # grouped by class, every row under one class
+            shown = driver.find_elements(By.CSS_SELECTOR, "tr.disagreement-class")
+            counted = sum(int(r.find_element(By.CSS_SELECTOR, "td[data-count]").get_attribute("data-count"))
+                          for r in shown)
+            if len(shown) != len(cf.get("classes", [])) or counted != len(cf["disagreements"]):
+                failures.append(f"disagreements: {len(shown)} class row(s) holding {counted} case(s) rendered, "
+                                f"report.json has {len(cf.get('classes', []))} classes and "
+                                f"{len(cf['disagreements'])} disagreement(s)")
 
         def visible() -> list[str]:
             return driver.execute_script("return Array.from(document.querySelectorAll('tr.claim-row'))"

@@ -4,7 +4,10 @@ This lists every case and every disagreement, in kernel class (PyTorch's
 mkldnn convolution or its native kernels), oneDNN's kernel where oneDNN ran,
 output bits and alerts, with both
 sides' kernel and digest, and says why a disagreement stays where the reason
-is known; an unexplained one is a model bug to fix."""
+is known; an unexplained one is a model bug to fix. The disagreements are
+grouped in classes (what differs, the two sides' kernel classes, and the
+reason), unexplained classes first, so that a reader sees the few kinds of
+disagreement before the rows of each."""
 
 from __future__ import annotations
 
@@ -44,7 +47,14 @@ def summarize(evidence: Evidence) -> dict[str, Any]:
                     disagreements.append({"test": test, "repro": row["repro"], "aspect": aspect, "model": c["model"],
                                           "pytorch": c["pytorch"], "why": _why(aspect, c["model"], c["pytorch"])})
     agree = {aspect: sum(r[key] for r in rows) for key, aspect in ASPECTS}
+    classes: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    for d in disagreements:  # what differs, between which kernels, and why: one class each
+        key = (d["aspect"], str(d["model"].get("kernel_class", "")), str(d["pytorch"].get("kernel_class", "")), d["why"])
+        classes.setdefault(key, {"aspect": key[0], "model_kernel_class": key[1], "pytorch_kernel_class": key[2],
+                                 "why": key[3], "rows": []})["rows"].append(d)
     versions = {side: sorted({str(r[side].get("onednn_version", "")) for r in rows} - {""})
                 for side in ("model", "pytorch")}
-    return {"cases": len(rows), "agree": agree, "rows": rows, "disagreements": disagreements,
+    # Unexplained classes first, then the largest.
+    grouped = sorted(classes.values(), key=lambda c: (bool(c["why"]), -len(c["rows"]), c["aspect"]))
+    return {"cases": len(rows), "agree": agree, "rows": rows, "disagreements": disagreements, "classes": grouped,
             "unexplained": sum(1 for d in disagreements if not d["why"]), "onednn_versions": versions}

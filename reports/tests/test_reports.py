@@ -1042,6 +1042,12 @@ class ConformanceTest(unittest.TestCase):
                          [("a", "bits"), ("b", "kernel class"), ("b", "bits")])
         self.assertEqual(s["unexplained"], 2)
         self.assertIn("by design", s["disagreements"][0]["why"])
+        # Grouped by what differs, the kernel classes and why: unexplained first.
+        self.assertEqual([(k["aspect"], k["model_kernel_class"], k["pytorch_kernel_class"], len(k["rows"]), bool(k["why"]))
+                          for k in s["classes"]],
+                         [("bits", "mkldnn", "native", 1, False), ("kernel class", "mkldnn", "native", 1, False),
+                          ("bits", "native", "native", 1, True)])
+        self.assertEqual(sum(len(k["rows"]) for k in s["classes"]), len(s["disagreements"]))
 
     def test_different_onednn_versions_explain_kernel_and_bits_and_are_named(self) -> None:
         from reports.conformance import summarize
