@@ -31,6 +31,13 @@ const char* StatusCodeName(StatusCode code);
 // c10::OutOfMemoryError). A prefix added on the way up keeps it.
 enum class FailureSource { kOther, kCudnn, kOutOfMemory };
 
+// UNAVAILABLE (no such device or library here) or UNIMPLEMENTED (nothing
+// here implements the problem): what this machine cannot evaluate, never a
+// failure.
+inline bool NotEvaluatedHere(StatusCode code) {
+  return code == StatusCode::kUnavailable || code == StatusCode::kUnimplemented;
+}
+
 class [[nodiscard]] Status {
  public:
   Status() = default;

@@ -258,10 +258,11 @@ Result<std::vector<ErrataRule>> ParseErrata(const std::string& text, const std::
     if (!r.contains("engine") || !r["engine"].is_number_integer()) return bad(at + ".engine", "missing or not an integer");
     rule.operation = r["operation"].get<std::string>();
     rule.engine = r["engine"].get<int64_t>();
-    for (const char* key : {"cudnn_version_start", "cudnn_version_end"}) {
+    for (auto [key, field] : {std::pair{"cudnn_version_start", &rule.cudnn_version_start},
+                              std::pair{"cudnn_version_end", &rule.cudnn_version_end}}) {
       if (!r.contains(key)) continue;
       if (!r[key].is_number_unsigned()) return bad(at + "." + key, "not a non-negative integer");
-      (std::string(key) == "cudnn_version_start" ? rule.cudnn_version_start : rule.cudnn_version_end) = r[key].get<uint64_t>();
+      *field = r[key].get<uint64_t>();
     }
     if (r.contains("knob")) {
       if (!r["knob"].is_array()) return bad(at + ".knob", "not an array");

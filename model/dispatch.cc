@@ -148,8 +148,6 @@ Result<DispatchDecision> Dispatcher::Decide(const CaseSpec& c, const Problem& p,
   // not already hold: the device, the pool and allow_tf32.
   const std::string key = FormatProblem(p) + "|" + DeviceName(c.device) + "|" + c.engine +
                           "|allow_tf32=" + (CudnnConvTf32(flags) ? "1" : "0");
-  d.cache_key = key;
-  d.options = options;
   if (std::optional<Selection> hit = selector_.Cached(key, options)) {
     d.selection = *hit;
     d.chosen = hit->chosen;
@@ -186,6 +184,8 @@ Result<DispatchDecision> Dispatcher::Decide(const CaseSpec& c, const Problem& p,
       return it->second;
     };
   }
+  d.cache_key = key;  // for Dispatcher::Ran, when the choice gives way at execution
+  d.options = options;
   Result<Selection> s = selector_.Select(key, FormatProblem(p), candidates, options, timer);
   if (!s.ok()) return s.status();
   if (search->has_value() && search->value().ok()) d.search_peak_device_bytes = search->value()->peak_device_bytes;

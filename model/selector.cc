@@ -170,7 +170,7 @@ Result<size_t> TryAtExecution(const std::vector<Candidate>& order, const std::fu
     Status s = run(order[i]);
     if (s.ok()) return i;
     if (s.source() != FailureSource::kCudnn && s.source() != FailureSource::kOutOfMemory) return s;
-    refused = refused && (s.code() == StatusCode::kUnimplemented || s.code() == StatusCode::kUnavailable);
+    refused = refused && NotEvaluatedHere(s.code());
     failed->push_back({order[i].Id(), std::move(s)});
   }
   return Status(refused ? StatusCode::kUnimplemented : StatusCode::kInternal,

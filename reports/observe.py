@@ -80,7 +80,6 @@ def sentence(v: Verdict) -> str:
     if claim.rule == "distribution":
         counted = [f for f in facts if "count" in f.figures]
         if counted:
-            f = counted[0]
             return (f"Ran {len(counted)} case(s) in fresh processes: "
                     + "; ".join(f"{_short(x.test)}: {x.figures['count']} distinct in {x.figures['processes']} processes"
                                 for x in counted[:3]) + ".")

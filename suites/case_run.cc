@@ -35,7 +35,7 @@ int StepRun::RunsToDistinct() const {
 }
 
 bool IsNotEvaluated(const Status& s) {
-  return s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kUnimplemented;
+  return NotEvaluatedHere(s.code());
 }
 
 namespace {
@@ -150,9 +150,8 @@ Status RunControlInTurn(const Engine& engine, const Problem& p, const BackendFla
                       }));
   const std::string described = DescribeTries(tries);
   if (!kept.has_value()) {
-    const bool refused = std::all_of(tries.begin(), tries.end(), [](const ControlTry& t) {
-      return t.code == StatusCode::kUnimplemented || t.code == StatusCode::kUnavailable;
-    });
+    const bool refused =
+        std::all_of(tries.begin(), tries.end(), [](const ControlTry& t) { return NotEvaluatedHere(t.code); });
     return Status(refused ? StatusCode::kUnimplemented : StatusCode::kInternal,
                   std::string(engine.name()) + " has no nondeterministic candidate for " + FormatProblem(p) +
                       " that runs here" + (described.empty() ? "" : ": " + described));
