@@ -3,8 +3,14 @@ driven by Selenium) and checks it the way a reader uses it: no console
 error, every claim of report.json rendered as a row, each filter (verdict,
 device, kind) showing exactly the matching claims, an observation sentence
 in the row of every claim with a verdict other than not evaluated, the
-model's disagreements grouped in classes that hold every one of them, no
-script injected by a string of the evidence; saves a screenshot.
+"What to set on this stack" card of every platform with every line of
+report.json and every link to a claim that exists, the model's
+disagreements grouped in classes that hold every one of them, no script
+injected by a string of the evidence. The top of the page, as it loads in a
+TOP_WINDOW viewport, must show the summary, the card and the start of the
+claims grid, with no raw evidence (the differences between versions, the
+documented list, the model's cases, the case table) above the grid; the
+screenshot is of that top, taken before anything scrolls.
 
     python3 -m reports.browser REPORT_DIR [--screenshot PNG]
 
@@ -22,6 +28,8 @@ from pathlib import Path
 
 CHROMIUM = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 CHROMEDRIVER = "/usr/bin/chromedriver"
+TOP_WINDOW = (1400, 1600)  # the viewport the top of the report must fit: a portrait-ish desktop screen
+RAW_EVIDENCE = ("versions-changed", "documented", "conformance", "performance", "environment", "cases")
 
 
 def _driver():
@@ -34,7 +42,7 @@ def _driver():
     options = webdriver.ChromeOptions()
     options.binary_location = binary
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1400,1000", "--disable-extensions", "--no-first-run"):
+                f"--window-size={TOP_WINDOW[0]},{TOP_WINDOW[1]}", "--disable-extensions", "--no-first-run"):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
@@ -59,6 +67,11 @@ def check(report_dir: Path, screenshot: Path | None) -> list[str]:
             pass
         errors = [e["message"] for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
         failures += [f"console error: {m}" for m in errors]
+        failures += _top(driver)
+        if screenshot is not None:  # the top, as a reader first sees it
+            screenshot.parent.mkdir(parents=True, exist_ok=True)
+            driver.get_screenshot_as_file(str(screenshot))
+        failures += _cards(driver, data)
         rows = driver.find_elements(By.CSS_SELECTOR, "tr.claim-row")
         rendered = [r.get_attribute("data-claim") for r in rows]
         if rendered != [c["id"] for c in claims]:
@@ -103,11 +116,62 @@ def check(report_dir: Path, screenshot: Path | None) -> list[str]:
             select.select_by_value("")
         if visible() != [c["id"] for c in claims]:
             failures.append("clearing the filters does not show every claim again")
-        if screenshot is not None:
-            screenshot.parent.mkdir(parents=True, exist_ok=True)
-            driver.get_screenshot_as_file(str(screenshot))
     finally:
         driver.quit()
+    return failures
+
+
+def _top(driver) -> list[str]:
+    """What the first screen shows: the summary, the card and the grid's
+    first rows within the viewport, and no raw evidence above the grid."""
+    where = driver.execute_script("""
+        const top = id => { const e = document.getElementById(id); return e ? e.getBoundingClientRect().top : null; };
+        const row = document.querySelector('tr.claim-row');
+        return {scroll: window.scrollY, height: window.innerHeight, summary: top('summary'),
+                card: top('what-to-set'), grid: top('grid'),
+                row: row ? row.getBoundingClientRect().bottom : null,
+                raw: arguments[0].map(id => [id, top(id)])};""", list(RAW_EVIDENCE))
+    failures = []
+    if where["scroll"]:
+        failures.append(f"the page opens scrolled to {where['scroll']}px, not at its top")
+    for name in ("summary", "card", "grid", "row"):
+        if where[name] is None:
+            failures.append(f"the top of the page: no {name}")
+        elif where[name] > where["height"]:
+            failures.append(f"the top of the page: the {name} starts at {where[name]:.0f}px, below the first "
+                            f"{where['height']}px screen")
+    if where["grid"] is not None:
+        above = [i for i, y in where["raw"] if y is not None and y < where["grid"]]
+        if above:
+            failures.append(f"the top of the page: raw evidence ({', '.join(above)}) comes before the claims grid")
+    return failures
+
+
+def _cards(driver, data: dict) -> list[str]:
+    """One card per platform of report.json, each with its lines, and every
+    link of a card leading to a claim's section."""
+    from selenium.webdriver.common.by import By
+
+    failures = []
+    shown = {c.get_attribute("data-platform"): c for c in driver.find_elements(By.CSS_SELECTOR, "div.card")}
+    want = data.get("card") or {}
+    if set(shown) != set(want):
+        failures.append(f"cards: {sorted(shown)} rendered, report.json has {sorted(want)}")
+    for platform, card in want.items():
+        element = shown.get(platform)
+        if element is None:
+            continue
+        lines = element.find_elements(By.CSS_SELECTOR, "li.card-line")
+        expected = [(x["goal"], x["setting"]) for s in card["sections"] for x in s["lines"]]
+        if [(li.get_attribute("data-goal"), li.find_element(By.CSS_SELECTOR, ".mono").text) for li in lines] != expected:
+            failures.append(f"card of {platform}: {len(lines)} line(s) rendered, report.json has {len(expected)}")
+        for li in lines:
+            if not li.find_elements(By.CSS_SELECTOR, "a.card-claim"):
+                failures.append(f"card of {platform}: a line links to no claim: {li.text[:80]!r}")
+        for a in element.find_elements(By.CSS_SELECTOR, "a.card-claim"):
+            target = (a.get_attribute("href") or "").rsplit("#", 1)[-1]
+            if not driver.find_elements(By.ID, target):
+                failures.append(f"card of {platform}: the link {a.text!r} leads nowhere (#{target})")
     return failures
 
 

@@ -24,7 +24,8 @@ POLARITIES = ("supports", "refutes")
 # is about), or any.
 SYSTEMS = systems() + ("any",)
 ABOUT = tuple(s for s in SYSTEMS if s != MODEL)
-CLAIM_KEYS = {"id", "statement", "source", "kind", "scope", "about", "evidence", "prediction"}
+CLAIM_KEYS = {"id", "statement", "source", "kind", "scope", "about", "evidence", "prediction", "card"}
+CARD_GOALS = ("reproducibility", "speed", "no effect")
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
@@ -50,6 +51,7 @@ class Claim:
     about: str = "any"         # the system the claim is about
     system: str = ""           # the system the evidence block's tests show
     prediction: Claim | None = None  # the model's evidence, shown beside the deciding one, never deciding
+    card: dict[str, str] = field(default_factory=dict)  # goal, setting, cost: its line on the "What to set" card
 
     def decides(self) -> bool:
         """Whether this evidence may decide the claim: only evidence from the
@@ -99,8 +101,33 @@ def load_catalog(path: Path) -> list[Claim]:
                 raise error(here + ("prediction", "system"),
                             f"a prediction is evidence from a system other than '{claim.about}', the one the claim "
                             "is about")
+        if "card" in raw:
+            claim.card = _card(raw["card"], here + ("card",), error, claim)
         claims.append(claim)
+    ids = {c.id: c for c in claims}
+    for i, c in enumerate(claims):
+        cost = c.card.get("cost")
+        if cost and (cost not in ids or ids[cost].rule != "ratio"):
+            raise error(("claim", i, "card", "cost"), f"card cost must name a ratio claim of this catalog, not '{cost}'")
     return claims
+
+
+def _card(card: Any, here: tuple[str | int, ...], error: Any, claim: Claim) -> dict[str, str]:
+    """The claim's line on the report's "What to set on this stack" card."""
+    if not isinstance(card, dict):
+        raise error(here, "card must be a table { goal, setting, cost }")
+    for key in card:
+        if key not in ("goal", "setting", "cost"):
+            raise error(here + (key,), f"unknown card key '{key}' (known: goal, setting, cost)")
+    if card.get("goal") not in CARD_GOALS:
+        raise error(here + ("goal",), f"card goal must be one of {', '.join(CARD_GOALS)}")
+    if not isinstance(card.get("setting"), str) or not card["setting"].strip():
+        raise error(here + ("setting",), "card setting must name what to set, as a user writes it")
+    if card["goal"] == "speed" and claim.rule != "ratio":
+        raise error(here + ("goal",), "card goal speed needs a ratio claim: its gain is the claim's own comparisons")
+    if "cost" in card and card["goal"] != "reproducibility":
+        raise error(here + ("cost",), "card cost: only a reproducibility card names a cost claim")
+    return {k: str(v) for k, v in card.items()}
 
 
 def _evidence(ev: Any, here: tuple[str | int, ...], error: Any, claim: Claim) -> Claim:

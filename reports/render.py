@@ -19,6 +19,7 @@ from inputs.engines import harness_system
 
 from . import documented
 from .changes import between_versions
+from .card import cards
 from .conformance import summarize as conformance_summary
 from .plots import interval_plot, roofline_plot, strip_plot
 from .evidence import Evidence, ctest_outcome, platform_of, torch_of
@@ -136,6 +137,8 @@ def to_json(verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: E
         "platforms": platforms,
         "platform_env": evidence.platform_env,
         "summary": dict(Counter(v.verdict for v in verdicts)),
+        # What to set on this stack, per platform (reports/card.py).
+        "card": cards(verdicts, list(evidence.platforms)),
         "coverage": coverage or {},
         "claims": [{
             "id": v.claim.id, "statement": v.claim.statement, "source": v.claim.source, "kind": v.claim.kind,

@@ -1,0 +1,136 @@
+"""The "What to set on this stack" card of one platform (a machine and its
+torch): derived from the verdicts and the measured ratios, never written by
+hand. A claim joins the card through its catalog field `card` (goal and
+setting; see suites/claims.toml); the card says, per platform:
+
+- for bitwise reproducibility: the settings whose claims hold here, each with
+  its measured cost (the comparisons of the claim named by `cost`);
+- for speed: the settings whose ratio claims were timed here, with the
+  measured gain, or that the timing was mixed or went the other way;
+- the settings that have no effect here;
+- the settings this platform could not evaluate, grouped by what would.
+
+Claims that name the same setting for the same goal share one line, which
+links to each of them. A line's verdict is the gravest of its decided claims
+(error, refuted, supported, inconclusive); its words come from a fixed table
+of goal and verdict, its figures from the claims' Compare records.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from .summary import reason_group
+from .verdicts import Verdict
+
+GOALS = ("reproducibility", "speed", "no effect")
+TITLES = {"reproducibility": "For bitwise reproducibility", "speed": "For speed", "no effect": "No effect here"}
+_GRAVITY = ("error", "refuted", "supported", "inconclusive")
+
+# What a line says, by goal and verdict: the only words of the card that are
+# not the catalog's setting or a measured figure.
+SAYS = {
+    ("reproducibility", "supported"): "set",
+    ("reproducibility", "refuted"): "does not give what is claimed here",
+    ("reproducibility", "inconclusive"): "undecided here",
+    ("speed", "supported"): "set: faster here",
+    ("speed", "refuted"): "slower here",
+    ("speed", "inconclusive"): "mixed or within noise here",
+    ("no effect", "supported"): "no effect here",
+    ("no effect", "refuted"): "has an effect here",
+    ("no effect", "inconclusive"): "undecided here",
+}
+
+
+def _side_is_b(claim_supports_when: str, faster: bool) -> bool:
+    """Whether the setting is the Compare's B side. A speed claim's setting
+    is the side it calls faster (B when it holds below the bound); a cost
+    claim's is the side it calls slower (B when it holds above)."""
+    return (claim_supports_when == "below") == faster
+
+
+def timing(v: Verdict, faster: bool) -> dict[str, Any] | None:
+    """The timed comparisons of a ratio verdict, as the setting's time over
+    the other side's: their median, range, how many were decisively faster or
+    slower with the setting, and the Compare's B flags. None when none was
+    timed."""
+    ran = [f for f in v.facts if "ratio" in f.figures]
+    if not ran:
+        return None
+    b = _side_is_b(v.claim.supports_when, faster)
+    ratios = sorted(f.figures["ratio"] if b else 1 / f.figures["ratio"] if f.figures["ratio"] else float("inf")
+                    for f in ran)
+    outcomes = [f.figures.get("outcome", "") for f in ran]
+    # "supported" is decisively on the side the claim names: for a speed
+    # claim that is faster with the setting, for a cost claim slower.
+    with_claim, against = outcomes.count("supported"), outcomes.count("refuted")
+    versus = ran[0].figures.get("versus") or {}
+    return {"metric": v.claim.metric, "median": statistics.median(ratios), "low": ratios[0], "high": ratios[-1],
+            "comparisons": len(ran), "faster": with_claim if faster else against,
+            "slower": against if faster else with_claim,
+            "b": ", ".join(f"{k}={val}" for k, val in versus.items()), "setting_is_b": b}
+
+
+def timing_text(t: dict[str, Any]) -> str:
+    spread = f" ({t['low']:.3g} to {t['high']:.3g})" if t["comparisons"] > 1 else ""
+    sides = f"B: {t['b']}" if t["b"] else "B: the other side"
+    if not t["setting_is_b"]:
+        sides = f"the setting is A; {sides}"
+    return (f"{t['metric']} with / without the setting: median {t['median']:.3g}{spread} over {t['comparisons']} "
+            f"comparison(s), {t['faster']} decisively faster, {t['slower']} slower ({sides})")
+
+
+def _platform_verdict(v: Verdict, platform: str) -> Verdict:
+    return v.platforms.get(platform) or v
+
+
+def _cost(cost_id: str, by_id: dict[str, Verdict], platform: str) -> dict[str, Any]:
+    v = by_id.get(cost_id)
+    if v is None:
+        return {"claim": cost_id, "verdict": "error", "text": f"the catalog names no claim '{cost_id}'"}
+    pv = _platform_verdict(v, platform)
+    t = timing(pv, faster=False) if pv.verdict != "not evaluated" else None
+    if t is None:
+        why = reason_group(pv.reason) if pv.verdict == "not evaluated" else f"{pv.verdict}: {pv.reason[:160]}"
+        return {"claim": cost_id, "verdict": pv.verdict, "text": f"not measured here ({why})"}
+    return {"claim": cost_id, "verdict": pv.verdict, "text": timing_text(t), "timing": t}
+
+
+def card(verdicts: list[Verdict], platform: str) -> dict[str, Any]:
+    """The card of one platform."""
+    by_id = {v.claim.id: v for v in verdicts}
+    lines: dict[tuple[str, str], dict[str, Any]] = {}
+    waiting: dict[str, list[dict[str, str]]] = {}
+    for v in verdicts:
+        c = v.claim.card
+        if not c:
+            continue
+        pv = _platform_verdict(v, platform)
+        entry = {"id": v.claim.id, "verdict": pv.verdict}
+        if pv.verdict == "not evaluated":
+            waiting.setdefault(reason_group(pv.reason), []).append({**entry, "setting": c["setting"],
+                                                                     "goal": c["goal"]})
+            continue
+        line = lines.setdefault((c["goal"], c["setting"]), {"goal": c["goal"], "setting": c["setting"],
+                                                            "claims": [], "figures": [], "cost": []})
+        line["claims"].append(entry)
+        if c["goal"] == "speed":
+            t = timing(pv, faster=True)
+            if t is not None:
+                line["figures"].append({"claim": v.claim.id, "text": timing_text(t), "timing": t})
+        if c.get("cost") and not any(x["claim"] == c["cost"] for x in line["cost"]):
+            line["cost"].append(_cost(c["cost"], by_id, platform))
+    for line in lines.values():
+        line["verdict"] = min((e["verdict"] for e in line["claims"]), key=_GRAVITY.index)
+        line["says"] = SAYS.get((line["goal"], line["verdict"]), line["verdict"])
+    sections = [{"goal": g, "title": TITLES[g], "lines": [x for x in lines.values() if x["goal"] == g]}
+                for g in GOALS]
+    return {"platform": platform, "sections": [s for s in sections if s["lines"]],
+            "not_evaluated": [{"why": why, "claims": entries}
+                              for why, entries in sorted(waiting.items(), key=lambda kv: (-len(kv[1]), kv[0]))]}
+
+
+def cards(verdicts: list[Verdict], platforms: list[str]) -> dict[str, dict[str, Any]]:
+    """One card per platform (one for all the evidence when none is named)."""
+    return {p: card(verdicts, p) for p in platforms or [""]}

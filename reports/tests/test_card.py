@@ -1,0 +1,202 @@
+"""The "What to set on this stack" card, derived from recorded evidence:
+reports/tests/data/two-torch holds, for torch 1.13.0a0 (Debian) and
+2.15.0+cu132 (PyPI) on one 2-thread AVX-512 machine, the records of the
+mkldnn speed comparisons, the TorchPython probes and one CPU no-op case, as
+`./backendcheck test` wrote them (recorded-1.jsonl), and of the comparisons
+with and without use_deterministic_algorithms (recorded-2.jsonl)."""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import tempfile
+import unittest
+from pathlib import Path
+
+from inputs.errors import SpecError
+from reports.card import cards
+from reports.catalog import load_catalog
+from reports.evidence import read_evidence
+from reports.statistics import paired_ratios
+from reports.tests.test_reports import claim, environment, write_run
+from reports.verdicts import judge_all
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "reports" / "tests" / "data" / "two-torch"
+
+
+def _line(card: dict, goal: str, setting_starts: str) -> dict:
+    found = [x for s in card["sections"] if s["goal"] == goal for x in s["lines"]
+             if x["setting"].startswith(setting_starts)]
+    assert len(found) == 1, (goal, setting_starts, card)
+    return found[0]
+
+
+def _compare_medians(run: Path, name: str = "recorded-1.jsonl") -> list[float]:
+    """Each comparison's median paired ratio B/A, read straight from the
+    records (not through the verdict engine)."""
+    out = []
+    for line in (run / name).read_text().splitlines():
+        r = json.loads(line)
+        if r.get("kind") == "case" and "compare" in r:
+            out.append(statistics.median(paired_ratios(r["compare"]["a"]["steady_ns"], r["compare"]["b"]["steady_ns"])))
+    return out
+
+
+class RecordedCardTest(unittest.TestCase):
+    def setUp(self) -> None:
+        manifest = json.loads((DATA / "cases.json").read_text())["cases"]
+        self.ev = read_evidence([DATA / "torch-1.13.0a0", DATA / "torch-2.15.0"])
+        self.verdicts = judge_all(load_catalog(ROOT / "suites" / "claims.toml"), manifest, self.ev, partial=True)
+        self.cards = cards(self.verdicts, list(self.ev.platforms))
+        self.by_torch = {p.rsplit("torch", 1)[-1].rstrip(")"): c for p, c in self.cards.items()}
+
+    def test_one_card_per_platform_and_torch(self) -> None:
+        self.assertEqual(sorted(self.by_torch), ["1.13.0a0", "2.15.0_cu132"])
+
+    def test_reproducibility_lines_name_their_claims_and_their_measured_cost(self) -> None:
+        for torch, run in (("1.13.0a0", "torch-1.13.0a0"), ("2.15.0_cu132", "torch-2.15.0")):
+            det = _line(self.by_torch[torch], "reproducibility", "torch.use_deterministic_algorithms(True)")
+            self.assertEqual(det["says"], "set")
+            self.assertEqual(sorted(c["id"] for c in det["claims"]), ["det-alg-raises", "det-only-conv"],
+                             "claims naming one setting share its line")
+            [cost] = det["cost"]
+            self.assertEqual(cost["claim"], "det-alg-slower")
+            medians = _compare_medians(DATA / run, "recorded-2.jsonl")
+            self.assertEqual(cost["timing"]["comparisons"], len(medians))
+            self.assertAlmostEqual(cost["timing"]["median"], statistics.median(medians))
+            self.assertTrue(cost["timing"]["setting_is_b"], "deterministic_algorithms=True is the B side")
+            self.assertIn("with / without the setting: median", cost["text"])
+
+    def test_speed_gain_is_the_measured_ratio(self) -> None:
+        """The gain is each comparison's median ratio, as the records give it;
+        the verdict follows the rule of many comparisons per torch."""
+        for torch, run, says in (("1.13.0a0", "torch-1.13.0a0", "set: faster here"),
+                                 ("2.15.0_cu132", "torch-2.15.0", None)):
+            line = _line(self.by_torch[torch], "speed", "torch.backends.mkldnn.enabled = True")
+            self.assertEqual([c["id"] for c in line["claims"]], ["mkldnn-accel"])
+            t = line["figures"][0]["timing"]
+            medians = _compare_medians(DATA / run)
+            self.assertEqual(t["comparisons"], len(medians))
+            self.assertAlmostEqual(t["median"], statistics.median(medians))
+            self.assertAlmostEqual(t["low"], min(medians))
+            self.assertAlmostEqual(t["high"], max(medians))
+            self.assertTrue(t["setting_is_b"], "mkldnn.enabled=True is the Compare's B side")
+            self.assertEqual(t["b"], "mkldnn.enabled=True")
+            pv = next(v for v in self.verdicts if v.claim.id == "mkldnn-accel").platforms
+            verdict = next(v.verdict for p, v in pv.items() if p.endswith(torch + ")"))
+            self.assertEqual(line["verdict"], verdict)
+            if says:
+                self.assertEqual(line["says"], says)
+            faster = sum(f.figures.get("outcome") == "supported" for v in pv.values() if v.verdict == verdict
+                         for f in v.facts if "ratio" in f.figures)
+            self.assertEqual(t["faster"], faster)
+        # On these records torch 1.13 is decisively faster with mkldnn in a
+        # majority of comparisons and never slower: supported.
+        self.assertEqual(_line(self.by_torch["1.13.0a0"], "speed", "torch.backends.mkldnn")["verdict"], "supported")
+
+    def test_no_effect_lines_and_what_could_not_be_evaluated(self) -> None:
+        for card in self.cards.values():
+            noop = _line(card, "no effect", "torch.backends.cudnn flags, for CPU computation")
+            self.assertEqual((noop["says"], [c["id"] for c in noop["claims"]]), ("no effect here", ["cpu-noop"]))
+            waiting = {c["id"] for w in card["not_evaluated"] for c in w["claims"]}
+            self.assertIn("det-bitwise", waiting)
+            lined = {c["id"] for s in card["sections"] for x in s["lines"] for c in x["claims"]}
+            self.assertFalse(waiting & lined, "a claim is either on a line or waiting, not both")
+            carded = {c.id for c in load_catalog(ROOT / "suites" / "claims.toml") if c.card}
+            self.assertEqual(waiting | lined, carded, "every carded claim shows on every card")
+
+    def test_a_failing_no_op_case_says_the_flags_have_an_effect(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            altered = Path(tmp) / "torch-2.15.0"
+            altered.mkdir()
+            text = (DATA / "torch-2.15.0" / "recorded-1.jsonl").read_text()
+            lines = [json.loads(x) for x in text.splitlines()]
+            for r in lines:
+                if r.get("kind") == "result" and r["test"].startswith("PytorchNoop/"):
+                    r["outcome"], r["message"] = "failed", "digests differ"
+            (altered / "recorded-1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+            manifest = json.loads((DATA / "cases.json").read_text())["cases"]
+            ev = read_evidence([altered])
+            verdicts = judge_all(load_catalog(ROOT / "suites" / "claims.toml"), manifest, ev, partial=True)
+            card = next(iter(cards(verdicts, list(ev.platforms)).values()))
+        noop = _line(card, "no effect", "torch.backends.cudnn flags")
+        self.assertEqual((noop["verdict"], noop["says"]), ("refuted", "has an effect here"))
+
+
+class CostTest(unittest.TestCase):
+    """A reproducibility line priced by its cost claim's comparisons, on
+    either side of the Compare."""
+
+    def run_of(self, factor: float, tmp: Path) -> Path:
+        rng = random.Random(5)
+        records = {}
+        for shape in ("S1", "S2", "S3"):
+            a = [1000 * rng.lognormvariate(0, 0.01) for _ in range(9)]
+            b = [x * factor * rng.lognormvariate(0, 0.01) for x in a]
+            records[f"X/Compare.SideBySide/{shape}"] = [{"repro": shape, "compare": {
+                "a": {"repro": shape, "steady_ns": a}, "b": {"repro": shape, "steady_ns": b},
+                "versus_flags": {"cudnn.deterministic": True}}}]
+        records["D.Bitwise"] = [{"repro": "d"}]
+        return write_run(tmp / f"run-{factor}", environment("m1"), records)
+
+    def test_the_cost_is_the_setting_over_the_other_side(self) -> None:
+        det = claim(id="det", tests=["D.*"], card={"goal": "reproducibility", "setting": "deterministic = True",
+                                                   "cost": "slower"})
+        for supports_when, factor, expect in (("above", 1.5, 1.5), ("below", 0.5, 2.0)):
+            slower = claim(id="slower", rule="ratio", metric="steady_ns", supports_when=supports_when,
+                           tests=["X/*"])
+            with tempfile.TemporaryDirectory() as tmp:
+                ev = read_evidence([self.run_of(factor, Path(tmp))])
+            card = next(iter(cards(judge_all([det, slower], [], ev), list(ev.platforms)).values()))
+            line = _line(card, "reproducibility", "deterministic = True")
+            self.assertEqual(line["says"], "set")
+            cost = line["cost"][0]
+            self.assertEqual((cost["claim"], cost["verdict"]), ("slower", "supported"))
+            self.assertAlmostEqual(cost["timing"]["median"], expect, delta=0.05)
+            self.assertEqual(cost["timing"]["slower"], 3, cost["text"])
+            self.assertEqual(cost["timing"]["setting_is_b"], supports_when == "above")
+
+    def test_an_unmeasured_cost_says_why(self) -> None:
+        det = claim(id="det", tests=["D.*"], card={"goal": "reproducibility", "setting": "s", "cost": "slower"})
+        slower = claim(id="slower", rule="ratio", metric="steady_ns", supports_when="above", tests=["Gpu/*"])
+        with tempfile.TemporaryDirectory() as tmp:
+            ev = read_evidence([write_run(Path(tmp) / "r", environment("m1"), {"D.Bitwise": [{"repro": "d"}]})])
+        card = next(iter(cards(judge_all([det, slower], [], ev, partial=True), list(ev.platforms)).values()))
+        cost = _line(card, "reproducibility", "s")["cost"][0]
+        self.assertEqual(cost["verdict"], "not evaluated")
+        self.assertIn("not measured here", cost["text"])
+
+
+class CardCatalogTest(unittest.TestCase):
+    BASE = ('[[claim]]\nid = "a"\nstatement = "s"\nsource = "s"\nkind = "folklore"\nabout = "any"\n'
+            '[claim.evidence]\nrule = "{rule}"\nsystem = "any"\n{extra}tests = ["T.*"]\n[claim.card]\n{card}')
+
+    def load(self, card: str, rule: str = "fact", extra: str = "") -> list:
+        with tempfile.TemporaryDirectory() as tmp:
+            p = Path(tmp) / "claims.toml"
+            p.write_text(self.BASE.format(rule=rule, extra=extra, card=card))
+            return load_catalog(p)
+
+    def test_a_card_is_read(self) -> None:
+        c = self.load('goal = "no effect"\nsetting = "x = 1"\n')[0]
+        self.assertEqual(c.card, {"goal": "no effect", "setting": "x = 1"})
+
+    def test_bad_cards_name_the_line_and_field(self) -> None:
+        ratio = 'metric = "steady_ns"\nsupports_when = "below"\n'
+        for card, rule, extra, field in (('goal = "fast"\nsetting = "x"\n', "fact", "", "goal"),
+                                         ('goal = "speed"\nsetting = "x"\n', "fact", "", "goal"),
+                                         ('goal = "speed"\nsetting = ""\n', "ratio", ratio, "setting"),
+                                         ('goal = "speed"\nsetting = "x"\ncost = "a"\n', "ratio", ratio, "cost"),
+                                         ('goal = "reproducibility"\nsetting = "x"\ncost = "b"\n', "fact", "", "cost"),
+                                         ('goal = "no effect"\nsetting = "x"\nwhy = "y"\n', "fact", "", "why")):
+            with self.subTest(card=card), self.assertRaises(SpecError) as e:
+                self.load(card, rule, extra)
+            text = str(e.exception)
+            self.assertRegex(text, r"claims\.toml:\d+:")
+            self.assertIn(field, text)
+
+
+if __name__ == "__main__":
+    unittest.main()
