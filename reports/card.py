@@ -77,8 +77,8 @@ def timing_text(t: dict[str, Any]) -> str:
     sides = f"B: {t['b']}" if t["b"] else "B: the other side"
     if not t["setting_is_b"]:
         sides = f"the setting is A; {sides}"
-    return (f"{t['metric']} with / without the setting: median {t['median']:.3g}{spread} over {t['comparisons']} "
-            f"comparison(s), {t['faster']} decisively faster, {t['slower']} slower ({sides})")
+    return (f"{t['metric']} with / without the setting: median {t['median']:.3g}{spread}, {t['comparisons']} "
+            f"comparison(s): {t['faster']} decisively faster, {t['slower']} slower; {sides}")
 
 
 def _platform_verdict(v: Verdict, platform: str) -> Verdict:

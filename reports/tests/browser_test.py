@@ -67,6 +67,7 @@ class BrowserTest(unittest.TestCase):
                                      '<h2 id="what-to-set">', 1))
         failures = check(self.t / "out", None)
         self.assertTrue(any("below the first" in f for f in failures), failures)
+        self.assertTrue(any("first claims end" in f for f in failures), failures)
 
 
 if __name__ == "__main__":
