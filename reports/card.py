@@ -21,12 +21,11 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from .catalog import CARD_GOALS
 from .summary import reason_group
-from .verdicts import Verdict
+from .verdicts import GRAVITY, Verdict
 
-GOALS = ("reproducibility", "speed", "no effect")
 TITLES = {"reproducibility": "For bitwise reproducibility", "speed": "For speed", "no effect": "No effect here"}
-_GRAVITY = ("error", "refuted", "supported", "inconclusive")
 
 # What a line says, by goal and verdict: the only words of the card that are
 # not the catalog's setting or a measured figure.
@@ -81,15 +80,8 @@ def timing_text(t: dict[str, Any]) -> str:
             f"comparison(s): {t['faster']} decisively faster, {t['slower']} slower; {sides}")
 
 
-def _platform_verdict(v: Verdict, platform: str) -> Verdict:
-    return v.platforms.get(platform) or v
-
-
 def _cost(cost_id: str, by_id: dict[str, Verdict], platform: str) -> dict[str, Any]:
-    v = by_id.get(cost_id)
-    if v is None:
-        return {"claim": cost_id, "verdict": "error", "text": f"the catalog names no claim '{cost_id}'"}
-    pv = _platform_verdict(v, platform)
+    pv = by_id[cost_id].on(platform)  # the catalog's loader checked that it exists
     t = timing(pv, faster=False) if pv.verdict != "not evaluated" else None
     if t is None:
         why = reason_group(pv.reason) if pv.verdict == "not evaluated" else f"{pv.verdict}: {pv.reason[:160]}"
@@ -106,7 +98,7 @@ def card(verdicts: list[Verdict], platform: str) -> dict[str, Any]:
         c = v.claim.card
         if not c:
             continue
-        pv = _platform_verdict(v, platform)
+        pv = v.on(platform)
         entry = {"id": v.claim.id, "verdict": pv.verdict}
         if pv.verdict == "not evaluated":
             waiting.setdefault(reason_group(pv.reason), []).append({**entry, "setting": c["setting"],
@@ -122,10 +114,10 @@ def card(verdicts: list[Verdict], platform: str) -> dict[str, Any]:
         if c.get("cost") and not any(x["claim"] == c["cost"] for x in line["cost"]):
             line["cost"].append(_cost(c["cost"], by_id, platform))
     for line in lines.values():
-        line["verdict"] = min((e["verdict"] for e in line["claims"]), key=_GRAVITY.index)
+        line["verdict"] = min((e["verdict"] for e in line["claims"]), key=GRAVITY.index)
         line["says"] = SAYS.get((line["goal"], line["verdict"]), line["verdict"])
     sections = [{"goal": g, "title": TITLES[g], "lines": [x for x in lines.values() if x["goal"] == g]}
-                for g in GOALS]
+                for g in CARD_GOALS]
     return {"platform": platform, "sections": [s for s in sections if s["lines"]],
             "not_evaluated": [{"why": why, "claims": entries}
                               for why, entries in sorted(waiting.items(), key=lambda kv: (-len(kv[1]), kv[0]))]}

@@ -30,10 +30,10 @@ import shlex
 from typing import Any
 
 from .evidence import Evidence, torch_of
+from .verdicts import GRAVITY
 
 TEST = "TorchPython.DocumentedDeterminismList"
 PROBE = "suites/probes/documented.py"
-_GRAVITY = ("error", "refuted", "supported", "inconclusive", "not evaluated")
 
 
 def _observed(evidence: Evidence) -> tuple[dict[str, Any] | None, str]:
@@ -94,11 +94,11 @@ def _entry(entry: dict[str, Any], python: str, control_ok: bool) -> dict[str, An
             continue
         check = _throws if entry.get("list") == "throws" else _deterministic
         verdicts = [check(op, obs) for op, obs in seen.items()]
-        worst = min(verdicts, key=lambda v: _GRAVITY.index(v[0]))
+        worst = min(verdicts, key=lambda v: GRAVITY.index(v[0]))
         per[device] = (worst[0], "; ".join(v[1] for v in verdicts), "; ".join(v[2] for v in verdicts if v[2]))
     if not per:
         return dict(row, verdict="not evaluated", reason="nothing recorded for this entry", control="", devices_seen={})
-    device, (verdict, reason, control) = min(per.items(), key=lambda kv: _GRAVITY.index(kv[1][0]))
+    device, (verdict, reason, control) = min(per.items(), key=lambda kv: GRAVITY.index(kv[1][0]))
     if verdict in ("supported", "refuted") and not control_ok:
         verdict, reason = "inconclusive", f"the check's own control missed, so its digests are not trusted; {reason}"
     shown = "; ".join(f"{d.upper()}: {v}" + (f" ({r})" if v == "not evaluated" else "")

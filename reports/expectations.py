@@ -71,7 +71,7 @@ def compare(directory: Path, verdicts: list[Verdict], evidence: Evidence, partia
         for v in verdicts:
             if v.claim.id not in expected:
                 continue
-            got = v.platforms.get(platform, v).verdict
+            got = v.on(platform).verdict
             if got == "not evaluated" and partial:
                 continue  # this run did not build the claim's cases
             if got != expected[v.claim.id]:
@@ -90,8 +90,8 @@ def write(directory: Path, verdicts: list[Verdict], evidence: Evidence) -> list[
                  "# Rewrite with: ./backendcheck run --tier nightly --write-expectations", "",
                  f'platform = "{signature}"'] + ([f'torch = "{torch}"'] if torch else []) + ["", "[verdicts]"]
         for v in verdicts:
-            if v.claim.kind in RECORDED_KINDS and v.platforms.get(platform, v).verdict != "not evaluated":
-                lines.append(f'{v.claim.id} = "{v.platforms.get(platform, v).verdict}"')
+            if v.claim.kind in RECORDED_KINDS and v.on(platform).verdict != "not evaluated":
+                lines.append(f'{v.claim.id} = "{v.on(platform).verdict}"')
         path = directory / f"{signature}.toml"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         written.append(path)

@@ -44,7 +44,7 @@ def lines(verdicts: list[Verdict], platforms: dict[str, str], page: Path) -> lis
     """`platforms`: platform name -> its torch version ("" when none)."""
     out = []
     for name in platforms or {"": ""}:
-        counts = Counter((v.platforms.get(name) or v).verdict for v in verdicts)
+        counts = Counter(v.on(name).verdict for v in verdicts)
         label = f"torch {platforms[name]} ({name})" if platforms.get(name) else (name or "all evidence")
         out.append(f"{label}: " + ", ".join(f"{counts[k]} {k}" for k in VERDICTS if counts[k]))
     groups = Counter(reason_group(_own_reason(v)) for v in verdicts if v.verdict == "not evaluated")

@@ -80,6 +80,10 @@ class Verdict:
     decided_by: str = ""  # the system whose evidence decided it ("" when no evidence could)
     prediction: Verdict | None = None  # what the model's evidence says, shown beside, never deciding
 
+    def on(self, platform: str) -> Verdict:
+        """The verdict on one platform (itself, when it was not judged per platform)."""
+        return self.platforms.get(platform) or self
+
 
 def _case_matches(case: dict[str, Any], selector: dict[str, Any]) -> bool:
     axes = case.get("axes", {})
@@ -423,7 +427,8 @@ def _across_parts(claim: Claim, spanning: dict[str, dict[str, set[str]]],
                                           f"differ{rest}", facts)
 
 
-_GRAVITY = ("error", "refuted", "supported", "inconclusive", "not evaluated")
+# The gravest first: the order in which verdicts of several platforms (or devices) combine.
+GRAVITY = ("error", "refuted", "supported", "inconclusive", "not evaluated")
 
 
 def judge(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence, partial: bool = False) -> Verdict:
@@ -472,7 +477,7 @@ def judge_platforms(claim: Claim, manifest: list[dict[str, Any]], evidence: Evid
         v.platforms = {p: v for p in evidence.platforms}
         return v
     per = {p: judge(claim, manifest, ev, partial) for p, ev in evidence.platforms.items()}
-    worst = min(per.values(), key=lambda v: _GRAVITY.index(v.verdict))
+    worst = min(per.values(), key=lambda v: GRAVITY.index(v.verdict))
     if len(per) == 1:
         worst.platforms = per
         return worst
