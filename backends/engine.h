@@ -25,7 +25,7 @@
 #include "harness/flags.h"
 #include "harness/numerics.h"
 #include "harness/problem.h"
-#include "model/selector.h"
+#include "selection/selector.h"
 #include "harness/status.h"
 
 namespace bc {

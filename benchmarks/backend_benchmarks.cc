@@ -38,15 +38,15 @@
 #include <string>
 #include <vector>
 
-#include "model/dispatch.h"
+#include "runner/dispatch.h"
 #include "backends/registry.h"
 #include "bench_layers.h"
 #include "harness/buffers.h"
 #include "harness/evidence.h"
 #include "harness/peak.h"
 #include "harness/tensor_data.h"
-#include "suites/case_run.h"
-#include "suites/records.h"
+#include "runner/case_run.h"
+#include "runner/records.h"
 
 #if BC_WITH_CUDA
 #include "backends/cuda/device.h"

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "suites/case_run.h"
-#include "suites/compare.h"
-#include "suites/records.h"
+#include "runner/case_run.h"
+#include "runner/compare.h"
+#include "runner/records.h"
 
 namespace {
 

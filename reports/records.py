@@ -2,7 +2,7 @@
 
 harness/evidence.schema.json is the one statement of it: the kinds, the
 schema number, every field, its type and the values an outcome may take. The
-C++ writers (suites/records.cc) are held to the same file by the
+C++ writers (runner/records.cc) are held to the same file by the
 `evidence.contract` test. A record that does not fit (an unknown kind,
 another schema number, an unknown field, a field of the wrong type, an
 outcome outside its set) is refused with the reason; the caller names its

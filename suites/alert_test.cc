@@ -3,7 +3,7 @@
 // for put_, and which flags reach which CPU operations.
 #include <gtest/gtest.h>
 
-#include "suites/case_run.h"
+#include "runner/case_run.h"
 #include "suites/test_evidence.h"
 
 namespace bc {

@@ -5,13 +5,13 @@
 
 #include <set>
 
-#include "model/dispatch.h"
+#include "runner/dispatch.h"
 #include "backends/registry.h"
 #include "harness/tensor_data.h"
-#include "suites/case_table.h"
-#include "suites/case_run.h"
+#include "runner/case_table.h"
+#include "runner/case_run.h"
 #include "suites/fixtures.h"
-#include "suites/records.h"
+#include "runner/records.h"
 #include "suites/test_evidence.h"
 
 namespace bc {

@@ -5,8 +5,8 @@
 
 #include <map>
 
-#include "suites/case_run.h"
-#include "suites/determinism.h"
+#include "runner/case_run.h"
+#include "runner/determinism.h"
 
 namespace bc {
 namespace {

@@ -8,8 +8,8 @@
 // The case tables (Cpu/, Gpu/) are generated from suites/matrices/*.toml.
 #include <gtest/gtest.h>
 
-#include "suites/case_run.h"
-#include "suites/determinism.h"
+#include "runner/case_run.h"
+#include "runner/determinism.h"
 #include "suites/fixtures.h"
 #include "suites/test_evidence.h"
 

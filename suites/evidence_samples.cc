@@ -10,7 +10,7 @@
 
 #include "harness/evidence.h"
 #include "backends/registry.h"
-#include "suites/records.h"
+#include "runner/records.h"
 
 namespace bc {
 namespace {

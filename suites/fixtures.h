@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "suites/case_table.h"
+#include "runner/case_table.h"
 
 namespace bc::suite {
 

@@ -7,7 +7,7 @@
 
 #include "backends/cudnn/cudnn.h"
 #include "backends/registry.h"
-#include "suites/case_run.h"
+#include "runner/case_run.h"
 #include "suites/test_evidence.h"
 
 namespace bc {

@@ -9,7 +9,7 @@
 
 #include "backends/cublas/workspace_config.h"
 #include "backends/cuda/status_map.h"
-#include "model/cudnn_policy.h"
+#include "selection/cudnn_policy.h"
 
 #ifndef BC_SOURCE_DIR
 #error "BC_SOURCE_DIR must name the source tree"

@@ -25,7 +25,7 @@
 
 #include "backends/registry.h"
 #include "harness/buffers.h"
-#include "suites/probe.h"
+#include "runner/probe.h"
 #include "suites/test_evidence.h"
 
 #ifndef BC_TORCH_PYTHON

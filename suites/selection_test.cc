@@ -9,11 +9,11 @@
 
 #include "backends/registry.h"
 #include "harness/timer.h"
-#include "suites/case_run.h"
-#include "suites/compare.h"
-#include "suites/determinism.h"
+#include "runner/case_run.h"
+#include "runner/compare.h"
+#include "runner/determinism.h"
 #include "suites/fixtures.h"
-#include "suites/probe.h"
+#include "runner/probe.h"
 #include "suites/test_evidence.h"
 
 namespace bc::suite {

@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "model/selector.h"
+#include "selection/selector.h"
 
 namespace bc {
 namespace {

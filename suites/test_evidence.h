@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "suites/records.h"
+#include "runner/records.h"
 
 namespace bc {
 

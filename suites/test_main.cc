@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "harness/evidence.h"
-#include "suites/case_table.h"
-#include "suites/probe.h"
-#include "suites/records.h"
+#include "runner/case_table.h"
+#include "runner/probe.h"
+#include "runner/records.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include "backends/cuda/device.h"
 #include "backends/cudnn/calls.h"
 #include "backends/cudnn/paths.h"
-#include "model/cudnn_policy.h"
+#include "selection/cudnn_policy.h"
 #include "backends/registry.h"
 
 namespace bc {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "model/cudnn_policy.h"
+#include "selection/cudnn_policy.h"
 #include "harness/problem.h"
 #include "harness/status.h"
 

@@ -6,7 +6,7 @@
 #include <functional>
 
 #include "backends/cudnn/paths.h"
-#include "model/cudnn_policy.h"
+#include "selection/cudnn_policy.h"
 #include "harness/tf32.h"
 
 namespace bc::cudnn {

@@ -1,33 +1,34 @@
-"""The Python layers: generators/ and reports/ never import each other (what
-both need is in inputs/, which imports neither)."""
+"""The floors: no C++ include and no Python import runs up a floor, and
+generators/ and reports/ never import each other (ci/import_graph.py)."""
 
 from __future__ import annotations
 
-import ast
 import unittest
-from pathlib import Path
+from collections import Counter
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def imported(path: Path) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
-    return names
+from ci import import_graph
 
 
 class LayersTest(unittest.TestCase):
-    def test_no_package_imports_a_package_it_must_not(self) -> None:
-        forbidden = {"generators": {"reports", "ci"}, "reports": {"generators", "ci"},
-                     "inputs": {"generators", "reports", "ci"}}
-        for package, others in forbidden.items():
-            for path in sorted((ROOT / package).rglob("*.py")):
-                with self.subTest(module=str(path.relative_to(ROOT))):
-                    self.assertFalse(imported(path) & others, f"{path} imports {sorted(imported(path) & others)}")
+    def test_no_import_runs_up_a_floor(self) -> None:
+        for language, (edges, bad) in import_graph.graph().items():
+            with self.subTest(language=language):
+                self.assertTrue(edges, f"no {language} import found: the scan is broken")
+                self.assertEqual(bad, [])
+
+    def test_the_case_runner_is_one_folder_above_the_engines(self) -> None:
+        cpp = import_graph.cpp_edges()
+        self.assertGreater(cpp[("runner", "backends")], 0)
+        self.assertEqual(cpp[("backends", "runner")], 0)
+        self.assertEqual(cpp[("selection", "backends")], 0)
+
+    def test_an_upward_import_is_caught(self) -> None:
+        # The control: the checker must see what it exists to catch.
+        edges = Counter({("backends", "runner"): 1, ("harness", "selection"): 2, ("reports", "generators"): 1,
+                         ("runner", "backends"): 3})
+        bad = import_graph.against_floors(edges, import_graph.CPP_FLOORS | {"reports": 5, "generators": 5})
+        self.assertEqual(len(bad), 3, bad)
+        self.assertTrue(any(line.startswith("backends -> runner") for line in bad))
 
 
 if __name__ == "__main__":

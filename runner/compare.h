@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "suites/case_run.h"
+#include "runner/case_run.h"
 
 namespace bc {
 

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "suites/case_run.h"
-#include "suites/case_table.h"
-#include "suites/records.h"
+#include "runner/case_run.h"
+#include "runner/case_table.h"
+#include "runner/records.h"
 
 namespace bc {
 

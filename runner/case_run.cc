@@ -1,4 +1,4 @@
-#include "suites/case_run.h"
+#include "runner/case_run.h"
 
 #include <omp.h>
 

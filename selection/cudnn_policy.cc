@@ -1,4 +1,4 @@
-#include "model/cudnn_policy.h"
+#include "selection/cudnn_policy.h"
 
 #include <nlohmann/json.hpp>
 

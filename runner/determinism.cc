@@ -1,4 +1,4 @@
-#include "suites/determinism.h"
+#include "runner/determinism.h"
 
 namespace bc {
 

@@ -1,4 +1,4 @@
-#include "suites/records.h"
+#include "runner/records.h"
 
 #include <cctype>
 

@@ -1,4 +1,4 @@
-#include "suites/compare.h"
+#include "runner/compare.h"
 
 #include <algorithm>
 

@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "harness/problem.h"
-#include "model/selector.h"
+#include "selection/selector.h"
 
 namespace bc::cudnn {
 

@@ -20,10 +20,10 @@
 #include <string_view>
 #include <vector>
 
-#include "model/dispatch.h"
+#include "runner/dispatch.h"
 #include "harness/case.h"
 #include "harness/numerics.h"
-#include "suites/case_table.h"
+#include "runner/case_table.h"
 
 namespace bc {
 

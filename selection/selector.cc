@@ -1,4 +1,4 @@
-#include "model/selector.h"
+#include "selection/selector.h"
 
 #include <algorithm>
 
@@ -163,7 +163,7 @@ void AlgorithmSelector::Ran(const std::string& key, const SelectorOptions& optio
   if (it != cache_.end()) it->second.chosen = ran;
 }
 
-Result<size_t> TryAtExecution(const std::vector<Candidate>& order, const std::function<Status(const Candidate&)>& run,
+Result<size_t> TryAtExecution(const std::vector<Candidate>& order, const RunCandidate& run,
                               std::vector<ExecutionTry>* failed) {
   bool refused = true;
   for (size_t i = 0; i < order.size(); ++i) {

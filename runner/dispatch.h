@@ -27,7 +27,7 @@
 
 #include "backends/engine.h"
 #include "harness/case.h"
-#include "model/selector.h"
+#include "selection/selector.h"
 
 namespace bc {
 

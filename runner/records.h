@@ -10,8 +10,8 @@
 //                selection, digests, times, error), its checks
 //   result       one test's outcome as GoogleTest saw it
 //
-// A step is a StepRun (suites/case_run.h) and a selection a Selection
-// (model/selector.h): those structs are the runner's own and are the
+// A step is a StepRun (runner/case_run.h) and a selection a Selection
+// (selection/selector.h): those structs are the runner's own and are the
 // definition; this file only writes them.
 #pragma once
 
@@ -24,13 +24,13 @@
 #include <vector>
 
 #include "backends/engine.h"
-#include "suites/case_run.h"
-#include "suites/compare.h"
+#include "runner/case_run.h"
+#include "runner/compare.h"
 
 namespace bc {
 
 // A check's outcome. bitwise: passed, failed, caught, missed, varied, stable,
-// mistrusted, not_applicable or misconfigured (suites/determinism.h says when
+// mistrusted, not_applicable or misconfigured (runner/determinism.h says when
 // each applies); every other check: passed, failed or mistrusted. Any check
 // may be an error: the harness could not observe the system (an exception in
 // a probe, a missing attribute, unreadable output), which decides nothing.

@@ -13,13 +13,13 @@
 //   On a miss, up to benchmark_limit candidates (0: all) are timed in
 //   heuristic order, the fastest is chosen and cached (FastestTimed: ties
 //   go to the earlier candidate).
-// - cache_without_benchmark (cuDNN's own paths, model/cudnn_policy.h):
+// - cache_without_benchmark (cuDNN's own paths, selection/cudnn_policy.h):
 //   the cache is consulted, and a benchmark-off choice stored, whatever
 //   benchmark says, as Conv_v7.cpp and Conv_v8.cpp do; the key carries no
 //   benchmark field.
 // Every decision is returned as a Selection: the candidates, the times, the
 // choice, whether the cache hit, and why. The selector calls no engine; the
-// caller passes a function that times one candidate.
+// caller passes a function that times one candidate (TimeCandidate).
 #pragma once
 
 #include <functional>
@@ -77,6 +77,14 @@ struct Selection {
   std::vector<Candidate> then;
 };
 
+// The selection floor calls no engine: what it needs of one, its caller
+// (the runner, or an engine's own search) provides through these two.
+// Times one candidate; returns nanoseconds (an error drops the candidate,
+// as a failing cudnnFind result does).
+using TimeCandidate = std::function<Result<double>(const Candidate&)>;
+// Runs one candidate at execution.
+using RunCandidate = std::function<Status(const Candidate&)>;
+
 // One candidate that failed at execution, and how.
 struct ExecutionTry {
   std::string candidate;  // Candidate::Id()
@@ -89,7 +97,7 @@ struct ExecutionTry {
 // candidate failed so: UNIMPLEMENTED when each was a refusal (UNIMPLEMENTED
 // or UNAVAILABLE: nothing here implements the problem), INTERNAL otherwise,
 // with PyTorch's "unable to find" and every failure.
-Result<size_t> TryAtExecution(const std::vector<Candidate>& order, const std::function<Status(const Candidate&)>& run,
+Result<size_t> TryAtExecution(const std::vector<Candidate>& order, const RunCandidate& run,
                               std::vector<ExecutionTry>* failed);
 // "algo_1 failed at execution (...); algo_0 failed at execution (...)".
 std::string DescribeFailures(const std::vector<ExecutionTry>& failed);
@@ -98,10 +106,6 @@ std::string DescribeFailures(const std::vector<ExecutionTry>& failed);
 // Candidate::Id()); a tie goes to the one earlier in `order`, as a stable
 // sort by time leaves it. nullopt when none was timed.
 std::optional<Candidate> FastestTimed(const std::vector<Candidate>& order, const std::map<std::string, double>& time_ns);
-
-// Times one candidate; returns nanoseconds (an error drops the candidate,
-// as a failing cudnnFind result does).
-using TimeCandidate = std::function<Result<double>(const Candidate&)>;
 
 // cudnn.benchmark_limit as cudnn-frontend's time_sorted_plan counts it:
 // `run(i)` times the i-th of `n` in order, returning whether it ran, until

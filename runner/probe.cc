@@ -1,4 +1,4 @@
-#include "suites/probe.h"
+#include "runner/probe.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -13,7 +13,7 @@
 #include <iostream>
 
 #include "harness/tensor_data.h"
-#include "suites/case_run.h"
+#include "runner/case_run.h"
 
 extern char** environ;
 

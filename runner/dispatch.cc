@@ -1,4 +1,4 @@
-#include "model/dispatch.h"
+#include "runner/dispatch.h"
 
 #include "backends/registry.h"
 #include "harness/tf32.h"

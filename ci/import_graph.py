@@ -1,0 +1,137 @@
+"""The import graph of the tree, folder to folder, from the C++ includes and
+the Python imports, held to the floors of DESIGN.md and the README's layout.
+
+    python3 -m ci.import_graph [--dot]
+
+prints every edge between top-level folders with its count (or a Graphviz
+graph with --dot) and then every edge that runs against the floors, and exits
+1 when there is one. A folder may import its own floor and the floors below
+it; folders on one floor that are declared apart (generators/ and reports/)
+never import each other.
+
+C++ floors, lowest first: harness/ (no engine code), selection/ (PyTorch's
+selection policy, which calls no engine), backends/ (the engines), runner/
+(the model's dispatch and the case runner), then suites/ and benchmarks/
+(the gtest and Google Benchmark binaries). Python: inputs/ (what a user hands
+the tool), then generators/ and reports/, then ci/ and the scripts beside the
+C++ (suites/probes, benchmarks, cmake), which may use any of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Folder -> floor; a folder not named here is not part of the graph.
+CPP_FLOORS = {"harness": 0, "selection": 1, "backends": 2, "runner": 3, "suites": 4, "benchmarks": 4}
+PY_FLOORS = {"inputs": 0, "generators": 1, "reports": 1, "ci": 2, "suites": 2, "benchmarks": 2, "cmake": 2}
+# Folders of one floor that must not import each other.
+APART = ({"generators", "reports"},)
+# What a build generates into its include path (ops_list.h, the case tables'
+# layer list): part of the floor of the folder it is generated for.
+GENERATED = {"ops_list.h": "harness", "bench_layers.h": "benchmarks"}
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+_SKIP = {"build", ".git"}
+
+
+def _files(suffixes: tuple[str, ...]) -> list[Path]:
+    return sorted(p for p in ROOT.rglob("*") if p.suffix in suffixes and p.is_file()
+                  and not (set(p.relative_to(ROOT).parts) & _SKIP) and "data" not in p.relative_to(ROOT).parts)
+
+
+def cpp_edges() -> Counter[tuple[str, str]]:
+    """(from folder, to folder) -> how many includes, over the tree's C++."""
+    edges: Counter[tuple[str, str]] = Counter()
+    for path in _files((".h", ".cc", ".cu")):
+        source = path.relative_to(ROOT).parts[0]
+        for target in _INCLUDE.findall(path.read_text(encoding="utf-8", errors="replace")):
+            folder = GENERATED.get(target, target.split("/", 1)[0]) if "/" in target or target in GENERATED else None
+            if folder is None:  # a file beside it, by its bare name
+                folder = source
+            edges[(source, folder)] += 1
+    return edges
+
+
+def _modules(tree: ast.AST) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def python_edges() -> Counter[tuple[str, str]]:
+    """(from folder, to folder) -> how many modules import it, over the tree's
+    Python (an import of a package of this tree, by its top-level name)."""
+    edges: Counter[tuple[str, str]] = Counter()
+    for path in _files((".py",)):
+        source = path.relative_to(ROOT).parts[0]
+        if source not in PY_FLOORS:
+            continue
+        for name in _modules(ast.parse(path.read_text(encoding="utf-8"))):
+            if name in PY_FLOORS:
+                edges[(source, name)] += 1
+    return edges
+
+
+def against_floors(edges: Counter[tuple[str, str]], floors: dict[str, int]) -> list[str]:
+    """Every edge that imports a higher floor, or a folder declared apart."""
+    bad = []
+    for (a, b), n in sorted(edges.items()):
+        if a == b or a not in floors or b not in floors:
+            if a != b and (a in floors) != (b in floors):
+                bad.append(f"{a} -> {b} ({n}): {b if b not in floors else a}/ is on no floor")
+            continue
+        if floors[b] > floors[a]:
+            bad.append(f"{a} -> {b} ({n}): up from floor {floors[a]} to floor {floors[b]}")
+        elif any({a, b} <= group for group in APART):
+            bad.append(f"{a} -> {b} ({n}): {a}/ and {b}/ are declared apart")
+    return bad
+
+
+def graph() -> dict[str, tuple[Counter[tuple[str, str]], list[str]]]:
+    cpp, py = cpp_edges(), python_edges()
+    return {"C++": (cpp, against_floors(cpp, CPP_FLOORS)), "Python": (py, against_floors(py, PY_FLOORS))}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m ci.import_graph", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dot", action="store_true", help="a Graphviz digraph of the edges")
+    args = parser.parse_args(argv)
+    found = graph()
+    if args.dot:
+        print("digraph imports {")
+        for language, (edges, _) in found.items():
+            for (a, b), n in sorted(edges.items()):
+                if a != b:
+                    print(f'  "{language}:{a}" -> "{language}:{b}" [label={n}];')
+        print("}")
+    else:
+        for language, (edges, _) in found.items():
+            floors = CPP_FLOORS if language == "C++" else PY_FLOORS
+            print(f"{language} (floors: " + ", ".join(f"{f}/ {n}" for f, n in sorted(floors.items(),
+                                                                                   key=lambda kv: (kv[1], kv[0])))
+                  + ")")
+            for (a, b), n in sorted(edges.items(), key=lambda kv: (floors.get(kv[0][0], 9), kv[0])):
+                if a != b:
+                    print(f"  {a} -> {b}: {n}")
+    bad = [f"{language}: {line}" for language, (_, lines) in found.items() for line in lines]
+    for line in bad:
+        print(f"AGAINST THE FLOORS: {line}", file=sys.stderr)
+    if not bad:
+        print("no import runs up a floor")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
