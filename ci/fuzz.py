@@ -143,6 +143,7 @@ def fuzz_specs(seed: int, count: int, work: Path) -> list[str]:
 def fuzz_evidence(seed: int, count: int, work: Path) -> list[str]:
     from reports.catalog import load_catalog
     from reports.evidence import read_evidence
+    from reports.pipeline import Report
     from reports.render import to_json, write_report
     from reports.verdicts import judge_all
 
@@ -171,11 +172,11 @@ def fuzz_evidence(seed: int, count: int, work: Path) -> list[str]:
             if not ev.refused:  # what the report would go on to judge and render
                 verdicts = judge_all(claims, [], ev, partial=True)
                 if rendered * RENDER_EVERY <= i:
-                    write_report(work / f"report-{i}", verdicts, [], ev)
+                    write_report(work / f"report-{i}", Report.of(verdicts, [], ev))
                     shutil.rmtree(work / f"report-{i}")
                     rendered += 1
                 else:
-                    to_json(verdicts, [], ev)
+                    to_json(Report.of(verdicts, [], ev))
         except Exception:  # noqa: BLE001
             findings.append(f"evidence seed {seed} index {i}: {traceback.format_exc(limit=3)}")
             continue

@@ -11,8 +11,11 @@
 //       {"repro", "op", "shape", "spec" (the shape as a spec writes it), "bytes"}
 //       or {"error": "one line"}
 //   {"case": "STEPS device=cpu engine=... threads=1 cudnn.benchmark=false ..."}
-//       {"repro": the case's canonical repro (harness/case.h)} or {"error": "one line"}
+//       {"repro": the case's canonical repro (harness/case.h), "schedule": its
+//        first token, "settings": [[key, value], ...] of the others, in order} or
+//       {"error": "one line"}; inputs/repro.py's split is held to the last two
 // Exit status 0 at the end of the input; 2 on a line that is not a request.
+#include <algorithm>
 #include <iostream>
 #include <string>
 
@@ -67,7 +70,16 @@ json Handle(const json& request) {
   if (request.contains("case")) {
     const Result<CaseSpec> c = ParseCaseSpec(request.at("case").get<std::string>());
     if (!c.ok()) return {{"error", c.status().message()}};
-    return {{"repro", c->Format()}};
+    const std::string repro = c->Format(), schedule = c->FormatSchedule();
+    json settings = json::array();
+    for (size_t at = schedule.size(); at < repro.size();) {  // " key=value" tokens after the schedule
+      const size_t begin = at + 1, end = std::min(repro.find(' ', begin), repro.size());
+      const std::string token = repro.substr(begin, end - begin);
+      const size_t eq = token.find('=');
+      settings.push_back({token.substr(0, eq), eq == std::string::npos ? "" : token.substr(eq + 1)});
+      at = end;
+    }
+    return {{"repro", repro}, {"schedule", schedule}, {"settings", settings}};
   }
   if (request.contains("repro")) return Answer(ParseProblem(request.at("repro").get<std::string>()));
   if (request.contains("values")) {

@@ -26,6 +26,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from .ruling import Ruling
+
 CHROMIUM = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 CHROMEDRIVER = "/usr/bin/chromedriver"
 TOP_WINDOW = (1400, 1600)  # the viewport the top of the report must fit: a portrait-ish desktop screen
@@ -84,7 +86,7 @@ def check(report_dir: Path, screenshot: Path | None) -> list[str]:
                 failures.append(f"claim {c['id']}: its statement is not rendered as text")
         for row in rows:  # what was observed, in the grid, for every claim decided one way or another
             c = next((c for c in claims if c["id"] == row.get_attribute("data-claim")), None)
-            if c is None or c["verdict"] == "not evaluated":
+            if c is None or c["verdict"] == Ruling.NOT_EVALUATED:
                 continue
             said = (row.find_element(By.CSS_SELECTOR, "td.observation").get_attribute("textContent") or "").strip()
             if not said or "fact(s) hold" in said:

@@ -23,22 +23,23 @@ from typing import Any
 
 from .catalog import CARD_GOALS
 from .summary import reason_group
-from .verdicts import GRAVITY, Verdict
+from .ruling import Ruling, gravest
+from .verdicts import Verdict
 
 TITLES = {"reproducibility": "For bitwise reproducibility", "speed": "For speed", "no effect": "No effect here"}
 
 # What a line says, by goal and verdict: the only words of the card that are
 # not the catalog's setting or a measured figure.
 SAYS = {
-    ("reproducibility", "supported"): "set",
-    ("reproducibility", "refuted"): "does not give what is claimed here",
-    ("reproducibility", "inconclusive"): "undecided here",
-    ("speed", "supported"): "set: faster here",
-    ("speed", "refuted"): "slower here",
-    ("speed", "inconclusive"): "mixed or within noise here",
-    ("no effect", "supported"): "no effect here",
-    ("no effect", "refuted"): "has an effect here",
-    ("no effect", "inconclusive"): "undecided here",
+    ("reproducibility", Ruling.SUPPORTED): "set",
+    ("reproducibility", Ruling.REFUTED): "does not give what is claimed here",
+    ("reproducibility", Ruling.INCONCLUSIVE): "undecided here",
+    ("speed", Ruling.SUPPORTED): "set: faster here",
+    ("speed", Ruling.REFUTED): "slower here",
+    ("speed", Ruling.INCONCLUSIVE): "mixed or within noise here",
+    ("no effect", Ruling.SUPPORTED): "no effect here",
+    ("no effect", Ruling.REFUTED): "has an effect here",
+    ("no effect", Ruling.INCONCLUSIVE): "undecided here",
 }
 
 
@@ -61,9 +62,9 @@ def timing(v: Verdict, faster: bool) -> dict[str, Any] | None:
     ratios = sorted(f.figures["ratio"] if b else 1 / f.figures["ratio"] if f.figures["ratio"] else float("inf")
                     for f in ran)
     outcomes = [f.figures.get("outcome", "") for f in ran]
-    # "supported" is decisively on the side the claim names: for a speed
+    # A supported outcome is decisively on the side the claim names: for a speed
     # claim that is faster with the setting, for a cost claim slower.
-    with_claim, against = outcomes.count("supported"), outcomes.count("refuted")
+    with_claim, against = outcomes.count(Ruling.SUPPORTED), outcomes.count(Ruling.REFUTED)
     versus = ran[0].figures.get("versus") or {}
     return {"metric": v.claim.metric, "median": statistics.median(ratios), "low": ratios[0], "high": ratios[-1],
             "comparisons": len(ran), "faster": with_claim if faster else against,
@@ -82,9 +83,9 @@ def timing_text(t: dict[str, Any]) -> str:
 
 def _cost(cost_id: str, by_id: dict[str, Verdict], platform: str) -> dict[str, Any]:
     pv = by_id[cost_id].on(platform)  # the catalog's loader checked that it exists
-    t = timing(pv, faster=False) if pv.verdict != "not evaluated" else None
+    t = timing(pv, faster=False) if pv.verdict != Ruling.NOT_EVALUATED else None
     if t is None:
-        why = reason_group(pv.reason) if pv.verdict == "not evaluated" else f"{pv.verdict}: {pv.reason[:160]}"
+        why = reason_group(pv.reason) if pv.verdict == Ruling.NOT_EVALUATED else f"{pv.verdict}: {pv.reason[:160]}"
         return {"claim": cost_id, "verdict": pv.verdict, "text": f"not measured here ({why})"}
     return {"claim": cost_id, "verdict": pv.verdict, "text": timing_text(t), "timing": t}
 
@@ -100,7 +101,7 @@ def card(verdicts: list[Verdict], platform: str) -> dict[str, Any]:
             continue
         pv = v.on(platform)
         entry = {"id": v.claim.id, "verdict": pv.verdict}
-        if pv.verdict == "not evaluated":
+        if pv.verdict == Ruling.NOT_EVALUATED:
             waiting.setdefault(reason_group(pv.reason), []).append({**entry, "setting": c["setting"],
                                                                      "goal": c["goal"]})
             continue
@@ -114,7 +115,7 @@ def card(verdicts: list[Verdict], platform: str) -> dict[str, Any]:
         if c.get("cost") and not any(x["claim"] == c["cost"] for x in line["cost"]):
             line["cost"].append(_cost(c["cost"], by_id, platform))
     for line in lines.values():
-        line["verdict"] = min((e["verdict"] for e in line["claims"]), key=GRAVITY.index)
+        line["verdict"] = gravest(e["verdict"] for e in line["claims"])
         line["says"] = SAYS.get((line["goal"], line["verdict"]), line["verdict"])
     sections = [{"goal": g, "title": TITLES[g], "lines": [x for x in lines.values() if x["goal"] == g]}
                 for g in CARD_GOALS]

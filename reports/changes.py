@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from inputs.repro import split_repro
+
 from . import documented
 from .evidence import Evidence, platform_of, torch_of
 from .statistics import LEVEL, ratio_moved
@@ -51,7 +53,7 @@ def pairs(evidence: Evidence) -> list[tuple[str, str]]:
         if not torch_of(env):
             continue
         machine = str(env.get("machine", "unknown"))
-        signature = platform_of({k: v for k, v in env.items() if k not in ("torch", "versions")})[1]
+        signature = platform_of(env, machine_only=True)[1]
         groups.setdefault(f"{machine} ({signature})", []).append(name)
     out = []
     for names in groups.values():
@@ -72,10 +74,11 @@ def _repro(env: dict[str, Any], test: str, record: dict[str, Any] | None) -> str
     python = str(torch.get("python", "")) if isinstance(torch, dict) else ""
     named = f" --torch {python}" if python else ""
     repro = (record or {}).get("repro", "")
-    if repro and " device=" in repro:
+    schedule, settings = split_repro(repro)
+    if "device" in settings:
         return f"./backendcheck run{named} --case '{repro}'"
-    if repro.startswith("torch_backends.py ") and python:
-        return f"{python} suites/probes/torch_backends.py {repro.split(' ', 1)[1]}"
+    if schedule == "torch_backends.py" and settings and python:
+        return f"{python} suites/probes/torch_backends.py {repro.removeprefix('torch_backends.py ')}"
     return f"./backendcheck test{named} -R '^{re.escape(test)}$'"
 
 
@@ -98,11 +101,10 @@ def _side(version: str, shown: Any, env: dict[str, Any], test: str, record: dict
 
 
 def between_versions(verdicts: list[Any], evidence: Evidence,
-                     listed: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+                     listed: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Every change between paired torch versions (see the module's text);
-    `listed` is documented.judge(evidence) where the caller has it."""
+    `listed` is documented.judge(evidence)."""
     changes: list[dict[str, Any]] = []
-    listed = documented.judge(evidence) if listed is None else listed
     for older, newer in pairs(evidence):
         env_a, env_b = evidence.platform_env[older], evidence.platform_env[newer]
         va, vb = torch_of(env_a), torch_of(env_b)

@@ -18,7 +18,7 @@ PyTorch did. Per entry and device:
 
 An entry's verdict is the gravest of its devices' (error, refuted,
 supported, inconclusive, not evaluated); an entry the parser did not
-understand is "not evaluated" with "not understood" and its text. Every
+understand is not evaluated, with "not understood" and its text. Every
 verdict is untrusted (inconclusive) when the check's own positive control,
 a sum in a fresh random order, did not vary. Beyond the list, an operation
 that varied without the mode is a finding: an undocumented nondeterminism.
@@ -27,10 +27,10 @@ that varied without the mode is a finding: an undocumented nondeterminism.
 from __future__ import annotations
 
 import shlex
-from typing import Any
+from typing import Any, NamedTuple
 
 from .evidence import Evidence, torch_of
-from .verdicts import GRAVITY
+from .ruling import Ruling
 
 TEST = "TorchPython.DocumentedDeterminismList"
 PROBE = "suites/probes/documented.py"
@@ -45,66 +45,82 @@ def _observed(evidence: Evidence) -> tuple[dict[str, Any] | None, str]:
     return None, ""
 
 
-def _throws(op: str, seen: dict[str, Any]) -> tuple[str, str, str]:
-    """(verdict, reason, control): a throwing entry has no control."""
+class Judged(NamedTuple):
+    """One operation's (or one device's) ruling on an entry, with why, and
+    what the entry's positive control showed ("" for a throwing entry)."""
+    ruling: Ruling
+    reason: str
+    control: str = ""
+
+
+def _gravest(judged: list[Judged]) -> Judged:
+    """The gravest of several (the first of equals)."""
+    return min(judged, key=lambda j: j.ruling.gravity)
+
+
+def _throws(op: str, seen: dict[str, Any]) -> Judged:
+    """A throwing entry has no control."""
     on, warn, off = seen.get("mode_true", {}), seen.get("warn_only", {}), seen.get("mode_false", {})
     if not on.get("error"):
-        return "refuted", f"{op} ran without an error under use_deterministic_algorithms(True)", ""
+        return Judged(Ruling.REFUTED, f"{op} ran without an error under use_deterministic_algorithms(True)")
     if not on.get("names_op"):
-        return "inconclusive", f"{op} raised a RuntimeError that does not name it: {on['error'][:200]}", ""
+        return Judged(Ruling.INCONCLUSIVE, f"{op} raised a RuntimeError that does not name it: {on['error'][:200]}")
     parts = [f"{op} raised RuntimeError '{on['error'][:120]}' under use_deterministic_algorithms(True)"]
     if warn.get("error") or not warn.get("warnings"):
-        return "refuted", parts[0] + (f"; with warn_only=True it raised '{warn['error'][:120]}'" if warn.get("error")
-                                      else "; with warn_only=True it gave no warning"), ""
+        return Judged(Ruling.REFUTED, parts[0] + (f"; with warn_only=True it raised '{warn['error'][:120]}'"
+                                                  if warn.get("error") else "; with warn_only=True it gave no warning"))
     parts.append("with warn_only=True it warned and returned a result")
     if off.get("error"):
-        return "inconclusive", "; ".join(parts) + f"; with mode=False it raised '{off['error'][:120]}'", ""
+        return Judged(Ruling.INCONCLUSIVE, "; ".join(parts) + f"; with mode=False it raised '{off['error'][:120]}'")
     parts.append("with mode=False it returned a result")
-    return "supported", "; ".join(parts), ""
+    return Judged(Ruling.SUPPORTED, "; ".join(parts))
 
 
-def _deterministic(op: str, seen: dict[str, Any]) -> tuple[str, str, str]:
+def _deterministic(op: str, seen: dict[str, Any]) -> Judged:
     on, off = seen.get("mode_true", {}), seen.get("control", {})
     runs = on.get("runs", "?")
     if on.get("error"):
-        return "refuted", f"{op} raised under use_deterministic_algorithms(True): {on['error'][:200]}", ""
+        return Judged(Ruling.REFUTED, f"{op} raised under use_deterministic_algorithms(True): {on['error'][:200]}")
     control = ("caught: without the mode it gave " f"{off.get('distinct')} different results" if off.get("distinct", 1) > 1
                else "deterministic here even without the mode" if not off.get("error")
                else f"the control raised: {off['error'][:120]}")
     if on.get("distinct", 0) == 1:
-        return "supported", (f"{op} gave one result over {runs} runs on each of 1 and 2 threads under "
-                             "use_deterministic_algorithms(True)"), control
-    return "refuted", (f"{op} gave {on.get('distinct')} different results over {runs} runs on 1 and 2 threads "
-                       "under use_deterministic_algorithms(True)"), control
+        return Judged(Ruling.SUPPORTED, f"{op} gave one result over {runs} runs on each of 1 and 2 threads under "
+                                        "use_deterministic_algorithms(True)", control)
+    return Judged(Ruling.REFUTED, f"{op} gave {on.get('distinct')} different results over {runs} runs on 1 and 2 "
+                                  "threads under use_deterministic_algorithms(True)", control)
 
 
 def _entry(entry: dict[str, Any], python: str, control_ok: bool) -> dict[str, Any]:
     row = {k: entry.get(k) for k in ("id", "list", "text", "ops", "devices", "backward", "conditions")}
     row["repro"] = f"{python} {PROBE} run {shlex.quote(str(entry.get('id')))}"
     if not entry.get("understood", True):
-        return dict(row, verdict="not evaluated", reason=f"not understood ({entry.get('leftover')}): {entry.get('text')}",
-                    control="", devices_seen={})
+        return dict(row, verdict=Ruling.NOT_EVALUATED, control="", devices_seen={},
+                    reason=f"not understood ({entry.get('leftover')}): {entry.get('text')}")
     result = entry.get("result") or {}
     if result.get("error"):
-        return dict(row, verdict="error", reason=f"the check did not run: {result['error']}", control="", devices_seen={})
-    per: dict[str, tuple[str, str, str]] = {}
+        return dict(row, verdict=Ruling.ERROR, reason=f"the check did not run: {result['error']}", control="",
+                    devices_seen={})
+    per: dict[str, Judged] = {}
     for device, seen in (result.get("devices") or {}).items():
         if "not_evaluated" in seen:
-            per[device] = ("not evaluated", seen["not_evaluated"], "")
+            per[device] = Judged(Ruling.NOT_EVALUATED, seen["not_evaluated"])
             continue
         check = _throws if entry.get("list") == "throws" else _deterministic
-        verdicts = [check(op, obs) for op, obs in seen.items()]
-        worst = min(verdicts, key=lambda v: GRAVITY.index(v[0]))
-        per[device] = (worst[0], "; ".join(v[1] for v in verdicts), "; ".join(v[2] for v in verdicts if v[2]))
+        judged = [check(op, obs) for op, obs in seen.items()]
+        per[device] = Judged(_gravest(judged).ruling, "; ".join(j.reason for j in judged),
+                             "; ".join(j.control for j in judged if j.control))
     if not per:
-        return dict(row, verdict="not evaluated", reason="nothing recorded for this entry", control="", devices_seen={})
-    device, (verdict, reason, control) = min(per.items(), key=lambda kv: GRAVITY.index(kv[1][0]))
-    if verdict in ("supported", "refuted") and not control_ok:
-        verdict, reason = "inconclusive", f"the check's own control missed, so its digests are not trusted; {reason}"
-    shown = "; ".join(f"{d.upper()}: {v}" + (f" ({r})" if v == "not evaluated" else "")
-                      for d, (v, r, _) in sorted(per.items()) if d != device)
+        return dict(row, verdict=Ruling.NOT_EVALUATED, reason="nothing recorded for this entry", control="",
+                    devices_seen={})
+    device = min(per, key=lambda d: per[d].ruling.gravity)
+    verdict, reason, control = per[device]
+    if verdict.decided and not control_ok:
+        verdict, reason = Ruling.INCONCLUSIVE, f"the check's own control missed, so its digests are not trusted; {reason}"
+    shown = "; ".join(f"{d.upper()}: {j.ruling}" + (f" ({j.reason})" if j.ruling == Ruling.NOT_EVALUATED else "")
+                      for d, j in sorted(per.items()) if d != device)
     return dict(row, verdict=verdict, reason=f"{device.upper()}: {reason}" + (f". {shown}" if shown else ""),
-                control=control, devices_seen={d: v for d, (v, _, _) in per.items()})
+                control=control, devices_seen={d: j.ruling for d, j in per.items()})
 
 
 def _settings(settings: dict[str, Any]) -> list[dict[str, str]]:
@@ -112,7 +128,7 @@ def _settings(settings: dict[str, Any]) -> list[dict[str, str]]:
     docstring says fill_uninitialized_memory fills uninitialized memory with a
     known value under the mode; torch.empty's with it on and off decide."""
     if "absent" in settings:
-        return [{"setting": "torch.utils.deterministic", "verdict": "not evaluated", "reason": settings["absent"]}]
+        return [{"setting": "torch.utils.deterministic", "verdict": Ruling.NOT_EVALUATED, "reason": settings["absent"]}]
     fill = settings.get("fill_uninitialized_memory")
     if not isinstance(fill, dict):
         return []
@@ -122,7 +138,7 @@ def _settings(settings: dict[str, Any]) -> list[dict[str, str]]:
               f"{'all NaN floats and all-maximum integers' if filled else 'memory not filled with a known value'} "
               f"with it on, and {'filled' if off.get('float_all_nan') else 'unfilled'} memory with it off")
     return [{"setting": "torch.utils.deterministic.fill_uninitialized_memory", "doc": fill.get("doc", ""),
-             "verdict": "supported" if filled else "refuted", "reason": reason}]
+             "verdict": Ruling.SUPPORTED if filled else Ruling.REFUTED, "reason": reason}]
 
 
 def judge(evidence: Evidence) -> dict[str, dict[str, Any]]:

@@ -17,6 +17,7 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from inputs.engines import engines
@@ -92,26 +93,62 @@ def platform_fact(env: dict[str, Any], key: str) -> Any:
     return env.get(key)
 
 
-def platform_of(env: dict[str, Any]) -> tuple[str, str]:
-    """(name, signature) of the platform an environment record describes: the
-    machine, oneDNN's effective ISA, the OpenMP thread count, when cuDNN is
-    usable the GPU's name, architecture and cuDNN's version, and the torch
-    install under test (its version and build: the oneDNN and cuDNN inside
-    it come with them). The signature, without the machine, names the
-    expectation file of that kind of platform and torch."""
-    parts = [str(platform_fact(env, "onednn_isa") or "unknown-isa"), f"{env.get('omp_max_threads', '?')}t"]
+def _gpu_pieces(env: dict[str, Any]) -> list[str]:
+    """The GPU's name and architecture and the cuDNN version, when cuDNN is
+    usable: the engine that plays cuDNN's role in the model (engines.def),
+    and the version of the library it wraps."""
     gpu = env.get("gpu")
-    # The engine that plays cuDNN's role in the model (engines.def), and the
-    # version of the library it wraps.
     cudnn = next((e for e in engines().values() if e.role == "cudnn"), None)
-    if gpu and cudnn and env.get("backends", {}).get(cudnn.name, {}).get("available"):
-        library = cudnn.library.lower()
-        parts += [gpu["name"], gpu["arch"], library + env.get("versions", {}).get(library, "")]
-    torch = env.get("torch")
-    if isinstance(torch, dict) and torch.get("version"):
-        parts.append("torch" + str(torch["version"]))
-    signature = "-".join(re.sub(r"[^a-z0-9_.]+", "_", p.lower()).strip("_") for p in parts if p)
+    if not (gpu and cudnn and env.get("backends", {}).get(cudnn.name, {}).get("available")):
+        return []
+    library = cudnn.library.lower()
+    return [gpu["name"], gpu["arch"], library + env.get("versions", {}).get(library, "")]
+
+
+@dataclass(frozen=True)
+class PlatformPart:
+    """One part of a platform. `name` is how no-cross-arch's statement names
+    what may differ; `pieces` are its words in the platform's signature;
+    `value` is what two platforms are compared on; `torch` says it comes with
+    the torch install (its env keys are left out to compare machines)."""
+    name: str
+    pieces: Callable[[dict[str, Any]], list[str]]
+    value: Callable[[dict[str, Any]], Any]
+    torch: tuple[str, ...] = ()
+
+
+# A platform's parts, declared once, in the signature's order: the machine's
+# oneDNN ISA, its OpenMP thread count, its GPU (with cuDNN), and the torch
+# install under test (its version and build; the libraries inside it come
+# with it).
+PLATFORM_PARTS = (
+    PlatformPart("CPU ISAs", lambda env: [str(platform_fact(env, "onednn_isa") or "unknown-isa")],
+                 lambda env: platform_fact(env, "onednn_isa")),
+    PlatformPart("thread counts", lambda env: [f"{env.get('omp_max_threads', '?')}t"],
+                 lambda env: env.get("omp_max_threads")),
+    PlatformPart("GPU architectures", _gpu_pieces, lambda env: (env.get("gpu") or {}).get("arch")),
+    PlatformPart("library versions", lambda env: [f"torch{torch_of(env)}"] if torch_of(env) else [],
+                 lambda env: (torch_of(env) or None, env.get("versions")), torch=("torch", "versions")),
+)
+
+
+def platform_of(env: dict[str, Any], machine_only: bool = False) -> tuple[str, str]:
+    """(name, signature) of the platform an environment record describes: the
+    machine and PLATFORM_PARTS. The signature, without the machine, names the
+    expectation file of that kind of platform and torch. machine_only: what
+    the torch install brings is left out (two torch installs on one machine
+    have one such signature)."""
+    if machine_only:
+        env = {k: v for k, v in env.items() if not any(k in p.torch for p in PLATFORM_PARTS)}
+    pieces = [piece for part in PLATFORM_PARTS for piece in part.pieces(env)]
+    signature = "-".join(re.sub(r"[^a-z0-9_.]+", "_", p.lower()).strip("_") for p in pieces if p)
     return f"{env.get('machine', 'unknown')} ({signature})", signature
+
+
+def differing_parts(a: dict[str, Any], b: dict[str, Any]) -> set[str]:
+    """The parts (PLATFORM_PARTS' names) two platforms' environment records
+    differ in; {"machines"} when only the machine's name does."""
+    return {part.name for part in PLATFORM_PARTS if part.value(a) != part.value(b)} or {"machines"}
 
 
 def torch_of(env: dict[str, Any]) -> str:

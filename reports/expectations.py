@@ -17,7 +17,8 @@ from pathlib import Path
 from inputs.errors import SpecError, load_toml
 
 from .evidence import Evidence, platform_of, torch_of
-from .verdicts import VERDICTS, Verdict
+from .ruling import VERDICTS, Ruling
+from .verdicts import Verdict
 
 RECORDED_KINDS = ("folklore", "advice")
 
@@ -72,7 +73,7 @@ def compare(directory: Path, verdicts: list[Verdict], evidence: Evidence, partia
             if v.claim.id not in expected:
                 continue
             got = v.on(platform).verdict
-            if got == "not evaluated" and partial:
+            if got == Ruling.NOT_EVALUATED and partial:
                 continue  # this run did not build the claim's cases
             if got != expected[v.claim.id]:
                 changes.append(Change(platform, v.claim.id, expected[v.claim.id], got))
@@ -90,7 +91,7 @@ def write(directory: Path, verdicts: list[Verdict], evidence: Evidence) -> list[
                  "# Rewrite with: ./backendcheck run --tier nightly --write-expectations", "",
                  f'platform = "{signature}"'] + ([f'torch = "{torch}"'] if torch else []) + ["", "[verdicts]"]
         for v in verdicts:
-            if v.claim.kind in RECORDED_KINDS and v.on(platform).verdict != "not evaluated":
+            if v.claim.kind in RECORDED_KINDS and v.on(platform).verdict != Ruling.NOT_EVALUATED:
                 lines.append(f'{v.claim.id} = "{v.on(platform).verdict}"')
         path = directory / f"{signature}.toml"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .ruling import Ruling
 from .verdicts import Fact, Verdict
 
 
@@ -54,7 +55,7 @@ def _short(test: str) -> str:
 def _counts(facts: list[Fact]) -> str:
     order = ("passed", "failed", "crashed", "timed out", "error", "skipped", "not run")
     n = {o: sum(f.outcome == o for f in facts) for o in order}
-    said = [f"{n[o]} {'not evaluated' if o in ('skipped', 'not run') else o}" for o in order if n[o]]
+    said = [f"{n[o]} {Ruling.NOT_EVALUATED if o in ('skipped', 'not run') else o}" for o in order if n[o]]
     mistrusted = sum(f.mistrusted for f in facts)
     return ", ".join(said) + (f" ({mistrusted} mistrusted)" if mistrusted else "")
 
@@ -73,8 +74,8 @@ def sentence(v: Verdict) -> str:
         ratios = sorted(f.figures["ratio"] for f in ran)
         versus = ", ".join(f"{k}={val}" for k, val in (ran[0].figures.get("versus") or {}).items()) or "the other side"
         outcomes = [f.figures.get("outcome", "") for f in ran]
-        return (f"Timed {len(ran)} comparison(s) of {claim.metric}, B setting {versus}: {outcomes.count('supported')} "
-                f"decisively for the claim, {outcomes.count('refuted')} against, {outcomes.count('inconclusive')} "
+        return (f"Timed {len(ran)} comparison(s) of {claim.metric}, B setting {versus}: {outcomes.count(Ruling.SUPPORTED)} "
+                f"decisively for the claim, {outcomes.count(Ruling.REFUTED)} against, {outcomes.count(Ruling.INCONCLUSIVE)} "
                 f"within noise; median B/A from {ratios[0]:.3g} to {ratios[-1]:.3g} "
                 f"(e.g. {_short(ran[0].test)}: {ran[0].figures['ratio']:.3g}).")
     if claim.rule == "distribution":

@@ -17,14 +17,12 @@ import jinja2
 
 from inputs.engines import harness_system
 
-from . import documented
-from .changes import between_versions
-from .card import cards
-from .conformance import summarize as conformance_summary
 from .plots import interval_plot, roofline_plot, strip_plot
 from .evidence import Evidence, ctest_outcome, platform_of, torch_of
 from .observe import sentence
-from .verdicts import VERDICTS, Fact, Verdict
+from .pipeline import Report
+from .ruling import VERDICTS, Ruling
+from .verdicts import Fact, Verdict
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 REPORT_SCHEMA = 1
@@ -113,13 +111,9 @@ def _system_version(system: str, evidence: Evidence) -> str:
     return f"{system} {', '.join(versions)}" if versions else system
 
 
-def to_json(verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: Evidence,
-            baseline: dict[str, Any] | None = None, changes: list[Any] | None = None,
-            no_expectations: list[str] | None = None, coverage: dict[str, Any] | None = None,
-            installs: list[dict[str, Any]] | None = None,
-            between: list[dict[str, Any]] | None = None,
-            listed: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
-    listed = documented.judge(evidence) if listed is None else listed
+def to_json(report: Report) -> dict[str, Any]:
+    """report.json: the Report, as data."""
+    verdicts, evidence, baseline = report.verdicts, report.evidence, report.baseline
     platforms = {name: {"signature": platform_of(env)[1], "machine": env.get("machine", ""), "torch": torch_of(env)}
                  for name, env in evidence.platform_env.items()}
     since = []
@@ -137,9 +131,8 @@ def to_json(verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: E
         "platforms": platforms,
         "platform_env": evidence.platform_env,
         "summary": dict(Counter(v.verdict for v in verdicts)),
-        # What to set on this stack, per platform (reports/card.py).
-        "card": cards(verdicts, list(evidence.platforms)),
-        "coverage": coverage or {},
+        "card": report.cards,
+        "coverage": report.coverage,
         "claims": [{
             "id": v.claim.id, "statement": v.claim.statement, "source": v.claim.source, "kind": v.claim.kind,
             "scope": v.claim.scope, "devices": _devices(v), "rule": v.claim.rule, "verdict": v.verdict,
@@ -154,30 +147,24 @@ def to_json(verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: E
             "facts": [_fact_json(f) for f in v.facts],
             "observations": v.observations,
         } for v in verdicts],
-        "cases": _case_rows(manifest, evidence),
-        "conformance": conformance_summary(evidence),
+        "cases": _case_rows(report.manifest, evidence),
+        "conformance": report.conformance,
         "benchmarks": evidence.benchmarks,
         "problems": list(dict.fromkeys(evidence.problems)),
         "baseline": None if baseline is None else {
             "generated": next((b.get("generated", "") for b in baseline.values()), ""), "changed": since},
-        "expectations": {"changed": [vars(c) for c in (changes or [])], "missing": no_expectations or []},
-        # Between torch installs on one machine: what differs, found in the
-        # evidence (reports/changes.py).
-        "changes": between_versions(verdicts, evidence, listed) if between is None else between,
-        "installs": installs or [],
-        # use_deterministic_algorithms's own list, per platform (reports/documented.py).
-        "documented": listed,
+        "expectations": {"changed": [vars(c) for c in report.expectation_changes],
+                         "missing": report.no_expectations},
+        "changes": report.between,
+        "installs": report.installs,
+        "documented": report.listed,
     }
 
 
-def write_report(out: Path, verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: Evidence,
-                 baseline: dict[str, Any] | None = None, changes: list[Any] | None = None,
-                 no_expectations: list[str] | None = None, coverage: dict[str, Any] | None = None,
-                 installs: list[dict[str, Any]] | None = None, between: list[dict[str, Any]] | None = None,
-                 listed: dict[str, dict[str, Any]] | None = None) -> Path:
+def write_report(out: Path, report: Report) -> Path:
+    """report.json and the page, index.html, whose path it returns."""
     out.mkdir(parents=True, exist_ok=True)
-    data = to_json(verdicts, manifest, evidence, baseline, changes, no_expectations, coverage, installs, between,
-                   listed)
+    data = to_json(report)
     _atomic_write(out / "report.json", json.dumps(data, indent=1, sort_keys=True) + "\n")
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
@@ -189,28 +176,28 @@ def write_report(out: Path, verdicts: list[Verdict], manifest: list[dict[str, An
     return page
 
 
-def write_junit(path: Path, verdicts: list[Verdict], changes: list[Any]) -> None:
+def write_junit(path: Path, report: Report) -> None:
     """One testcase per claim and platform: a refuted guarantee or a changed
     expectation fails, an error errs, not evaluated is skipped."""
-    changed = {(c.platform, c.claim): c for c in changes}
+    changed = {(c.platform, c.claim): c for c in report.expectation_changes}
     suite = ET.Element("testsuite", name="backendcheck.claims")
     counts = Counter()
-    for v in verdicts:
+    for v in report.verdicts:
         for platform, pv in (v.platforms or {"": v}).items():
             case = ET.SubElement(suite, "testcase", classname=f"claims.{v.claim.kind}",
                                  name=f"{v.claim.id}" + (f" [{platform}]" if platform else ""))
             counts["tests"] += 1
             c = changed.get((platform, v.claim.id))
-            if v.claim.kind == "guarantee" and pv.verdict == "refuted":
+            if v.claim.kind == "guarantee" and pv.verdict == Ruling.REFUTED:
                 ET.SubElement(case, "failure", message=f"refuted guarantee: {pv.reason}")
                 counts["failures"] += 1
             elif c is not None:
                 ET.SubElement(case, "failure", message=f"expected {c.expected}, got {c.got}: {pv.reason}")
                 counts["failures"] += 1
-            elif pv.verdict == "error":
+            elif pv.verdict == Ruling.ERROR:
                 ET.SubElement(case, "error", message=pv.reason)
                 counts["errors"] += 1
-            elif pv.verdict == "not evaluated":
+            elif pv.verdict == Ruling.NOT_EVALUATED:
                 ET.SubElement(case, "skipped", message=pv.reason)
                 counts["skipped"] += 1
             ET.SubElement(case, "system-out").text = f"{pv.verdict}: {pv.reason}"

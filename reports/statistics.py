@@ -17,6 +17,8 @@ import math
 import random
 import statistics
 
+from .ruling import Ruling
+
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20261120
 LEVEL = 0.90   # of the bootstrap interval of the median per-rep ratio
@@ -48,39 +50,39 @@ def decide_ratio(a: list[float], b: list[float], bound: float,
     """The ratio rule on one comparison of paired reps: (outcome, median of
     the per-rep ratios B/A, its LEVEL bootstrap interval). Decisive only when
     the whole interval clears the bound by MARGIN: above bound x (1 + MARGIN)
-    or below bound / (1 + MARGIN). Then "supported" when the ratio lies on
+    or below bound / (1 + MARGIN). Then supported when the ratio lies on
     the `supports_when` side ("below" or "above") of the bound, else
-    "refuted"; otherwise "inconclusive"."""
+    refuted; otherwise inconclusive."""
     ratios = paired_ratios(a, b)
     if not ratios:
-        return "inconclusive", 1.0, (1.0, 1.0)
+        return Ruling.INCONCLUSIVE, 1.0, (1.0, 1.0)
     ratio = statistics.median(ratios)
     lo, hi = bootstrap_median_ci(ratios)
     below, above = hi < bound / (1 + MARGIN), lo > bound * (1 + MARGIN)
     if not (below or above):
-        outcome = "inconclusive"
+        outcome = Ruling.INCONCLUSIVE
     elif below == (supports_when == "below"):
-        outcome = "supported"
+        outcome = Ruling.SUPPORTED
     else:
-        outcome = "refuted"
+        outcome = Ruling.REFUTED
     return outcome, ratio, (lo, hi)
 
 
 def decide_many(outcomes: list[str]) -> tuple[str, str]:
     """A claim judged on several comparisons (decide_ratio's outcomes, one a
-    shape, say): "supported" when more than half of them are decisively for
-    it and none is decisively against; "refuted" when more than half are
-    decisively against; otherwise "inconclusive". Returns the verdict and its
+    shape, say): supported when more than half of them are decisively for
+    it and none is decisively against; refuted when more than half are
+    decisively against; otherwise inconclusive. Returns the verdict and its
     counts ("10 of 15 decisively for, 0 against, 5 not decisive"). One
     comparison is the rule of one: its own outcome."""
     n = len(outcomes)
-    for_, against = outcomes.count("supported"), outcomes.count("refuted")
+    for_, against = outcomes.count(Ruling.SUPPORTED), outcomes.count(Ruling.REFUTED)
     counts = f"{for_} of {n} decisively for, {against} against, {n - for_ - against} not decisive"
     if for_ * 2 > n and against == 0:
-        return "supported", counts
+        return Ruling.SUPPORTED, counts
     if against * 2 > n:
-        return "refuted", counts
-    return "inconclusive", counts
+        return Ruling.REFUTED, counts
+    return Ruling.INCONCLUSIVE, counts
 
 
 MANY_RULE = ("a claim judged on several comparisons is supported when more than half of them are decisively for it "

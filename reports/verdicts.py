@@ -50,11 +50,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from inputs.repro import split_repro
+
 from .catalog import MIN_REPS, Claim
-from .evidence import Evidence, ctest_outcome, platform_fact
+from .evidence import PLATFORM_PARTS, Evidence, ctest_outcome, differing_parts
+from .ruling import Ruling
 from .statistics import LEVEL, MANY_RULE, MARGIN, decide_many, decide_ratio
 
-VERDICTS = ("supported", "refuted", "inconclusive", "not evaluated", "error")
 
 
 @dataclass
@@ -189,12 +191,12 @@ def _judge_facts(claim: Claim, facts: list[Fact]) -> Verdict:
     clean = [f for f in facts if f.outcome == "passed" and not f.mistrusted]
     mistrusted = [f for f in facts if f.outcome in ("passed", "failed") and f.mistrusted]
     skipped = [f for f in facts if f.outcome in ("skipped", "not run")]
-    holds = "supported" if claim.polarity == "supports" else "refuted"
-    breaks = "refuted" if claim.polarity == "supports" else "supported"
+    holds = Ruling.SUPPORTED if claim.polarity == "supports" else Ruling.REFUTED
+    breaks = Ruling.REFUTED if claim.polarity == "supports" else Ruling.SUPPORTED
     note = f"; {len(skipped)} of {len(facts)} not evaluated here" if skipped else ""
     if crashed:
         first = crashed[0].message.strip().splitlines()
-        return Verdict(claim, "error", f"{len(crashed)} fact(s) crashed, timed out or could not be observed: "
+        return Verdict(claim, Ruling.ERROR, f"{len(crashed)} fact(s) crashed, timed out or could not be observed: "
                                        f"{crashed[0].test}" + (f": {first[0]}" if first else ""), facts)
     if failed:
         first = failed[0].message.strip().splitlines()
@@ -205,10 +207,10 @@ def _judge_facts(claim: Claim, facts: list[Fact]) -> Verdict:
         what = f"'{claim.check}' " if claim.check else ""
         return Verdict(claim, holds, f"all {len(clean)} evaluated {what}fact(s) hold{extra}{note}", facts)
     if mistrusted:
-        return Verdict(claim, "inconclusive", f"all {len(mistrusted)} evaluated fact(s) are mistrusted, e.g. "
+        return Verdict(claim, Ruling.INCONCLUSIVE, f"all {len(mistrusted)} evaluated fact(s) are mistrusted, e.g. "
                                               f"{mistrusted[0].test}: {mistrusted[0].mistrust}", facts)
     reasons = sorted({f.message.strip() for f in skipped if f.message.strip()})
-    return Verdict(claim, "not evaluated", "; ".join(reasons) or "no fact was evaluated", facts)
+    return Verdict(claim, Ruling.NOT_EVALUATED, "; ".join(reasons) or "no fact was evaluated", facts)
 
 
 def _ratio(claim: Claim, facts: list[Fact]) -> Verdict:
@@ -222,7 +224,7 @@ def _ratio(claim: Claim, facts: list[Fact]) -> Verdict:
         b = [float(x) for x in compare["b"].get(claim.metric, [])]
         if min(len(a), len(b)) < MIN_REPS:
             f.figures = {"note": f"only {min(len(a), len(b))} reps (at least {MIN_REPS} needed)"}
-            outcomes.append("inconclusive")
+            outcomes.append(Ruling.INCONCLUSIVE)
             continue
         outcome, ratio, (lo, hi) = decide_ratio(a, b, claim.bound, claim.supports_when)
         f.figures = {"metric": claim.metric, "ratio": ratio, "ci": [lo, hi], "reps": min(len(a), len(b)),
@@ -234,7 +236,7 @@ def _ratio(claim: Claim, facts: list[Fact]) -> Verdict:
         outcomes.append(outcome)
     if not outcomes:
         return _judge_facts(claim, facts) if any(f.outcome != "passed" for f in facts) else Verdict(
-            claim, "error", "no Compare record among the selected tests", facts)
+            claim, Ruling.ERROR, "no Compare record among the selected tests", facts)
     shown = "; ".join(f.figures["text"] for f in facts if "text" in f.figures)
     verdict, counts = decide_many(outcomes)
     return Verdict(claim, verdict, f"{counts} ({MANY_RULE}): {shown}" if len(outcomes) > 1 else shown, facts)
@@ -264,10 +266,10 @@ def _distribution(claim: Claim, facts: list[Fact]) -> Verdict:
                      f"processes" for f in counted)
     if claim.supports_when == "varies":
         if varies:
-            return Verdict(claim, "supported", text, facts)
-        return Verdict(claim, "inconclusive", text + "; no variation seen, which does not show it cannot happen",
+            return Verdict(claim, Ruling.SUPPORTED, text, facts)
+        return Verdict(claim, Ruling.INCONCLUSIVE, text + "; no variation seen, which does not show it cannot happen",
                        facts)
-    return Verdict(claim, "refuted" if varies else "supported", text, facts)
+    return Verdict(claim, Ruling.REFUTED if varies else Ruling.SUPPORTED, text, facts)
 
 
 def _observations(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) -> list[dict[str, Any]]:
@@ -286,7 +288,7 @@ def _observations(claim: Claim, manifest: list[dict[str, Any]], evidence: Eviden
 # it. A case's own settings vary two of them on one machine: its `threads=`
 # and its `env.ONEDNN_MAX_CPU_ISA=` (oneDNN capped to an older ISA); the
 # platforms of merged runs vary the rest.
-PARTS = ("GPU architectures", "CPU ISAs", "thread counts", "library versions")
+PARTS = tuple(part.name for part in PLATFORM_PARTS)
 _IN_CASE = {"threads": "thread counts", "env.ONEDNN_MAX_CPU_ISA": "CPU ISAs"}
 _NEEDS = {
     "GPU architectures": "the same case on GPUs of two architectures: merge their runs with "
@@ -299,28 +301,11 @@ _NEEDS = {
 
 
 def _variant(repro: str) -> tuple[str, dict[str, str]]:
-    """(the computation, the settings of _IN_CASE the case chose)."""
-    kept, chosen = [], {}
-    for token in repro.split(" "):
-        key, _, value = token.partition("=")
-        if key in _IN_CASE:
-            chosen[key] = value
-        else:
-            kept.append(token)
-    return " ".join(kept), chosen
-
-
-def _platform_parts(a: dict[str, Any], b: dict[str, Any]) -> set[str]:
-    """What two platforms' environment records differ in, by PARTS ("machines"
-    when only the machine's name does)."""
-    torch_a, torch_b = a.get("torch") or {}, b.get("torch") or {}
-    gpu_a, gpu_b = a.get("gpu") or {}, b.get("gpu") or {}
-    differ = {part for part, x, y in (
-        ("library versions", (torch_a.get("version"), a.get("versions")), (torch_b.get("version"), b.get("versions"))),
-        ("CPU ISAs", platform_fact(a, "onednn_isa"), platform_fact(b, "onednn_isa")),
-        ("thread counts", a.get("omp_max_threads"), b.get("omp_max_threads")),
-        ("GPU architectures", gpu_a.get("arch"), gpu_b.get("arch"))) if x != y}
-    return differ or {"machines"}
+    """(the computation: the repro without the settings of _IN_CASE, the
+    settings of _IN_CASE the case chose)."""
+    schedule, settings = split_repro(repro)
+    chosen = {k: v for k, v in settings.items() if k in _IN_CASE}
+    return " ".join([schedule] + [f"{k}={v}" for k, v in settings.items() if k not in _IN_CASE]), chosen
 
 
 def _part_between(a: tuple[str, dict[str, str]], b: tuple[str, dict[str, str]], evidence: Evidence) -> str:
@@ -328,7 +313,7 @@ def _part_between(a: tuple[str, dict[str, str]], b: tuple[str, dict[str, str]], 
     or "several parts at once"."""
     parts = set()
     if a[0] != b[0]:
-        parts = _platform_parts(evidence.platform_env.get(a[0], {}), evidence.platform_env.get(b[0], {}))
+        parts = differing_parts(evidence.platform_env.get(a[0], {}), evidence.platform_env.get(b[0], {}))
     parts |= {part for key, part in _IN_CASE.items() if a[1].get(key, "") != b[1].get(key, "")}
     return parts.pop() if len(parts) == 1 else "several parts at once"
 
@@ -355,7 +340,7 @@ def _across(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) ->
                 continue
             repro = str(r.get("repro", ""))
             if claim.across == "device":
-                key, side = repro.split(" ", 1)[0], str(r.get("device", ""))
+                key, side = split_repro(repro)[0], str(r.get("device", ""))
             else:
                 key, chosen = _variant(repro)
                 side = _side_label(str(r.get("platform", "")), chosen)
@@ -372,7 +357,7 @@ def _across(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) ->
         return _across_parts(claim, spanning, sides, evidence, facts)
     if not spanning:
         seen = sorted({s for g in groups.values() for s in g})
-        return Verdict(claim, "not evaluated", "needs the same problem on the CPU and a GPU (this run has: "
+        return Verdict(claim, Ruling.NOT_EVALUATED, "needs the same problem on the CPU and a GPU (this run has: "
                        + (", ".join(seen) or "none") + ")", facts)
     # Different bits: no digest common to every side (a side may hold several,
     # say the CPU on one and two threads).
@@ -380,9 +365,9 @@ def _across(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) ->
     if differ:
         key, g = next(iter(sorted(differ.items())))
         shown = "; ".join(f"{side}: {', '.join(sorted(ds))}" for side, ds in sorted(g.items()))
-        return Verdict(claim, "supported", f"{len(differ)} of {len(spanning)} computation(s) seen on several "
+        return Verdict(claim, Ruling.SUPPORTED, f"{len(differ)} of {len(spanning)} computation(s) seen on several "
                                            f"devices give different bits, e.g. {key}: {shown}", facts)
-    return Verdict(claim, "inconclusive", f"all {len(spanning)} computation(s) seen on several devices give "
+    return Verdict(claim, Ruling.INCONCLUSIVE, f"all {len(spanning)} computation(s) seen on several devices give "
                                           "equal bits here, which does not show they cannot differ", facts)
 
 
@@ -411,7 +396,7 @@ def _across_parts(claim: Claim, spanning: dict[str, dict[str, set[str]]],
         f.figures["parts"] = parts
         f.figures["untested"] = untested
     if not compared:
-        return Verdict(claim, "not evaluated", "no computation was seen on two sides; "
+        return Verdict(claim, Ruling.NOT_EVALUATED, "no computation was seen on two sides; "
                        + "; ".join(f"{p} need {need}" for p, need in untested.items()), facts)
     # Pairs differing in several parts at once do not say which part made the
     # difference: named when no single part was compared, or when they alone
@@ -422,13 +407,11 @@ def _across_parts(claim: Claim, spanning: dict[str, dict[str, set[str]]],
             if untested else "")
     example = next((parts[p]["example"] for p in named if parts[p]["example"]), "")
     if example:
-        return Verdict(claim, "supported", f"different bits across {counts}; e.g. {example}{rest}", facts)
-    return Verdict(claim, "inconclusive", f"equal bits across {counts}, which does not show they cannot "
+        return Verdict(claim, Ruling.SUPPORTED, f"different bits across {counts}; e.g. {example}{rest}", facts)
+    return Verdict(claim, Ruling.INCONCLUSIVE, f"equal bits across {counts}, which does not show they cannot "
                                           f"differ{rest}", facts)
 
 
-# The gravest first: the order in which verdicts of several platforms (or devices) combine.
-GRAVITY = ("error", "refuted", "supported", "inconclusive", "not evaluated")
 
 
 def judge(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence, partial: bool = False) -> Verdict:
@@ -439,11 +422,11 @@ def judge(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence, part
     verdict = _judge_block(claim, manifest, evidence, partial)
     if claim.rule != "out-of-scope" and not claim.decides():
         predicted = verdict
-        verdict = Verdict(claim, "not evaluated",
+        verdict = Verdict(claim, Ruling.NOT_EVALUATED,
                           f"needs {claim.about} evidence; the {claim.system} predicts {predicted.verdict}: "
                           f"{predicted.reason}", predicted.facts, predicted.observations, prediction=predicted)
     else:
-        verdict.decided_by = claim.system if verdict.verdict not in ("not evaluated", "error") else ""
+        verdict.decided_by = claim.system if verdict.verdict not in (Ruling.NOT_EVALUATED, Ruling.ERROR) else ""
         if claim.prediction is not None:
             verdict.prediction = _judge_block(claim.prediction, manifest, evidence, partial)
     return verdict
@@ -451,14 +434,14 @@ def judge(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence, part
 
 def _judge_block(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence, partial: bool) -> Verdict:
     if claim.rule == "out-of-scope":
-        return Verdict(claim, "not evaluated", f"out of scope: {claim.reason}", [])
+        return Verdict(claim, Ruling.NOT_EVALUATED, f"out of scope: {claim.reason}", [])
     if claim.rule == "across":
         return _across(claim, manifest, evidence)
     facts = _facts(claim, manifest, evidence)
     if not facts and partial:
-        return Verdict(claim, "not evaluated", "no case of this run's matrix addresses this claim", [])
+        return Verdict(claim, Ruling.NOT_EVALUATED, "no case of this run's matrix addresses this claim", [])
     if not facts:
-        return Verdict(claim, "error", "the catalog's selectors match no test: fix suites/claims.toml", [])
+        return Verdict(claim, Ruling.ERROR, "the catalog's selectors match no test: fix suites/claims.toml", [])
     if claim.rule == "ratio":
         verdict = _ratio(claim, facts)
     elif claim.rule == "distribution":
@@ -477,7 +460,7 @@ def judge_platforms(claim: Claim, manifest: list[dict[str, Any]], evidence: Evid
         v.platforms = {p: v for p in evidence.platforms}
         return v
     per = {p: judge(claim, manifest, ev, partial) for p, ev in evidence.platforms.items()}
-    worst = min(per.values(), key=lambda v: GRAVITY.index(v.verdict))
+    worst = min(per.values(), key=lambda v: Ruling(v.verdict).gravity)
     if len(per) == 1:
         worst.platforms = per
         return worst
@@ -492,4 +475,4 @@ def judge_all(claims: list[Claim], manifest: list[dict[str, Any]], evidence: Evi
 
 
 def refuted_guarantees(verdicts: list[Verdict]) -> list[Verdict]:
-    return [v for v in verdicts if v.claim.kind == "guarantee" and v.verdict == "refuted"]
+    return [v for v in verdicts if v.claim.kind == "guarantee" and v.verdict == Ruling.REFUTED]

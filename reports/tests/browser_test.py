@@ -16,6 +16,7 @@ from pathlib import Path
 from reports.browser import check
 from reports.catalog import load_catalog
 from reports.evidence import read_evidence
+from reports.pipeline import Report
 from reports.render import write_report
 from reports.tests.test_reports import claim, environment, write_run
 from reports.verdicts import judge_all
@@ -41,7 +42,7 @@ class BrowserTest(unittest.TestCase):
         claims = [claim(id="hostile", statement=HOSTILE, source=HOSTILE, kind="folklore",
                         scope={"device": HOSTILE}, tests=["Cpu/*"], card={"goal": "no effect", "setting": HOSTILE})]
         ev = read_evidence([run])
-        write_report(self.t / "out", judge_all(claims, manifest, ev), manifest, ev)
+        write_report(self.t / "out", Report.of(judge_all(claims, manifest, ev), manifest, ev))
         self.assertEqual(check(self.t / "out", ARTIFACTS / "report-hostile.png"), [])
 
     def test_catalog_report_renders_and_filters(self) -> None:
@@ -49,7 +50,7 @@ class BrowserTest(unittest.TestCase):
         manifest = [{"id": "1", "test": "Flags.DefaultsMirrorPyTorch", "repro": "", "suite": "", "axes": {}}]
         run = write_run(self.t / "ev", environment("ci"), {"Flags.DefaultsMirrorPyTorch": []})
         ev = read_evidence([run])
-        write_report(self.t / "out", judge_all(claims, manifest, ev, partial=True), manifest, ev)
+        write_report(self.t / "out", Report.of(judge_all(claims, manifest, ev, partial=True), manifest, ev))
         self.assertEqual(check(self.t / "out", ARTIFACTS / "report-catalog.png"), [])
 
     def test_recorded_report_shows_the_cards_on_its_first_screen(self) -> None:
@@ -58,7 +59,7 @@ class BrowserTest(unittest.TestCase):
         manifest = json.loads((data / "cases.json").read_text())["cases"]
         ev = read_evidence([data / "torch-1.13.0a0", data / "torch-2.15.0"])
         verdicts = judge_all(load_catalog(ROOT / "suites" / "claims.toml"), manifest, ev, partial=True)
-        page = write_report(self.t / "out", verdicts, manifest, ev)
+        page = write_report(self.t / "out", Report.of(verdicts, manifest, ev))
         self.assertEqual(check(self.t / "out", ARTIFACTS / "report-two-torch.png"), [])
         self.assertEqual(page.read_text().count('class="card"'), 2)
         # The same page pushed down by a screen of raw evidence fails the check.

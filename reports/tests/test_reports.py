@@ -16,6 +16,7 @@ from pathlib import Path
 from inputs.errors import SpecError
 from reports.catalog import Claim, load_catalog
 from reports.evidence import Evidence, read_evidence, read_junit
+from reports.pipeline import Report
 from reports.render import write_report
 from reports.verdicts import judge, judge_all, refuted_guarantees
 
@@ -148,7 +149,7 @@ class RenderTest(unittest.TestCase):
         ev.environments["m"] = {"machine": "m", "cpu_model": hostile, "backends": {}}
         manifest = [{"id": "1", "test": hostile, "repro": hostile, "suite": "s", "axes": {"device": "cpu"}}]
         with tempfile.TemporaryDirectory() as tmp:
-            page = write_report(Path(tmp), judge_all([c], manifest, ev), manifest, ev)
+            page = write_report(Path(tmp), Report.of(judge_all([c], manifest, ev), manifest, ev))
             html = page.read_text()
             self.assertNotIn(hostile, html)
             self.assertIn("&lt;script&gt;alert(1)&lt;/script&gt;", html)
@@ -565,7 +566,7 @@ class VersionsTest(unittest.TestCase):
         return run
 
     def test_every_difference_is_listed_with_both_sides(self) -> None:
-        from reports.changes import between_versions, pairs
+        from reports.changes import pairs
         a = self.install("old", "1.13.0a0", {"attributes": {"mkldnn.deterministic": False}, "same": 1},
                          "aaaa", "ConvBackend::Mkldnn")
         b = self.install("new", "2.15.0+cu132", {"attributes": {"mkldnn.deterministic": True}, "same": 1},
@@ -575,7 +576,7 @@ class VersionsTest(unittest.TestCase):
         older, newer = pairs(ev)[0]
         self.assertIn("torch1.13.0a0", older, "paired in version order, whatever the order given")
         facts = claim(id="defaults", tests=["TorchPython.*"])
-        changes = between_versions(judge_all([facts], [], ev), ev)
+        changes = Report.of(judge_all([facts], [], ev), [], ev).between
         kinds = {(c["kind"], c.get("claim") or c.get("test")) for c in changes}
         self.assertIn(("verdict", "defaults"), kinds)
         self.assertIn(("observed", "TorchPython.DefaultsAreTheDocumentedOnes"), kinds)
@@ -593,7 +594,6 @@ class VersionsTest(unittest.TestCase):
     def test_a_speed_ratio_that_moved_beyond_its_noise(self) -> None:
         """The paired ratio of each install's Compare: listed when the newer
         interval clears the older one by the margin, not when it stays within."""
-        from reports.changes import between_versions
         rng = random.Random(3)
 
         def run(name: str, version: str, factors: dict[str, float]) -> Path:
@@ -611,7 +611,7 @@ class VersionsTest(unittest.TestCase):
         ev = read_evidence([old, new])
         ratio = claim(id="faster", rule="ratio", metric="steady_ns", bound=1.0, supports_when="below",
                       tests=["S/*"])
-        speed = [c for c in between_versions(judge_all([ratio], [], ev), ev) if c["kind"] == "speed"]
+        speed = [c for c in Report.of(judge_all([ratio], [], ev), [], ev).between if c["kind"] == "speed"]
         self.assertEqual([(c["test"], c["moved"], c["claim"]) for c in speed],
                          [("S/Compare.SideBySide/Moved", "up", "faster")])
         self.assertEqual([s["torch"] for s in speed[0]["sides"]], ["2.7.1+cu126", "2.15.0+cu132"])
@@ -629,11 +629,10 @@ class VersionsTest(unittest.TestCase):
         self.assertEqual(len(pairs(ev)), 1, "the same GPU machine, two torch installs")
 
     def test_identical_installs_list_nothing(self) -> None:
-        from reports.changes import between_versions
         a = self.install("old", "2.7.1+cu126", {"x": 1}, "aaaa", "ConvBackend::Mkldnn")
         b = self.install("new", "2.15.0+cu132", {"x": 1}, "aaaa", "ConvBackend::Mkldnn")
         ev = read_evidence([a, b])
-        self.assertEqual(between_versions(judge_all([claim(tests=["TorchPython.*"])], [], ev), ev), [])
+        self.assertEqual(Report.of(judge_all([claim(tests=["TorchPython.*"])], [], ev), [], ev).between, [])
 
     def test_a_failed_install_is_an_error_and_the_other_is_judged(self) -> None:
         a = self.install("new", "2.15.0+cu132", {"x": 1}, "aaaa", "ConvBackend::Mkldnn")
@@ -759,10 +758,9 @@ class DocumentedListTest(unittest.TestCase):
         self.assertFalse(d["control"]["caught"])
 
     def test_entries_added_or_removed_between_versions(self) -> None:
-        from reports.changes import between_versions
         ev = read_evidence([self.run_of("old", "1.13.0a0", self.observed(drop_put=True)),
                             self.run_of("new", "2.15.0", self.observed())])
-        changed = [c for c in between_versions([], ev) if c["kind"] == "documented"]
+        changed = [c for c in Report.of([], [], ev).between if c["kind"] == "documented"]
         self.assertEqual([c["what"] for c in changed],
                          ["documented entry throws:torch.Tensor.put_:any:accumulate=False"])
         self.assertEqual(changed[0]["sides"][0]["observed"], "not in this version's list")
@@ -771,12 +769,12 @@ class DocumentedListTest(unittest.TestCase):
         old = self.observed()
         old["entries"][3]["result"]["devices"]["cpu"]["torch.Tensor.index_copy"]["control"]["distinct"] = 1
         ev = read_evidence([self.run_of("old2", "1.13.0a0", old), self.run_of("new2", "2.15.0", self.observed())])
-        self.assertEqual([c for c in between_versions([], ev) if c["kind"] == "documented"], [])
+        self.assertEqual([c for c in Report.of([], [], ev).between if c["kind"] == "documented"], [])
 
     def test_the_page_shows_the_list_and_the_findings(self) -> None:
         from reports.render import write_report
         ev = read_evidence([self.run_of("new", "2.15.0", self.observed())])
-        page = write_report(self.t / "out", [], [], ev).read_text()
+        page = write_report(self.t / "out", Report.of([], [], ev)).read_text()
         self.assertIn("use_deterministic_algorithms's own list", page)
         self.assertEqual(page.count('class="documented-entry"'), 6)
         self.assertIn("nondeterministic (undocumented)", page)

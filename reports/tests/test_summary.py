@@ -6,7 +6,7 @@ from __future__ import annotations
 import unittest
 from pathlib import Path
 
-from reports.summary import lines, reason_group
+from reports.summary import reason_group, verdict_lines
 from reports.tests.test_reports import claim
 from reports.verdicts import Verdict
 
@@ -29,7 +29,7 @@ class SummaryTest(unittest.TestCase):
               verdict("d", {"m-2.15": ("not evaluated", "/usr/bin/python3: PyTorch 2.15.0 sees no CUDA device"),
                             "m-1.13": ("not evaluated", "out of scope: not a backend flag")}),
               verdict("e", {"m-2.15": ("inconclusive", "x"), "m-1.13": ("not evaluated", "out of scope: y")})]
-        out = lines(vs, {"m-2.15": "2.15.0", "m-1.13": "1.13.0a0"}, Path("/r/index.html"))
+        out = verdict_lines(vs, {"m-2.15": "2.15.0", "m-1.13": "1.13.0a0"}, Path("/r/index.html"))
         self.assertEqual(out[0], "torch 2.15.0 (m-2.15): 1 supported, 1 inconclusive, 3 not evaluated")
         self.assertEqual(out[1], "torch 1.13.0a0 (m-1.13): 1 supported, 4 not evaluated")
         self.assertEqual(out[2], "  2 claim(s) need a CUDA device")

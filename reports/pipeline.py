@@ -1,0 +1,250 @@
+"""The report's model, built once: `build` reads what the command line names
+(the catalog, the manifest, the evidence of one or many runs, ctest's views,
+the installs of a run across versions, a baseline, the expectation files),
+judges every claim and derives everything the report shows from the
+verdicts and the evidence. The HTML page, report.json, the claims' JUnit and
+the terminal summary only format the Report it returns (reports/render.py,
+reports/summary.py).
+
+Every problem with the inputs is a SpecError, printed as one line
+``FILE:LINE: message`` (several lines for refused evidence records).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inputs.errors import SpecError, read_regular
+
+from . import documented, expectations
+from .card import cards
+from .catalog import load_catalog
+from .changes import between_versions
+from .conformance import summarize as conformance_summary
+from .evidence import MAX_FILE_BYTES, Evidence, read_evidence, read_junit, read_manifest, read_registered
+from .verdicts import Verdict, judge_all, refuted_guarantees
+
+EXIT_REFUTED_GUARANTEE = 3
+EXIT_EXPECTATION_CHANGED = 4
+# A model-versus-PyTorch disagreement without a known reason.
+EXIT_UNEXPLAINED_DISAGREEMENT = 5
+MAX_SHOWN = 20  # refused records named in the error
+
+
+class RefusedEvidence(SpecError):
+    """Evidence records or files that do not fit the evidence's shape: each
+    one line, FILE:LINE: why, then how many there were. Nothing is judged."""
+
+    def __init__(self, refused: list[str]) -> None:
+        more = len(refused) - MAX_SHOWN
+        last = (f"report: not written: {len(refused)} evidence record(s) or file(s) refused"
+                + (f" ({more} more not shown)" if more > 0 else "") + "; fix or remove them")
+        Exception.__init__(self, "\n".join(refused[:MAX_SHOWN] + [last]))
+        self.path, self.line, self.message = "report", 0, last
+
+
+@dataclass
+class Inputs:
+    """What the command line names (see reports/__main__.py)."""
+    claims: Path
+    manifest: Path
+    out: Path
+    evidence: list[Path] = field(default_factory=list)
+    junit: Path | None = None
+    tests: Path | None = None
+    partial: bool = False
+    baseline: Path | None = None
+    expectations: Path | None = None
+    check_expectations: bool = False
+    write_expectations: bool = False
+    installs: list[Path] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    """Everything the report shows, computed once."""
+    verdicts: list[Verdict]
+    manifest: list[dict[str, Any]]
+    evidence: Evidence
+    # use_deterministic_algorithms's own list, per platform (reports/documented.py)
+    listed: dict[str, dict[str, Any]]
+    # what differs between torch installs on one machine (reports/changes.py)
+    between: list[dict[str, Any]]
+    # the model against PyTorch (reports/conformance.py)
+    conformance: dict[str, Any]
+    # what to set on this stack, per platform (reports/card.py)
+    cards: dict[str, dict[str, Any]]
+    coverage: dict[str, Any] = field(default_factory=dict)
+    installs: list[dict[str, Any]] = field(default_factory=list)
+    baseline: dict[str, Any] | None = None
+    expectation_changes: list[expectations.Change] = field(default_factory=list)
+    no_expectations: list[str] = field(default_factory=list)
+    written_expectations: list[Path] = field(default_factory=list)
+    check_expectations: bool = False
+
+    @classmethod
+    def of(cls, verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: Evidence,
+           **more: Any) -> Report:
+        """The report of judged verdicts: what it derives from them and the
+        evidence is computed here, once."""
+        listed = documented.judge(evidence)
+        return cls(verdicts, manifest, evidence, listed, between_versions(verdicts, evidence, listed),
+                   conformance_summary(evidence), cards(verdicts, list(evidence.platforms)), **more)
+
+    def exit_code(self) -> int:
+        """0; 3 when a guarantee is refuted; 5 when the model and PyTorch
+        disagree without a known reason (a bug of the model or of the
+        capture, not a finding to read past); 4 when a verdict differs from
+        its expectation and the expectations are checked."""
+        if refuted_guarantees(self.verdicts):
+            return EXIT_REFUTED_GUARANTEE
+        if self.conformance["unexplained"]:
+            return EXIT_UNEXPLAINED_DISAGREEMENT
+        return EXIT_EXPECTATION_CHANGED if self.expectation_changes and self.check_expectations else 0
+
+
+def build(inputs: Inputs) -> Report:
+    """The Report of what `inputs` name; SpecError on bad input."""
+    installs = [read_install(p) for p in inputs.installs]
+    dirs = inputs.evidence + [Path(i["run_dir"]) for i in installs if i["run_dir"]]
+    if not dirs:
+        raise SpecError(str(inputs.installs[0]) if inputs.installs else "reports", 1,
+                        "no evidence: no EVIDENCE_DIR, and no install got as far as its tests")
+    try:
+        claims = load_catalog(inputs.claims)
+    except OSError as e:
+        raise SpecError(str(inputs.claims), 1, f"cannot read: {e.strerror or e}") from None
+    manifest = read_manifest(inputs.manifest)
+    baseline = read_baseline(inputs.baseline) if inputs.baseline else None
+    missing = [d for d in dirs if not d.exists()]
+    if missing:
+        raise SpecError(str(missing[0]), 1, "no such evidence directory or file")
+    check_out(inputs.out)
+    evidence = read_evidence(dirs)
+    if evidence.refused:
+        raise RefusedEvidence(evidence.refused)
+    _merge_ctest(evidence, inputs, installs)
+    verdicts = judge_all(claims, manifest, evidence, partial=inputs.partial)
+    changes, no_expectations, written = [], [], []
+    if inputs.expectations and inputs.write_expectations:
+        written = expectations.write(inputs.expectations, verdicts, evidence)
+    elif inputs.expectations:
+        changes, no_expectations = expectations.compare(inputs.expectations, verdicts, evidence, inputs.partial)
+    return Report.of(verdicts, manifest, evidence, coverage=coverage(evidence, manifest), installs=installs,
+                     baseline=baseline, expectation_changes=changes, no_expectations=no_expectations,
+                     written_expectations=written, check_expectations=inputs.check_expectations)
+
+
+def _merge_ctest(evidence: Evidence, inputs: Inputs, installs: list[dict[str, Any]]) -> None:
+    """ctest's view: --junit/--tests belong to the first run; an install's own
+    are in its build directory. Each is merged into its platform and the whole."""
+    first = next(iter(evidence.platforms), "")
+    views = [(first, inputs.junit, inputs.tests)] if inputs.junit or inputs.tests else []
+    views += [(evidence.run_platform.get(str(Path(i["run_dir"])), ""), Path(i["build_dir"]) / "ctest-junit.xml",
+               Path(i["build_dir"]) / "ctest-tests.json") for i in installs if i["run_dir"] and i["build_dir"]]
+    for platform, junit, tests in views:
+        ctest = Evidence(problems=evidence.problems)
+        if junit and junit.exists():
+            read_junit(junit, ctest)
+        if tests and tests.exists():
+            read_registered(tests, ctest)
+        if platform:
+            evidence.platforms[platform].merge(ctest, platform)
+        evidence.merge(ctest, platform)
+
+
+def read_baseline(path: Path) -> dict[str, Any]:
+    """claim id -> {"verdict", "platforms": {platform: verdict}} of an earlier report.json."""
+    try:
+        data = json.loads(read_regular(path, "the baseline", MAX_FILE_BYTES))
+    except (ValueError, RecursionError) as e:
+        raise SpecError(str(path), 1, f"cannot read the baseline: {str(e)[:100]}") from None
+    claims = data.get("claims") if isinstance(data, dict) else None
+    if not isinstance(claims, list) or not all(isinstance(c, dict) and isinstance(c.get("id"), str) and
+                                               isinstance(c.get("verdict", ""), str) and
+                                               isinstance(c.get("platforms", {}), dict) for c in claims):
+        raise SpecError(str(path), 1, "cannot read the baseline: not a backendcheck report.json "
+                                      "(no 'claims' list of id, verdict, platforms)")
+    return {c["id"]: {"verdict": c.get("verdict", ""), "platforms": c.get("platforms", {}),
+                      "generated": str(data.get("generated", ""))} for c in claims}
+
+
+def read_install(path: Path) -> dict[str, Any]:
+    """One torch install's state file (./backendcheck writes key=value lines
+    as it goes: torch, version, stage, build_dir, run_dir, log, exit)."""
+    try:
+        text = read_regular(path, "the install state", 1 << 20).decode("utf-8", errors="replace")
+    except OSError as e:
+        raise SpecError(str(path), 1, f"cannot read the install state: {e.strerror or e}") from None
+    state: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            key, sep, value = line.partition("=")
+            if not sep or not key.isidentifier():
+                raise SpecError(str(path), number, f"not a key=value line: {line[:80]!r}")
+            state[key] = value
+    if "torch" not in state:
+        raise SpecError(str(path), 1, "no 'torch=' line: not an install state of ./backendcheck")
+    stage, code = state.get("stage", "setup"), state.get("exit", "")
+    if stage == "done" and code == "0":
+        status, why = "ok", ""
+    elif stage == "done":
+        status, why = "tests failed", f"ctest exit {code}; its verdicts stand, see {state.get('log', '')}"
+    else:
+        status = "error"
+        said = _failure_lines(Path(state["log"])) if state.get("log") else ""
+        why = (f"stopped during {stage}" + (f" (exit {code})" if code else "") + (f": {said}" if said else "") +
+               "; nothing of this install is judged" + (f"; see {state['log']}" if state.get("log") else ""))
+    return {"torch": state["torch"], "version": state.get("version", ""), "status": status, "why": why,
+            "stage": stage, "build_dir": state.get("build_dir", ""),
+            "run_dir": state.get("run_dir", "") if stage in ("tests", "done") else "", "log": state.get("log", "")}
+
+
+def _failure_lines(log: Path) -> str:
+    """What a failed install's log says went wrong: its first CMake error,
+    with the message under it, and the script's last word."""
+    try:
+        lines = read_regular(log, "the install log", 16 << 20).decode("utf-8", errors="replace").splitlines()
+    except (OSError, SpecError):
+        return ""
+    said = []
+    for i, line in enumerate(lines):
+        if line.startswith("CMake Error"):
+            message = []
+            for follow in lines[i + 1:]:
+                if not follow.startswith("  ") or follow.startswith("Call Stack"):
+                    break
+                message.append(follow.strip())
+            said.append(" ".join(message) or line)
+            break
+    last = [line for line in lines if line.startswith("backendcheck: ")]
+    if last:
+        said.append(last[-1].removeprefix("backendcheck: "))
+    return "; ".join(said)[:500]
+
+
+def check_out(out: Path) -> None:
+    """SpecError when the report cannot be written to `out`."""
+    if out.exists() and not out.is_dir():
+        raise SpecError(str(out), 1, "--out must name a directory; this is a file")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise SpecError(str(out), 1, f"cannot create the report directory: {e.strerror or e}") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise SpecError(str(out), 1, "cannot write the report there: permission denied")
+
+
+def coverage(evidence: Evidence, manifest: list[dict[str, Any]]) -> dict[str, Any]:
+    """How many tests the run was expected to have (ctest's list, else the
+    manifest) and how many left a result (a record, or ctest's status)."""
+    expected = sorted(evidence.registered) or sorted({str(c["test"]) for c in manifest})
+    got = set(evidence.results) | set(evidence.ctest)
+    missing = [t for t in expected if t not in got]
+    return {"expected": len(expected), "got": len(got & set(expected)) if expected else len(got),
+            "source": "ctest's test list" if evidence.registered else "the manifest", "missing": missing[:50],
+            "missing_count": len(missing)}
