@@ -27,7 +27,7 @@ import traceback
 from pathlib import Path
 
 from generators.expand import expand
-from generators.flags import load_flags
+from inputs.flags import load_flags
 from generators.spec import load_spec
 from inputs.errors import SpecError
 

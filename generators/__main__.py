@@ -18,7 +18,7 @@ from pathlib import Path
 from inputs.errors import SpecError
 
 from .expand import MAX_CASES, expand
-from .flags import load_flags
+from inputs.flags import load_flags
 from .spec import TIERS, load_spec
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from inputs.errors import SpecError
 
 from .fixtures import BINARIES, FIXTURES
-from .flags import Flag, load_flags
+from inputs.flags import Flag, load_flags
 from .problem import canonical_case, problem
 from .spec import ENGINES, TIERS, Spec, Suite
 

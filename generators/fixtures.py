@@ -1,5 +1,6 @@
 """The fixtures a spec may name, the test each defines, and the binary that
-holds their cases per device. Mirrors suites/fixtures.h and CMakeLists.txt."""
+holds their cases per device: suites/fixtures.h, the TEST_Ps and CMake's test
+binaries spell them too, pinned to this file by ci/tests/test_declarations.py."""
 
 from __future__ import annotations
 

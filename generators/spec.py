@@ -16,7 +16,7 @@ from inputs.errors import SpecError, load_toml
 from inputs.locate import LineIndex
 
 from .fixtures import CHECKS, FIXTURE_OPTIONS, FIXTURES
-from .flags import Flag, load_flags
+from inputs.flags import Flag, load_flags
 from .problem import describe, from_values, op_fields, problem
 from .tables import TABLES, table_shapes
 

@@ -9,7 +9,7 @@ import unittest
 from pathlib import Path
 
 from generators.expand import expand
-from generators.flags import load_flags
+from inputs.flags import load_flags
 from generators.spec import load_spec
 from reports.catalog import load_catalog
 from reports.verdicts import _case_matches

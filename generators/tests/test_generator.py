@@ -14,7 +14,7 @@ from pathlib import Path
 from generators.emit import emit
 from inputs.errors import SpecError
 from generators.expand import expand
-from generators.flags import load_flags
+from inputs.flags import load_flags
 from inputs.locate import LineIndex
 from generators.problem import describe, problem
 from generators.spec import load_spec

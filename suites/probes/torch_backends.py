@@ -35,7 +35,7 @@ except Exception as e:  # noqa: BLE001 - any import failure means "no PyTorch he
 
 # The flags and their defaults: harness/flags.def, the one list of them.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from generators.flags import load_flags  # noqa: E402
+from inputs.flags import load_flags  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
