@@ -94,6 +94,9 @@ TEST(Flags, DefaultsMirrorPyTorch) {
   EXPECT_EQ(f.cudnn_conv_fp32_precision, "tf32");
   EXPECT_EQ(f.cudnn_rnn_fp32_precision, "tf32");
   EXPECT_EQ(f.mkldnn_fp32_precision, "none");
+  EXPECT_EQ(f.mkldnn_matmul_fp32_precision, "none");
+  EXPECT_EQ(f.mkldnn_conv_fp32_precision, "none");
+  EXPECT_EQ(f.mkldnn_rnn_fp32_precision, "none");
   EXPECT_EQ(f.cudnn_depthwise_kernel, "auto");
   EXPECT_EQ(CurrentFlags(), f) << "the process starts with the defaults";
 }

@@ -217,6 +217,9 @@ constexpr Fp32Setting kFp32Settings[] = {
     {"cudnn.conv.fp32_precision", "cuda", "conv", &BackendFlags::cudnn_conv_fp32_precision},
     {"cudnn.rnn.fp32_precision", "cuda", "rnn", &BackendFlags::cudnn_rnn_fp32_precision},
     {"mkldnn.fp32_precision", "mkldnn", "all", &BackendFlags::mkldnn_fp32_precision},
+    {"mkldnn.matmul.fp32_precision", "mkldnn", "matmul", &BackendFlags::mkldnn_matmul_fp32_precision},
+    {"mkldnn.conv.fp32_precision", "mkldnn", "conv", &BackendFlags::mkldnn_conv_fp32_precision},
+    {"mkldnn.rnn.fp32_precision", "mkldnn", "rnn", &BackendFlags::mkldnn_rnn_fp32_precision},
 };
 
 #if BC_TORCH_FP32_PRECISION_API == 2
