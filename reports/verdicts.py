@@ -122,8 +122,9 @@ def missed_controls(evidence: Evidence) -> dict[str, str]:
 
 def _mistrust(records: list[dict[str, Any]], missed: dict[str, str]) -> str:
     checks = [c for r in records for c in r.get("checks", [])]
-    if any(c.get("outcome") == "mistrusted" for c in checks):
-        return "degenerate output"
+    mistrusted = [str(c.get("detail", "")) for c in checks if c.get("outcome") == "mistrusted"]
+    if mistrusted:  # a probe says why (its positive control did not vary); a case's output was degenerate
+        return mistrusted[0].split("mistrusted: ", 1)[1] if "mistrusted: " in mistrusted[0] else "degenerate output"
     for r in records:
         for c in r.get("checks", []):
             if c.get("name") != "bitwise":

@@ -25,6 +25,7 @@
 
 #include "backends/registry.h"
 #include "harness/buffers.h"
+#include "harness/onednn_verbose.h"
 #include "runner/probe.h"
 #include "suites/test_evidence.h"
 
@@ -90,8 +91,30 @@ void RunTorchProbe(const std::string& probe) {
   // Part of the probe's own work failed (an entry of the documented list
   // that crashed, say): the harness's error, with what it did observe.
   if (r->output.value("harness_error", false)) check.outcome = CheckOutcome::kError;
-  if (r->output.contains("observed") && r->output["observed"].is_object()) check.observed = r->output["observed"];
+  if (r->output.contains("observed") && r->output["observed"].is_object()) {
+    nlohmann::json observed = r->output["observed"];
+    // oneDNN's verbose lines a probe captured, by label: read here by the
+    // one parser of them (harness/onednn_verbose), kept as kernel names.
+    if (observed.contains("onednn_verbose") && observed["onednn_verbose"].is_object()) {
+      nlohmann::json kernels = nlohmann::json::object();
+      for (const auto& [label, text] : observed["onednn_verbose"].items()) {
+        kernels[label] = text.is_string() ? OnednnKernelsIn(text.template get<std::string>()) : std::string();
+      }
+      observed["onednn_kernels"] = kernels;
+      observed.erase("onednn_verbose");
+    }
+    check.observed = std::move(observed);
+  }
+  // A "same bits" or "no effect" probe whose positive control did not vary:
+  // its fact is mistrusted (decides nothing), and the test fails, as a
+  // missed control does.
+  const std::string mistrusted = r->output.value("mistrusted", std::string());
+  if (!mistrusted.empty() && check.outcome != CheckOutcome::kError) {
+    check.outcome = CheckOutcome::kMistrusted;
+    check.detail += "; mistrusted: " + mistrusted;
+  }
   WriteEvidence(FactRecord(repro, std::move(check), "pytorch"));
+  EXPECT_TRUE(mistrusted.empty()) << mistrusted;
   EXPECT_TRUE(passed) << detail;
 }
 
@@ -112,6 +135,25 @@ TEST(TorchPython, MkldnnDeterministicFlagSetsAndRestores) { RunTorchProbe("mkldn
 TEST(TorchPython, Fp32PrecisionAndAllowTf32DoNotMix) { RunTorchProbe("fp32_precision"); }
 // The cuBLAS rule decided by PyTorch itself (not evaluated without a CUDA device).
 TEST(TorchPython, CublasNeedsItsWorkspaceConfigUnderDeterministicAlgorithms) { RunTorchProbe("cublas_config"); }
+
+// The 2.x settings (suites/probes/settings.py): the fp32_precision tree and
+// its legacy spellings, set_float32_matmul_precision on the CPU, oneDNN's
+// bf16 precision, the MHA fast path, SDPA's switches and CPU backends, the
+// CPU capability and opt_einsum.
+TEST(TorchPython, Fp32PrecisionChildrenInheritTheirParent) { RunTorchProbe("fp32_precision_inherit"); }
+TEST(TorchPython, Fp32PrecisionLegacySwitchesWriteTheSettings) { RunTorchProbe("fp32_precision_legacy"); }
+TEST(TorchPython, Fp32PrecisionRefusesUnknownPrecisions) { RunTorchProbe("fp32_precision_refuses"); }
+TEST(TorchPython, MatmulPrecisionMediumOnTheCpu) { RunTorchProbe("matmul_precision_medium"); }
+TEST(TorchPython, MatmulPrecisionHighOnTheCpu) { RunTorchProbe("matmul_precision_high"); }
+TEST(TorchPython, MatmulPrecisionKeepsDtypeAndConvolution) { RunTorchProbe("matmul_precision_keeps_dtype_and_conv"); }
+TEST(TorchPython, MatmulPrecisionAffectsCudaOnly) { RunTorchProbe("matmul_precision_cuda_only"); }
+TEST(TorchPython, MkldnnMatmulBf16Precision) { RunTorchProbe("mkldnn_matmul_bf16"); }
+TEST(TorchPython, MkldnnConvBf16Precision) { RunTorchProbe("mkldnn_conv_bf16"); }
+TEST(TorchPython, MhaFastPathCanBeDisabled) { RunTorchProbe("mha_fastpath"); }
+TEST(TorchPython, SdpaBackendSwitchesSetAndRestore) { RunTorchProbe("sdpa_switches"); }
+TEST(TorchPython, SdpaCpuBackendsSideBySide) { RunTorchProbe("sdpa_cpu_backends"); }
+TEST(TorchPython, CpuCapabilityFollowsAtenCpuCapability) { RunTorchProbe("cpu_capability"); }
+TEST(TorchPython, OptEinsumSettings) { RunTorchProbe("opt_einsum"); }
 
 
 void WriteFloats(const std::filesystem::path& path, const std::vector<float>& v) {

@@ -32,13 +32,18 @@ def _cmake_binaries() -> dict[str, tuple[str, ...]]:
     return out
 
 
-def _probes() -> set[str]:
-    """The keys of torch_backends.py's PROBES, read without importing torch."""
-    tree = ast.parse((ROOT / "suites" / "probes" / "torch_backends.py").read_text(encoding="utf-8"))
+def _probes(module: str = "torch_backends") -> set[str]:
+    """The keys of a probe module's PROBES, read without importing torch; a
+    `**other.PROBES` in it brings in that module's."""
+    tree = ast.parse((ROOT / "suites" / "probes" / f"{module}.py").read_text(encoding="utf-8"))
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "PROBES" for t in node.targets):
-            return {k.value for k in node.value.keys}
-    raise AssertionError("torch_backends.py has no PROBES")
+            keys = {k.value for k in node.value.keys if k is not None}
+            for key, value in zip(node.value.keys, node.value.values):
+                if key is None and isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
+                    keys |= _probes(value.value.id)
+            return keys
+    raise AssertionError(f"{module}.py has no PROBES")
 
 
 class FixturesTest(unittest.TestCase):

@@ -63,6 +63,15 @@ class VerdictTest(unittest.TestCase):
         ev.cases["T.a"] = [{"kind": "case", "checks": [{"name": "bitwise", "outcome": "mistrusted"}]}]
         self.assertEqual(judge(claim(), [], ev).verdict, "inconclusive")
 
+    def test_a_probe_whose_control_did_not_vary_says_so(self) -> None:
+        ev = evidence(**{"T.a": "failed"})
+        ev.cases["T.a"] = [{"kind": "case", "checks": [{
+            "name": "mha_fastpath", "outcome": "mistrusted",
+            "detail": "PyTorch 2.15.0: same bits; mistrusted: the positive control (x) gave the same bits"}]}]
+        v = judge(claim(), [], ev)
+        self.assertEqual(v.verdict, "inconclusive")
+        self.assertIn("the positive control (x) gave the same bits", v.reason)
+
     def test_crash_without_result_is_an_error(self) -> None:
         ev = evidence(**{"T.a": "passed"})
         ev.ctest["T.b"] = "fail"

@@ -38,6 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from inputs.flags import load_flags  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import settings  # noqa: E402 - the probes of the 2.x settings (precision, SDPA, MHA, CPU capability, opt_einsum)
+from settings import NotHere  # noqa: E402
 
 DEFAULTS = {name: flag.default for name, flag in load_flags().items()}
 # Flags read through a function rather than an attribute of torch.backends.
@@ -244,9 +246,9 @@ def seed_not_backends() -> tuple[bool, str, dict]:
                 f"{torch.equal(a, b)}; draws under use_deterministic_algorithms differ: {not torch.equal(c, d)}"), {}
 
 
-class NotHere(Exception):
-    """This version of PyTorch lacks what the probe is about: the fact is not
-    evaluated here, with the message naming the version (exit 3)."""
+# NotHere: this version of PyTorch (or this machine) lacks what the probe
+# is about: the fact is not evaluated here, with the message naming the
+# version, or what would evaluate it (exit 3).
 
 
 def mkldnn_deterministic() -> tuple[bool, str, dict]:
@@ -436,7 +438,7 @@ PROBES = {"build_config": build_config, "defaults": defaults, "flags_scope": fla
           "openmp_available": openmp_available, "mps_available": mps_available,
           "seed_not_backends": seed_not_backends, "mkldnn_deterministic": mkldnn_deterministic,
           "fp32_precision": fp32_precision, "documented": documented, "same_torch": same_torch,
-          "cublas_config": cublas_config}
+          "cublas_config": cublas_config, **settings.PROBES}
 
 
 def main(argv: list[str]) -> int:
@@ -452,11 +454,16 @@ def main(argv: list[str]) -> int:
         return 3
     except Exception as e:  # noqa: BLE001 - any failure of the probe is the harness's error
         where = traceback.extract_tb(e.__traceback__)[-1]
-        print(json.dumps({"error": f"{type(e).__name__}: {e} (torch_backends.py:{where.lineno}, in {where.name})",
+        print(json.dumps({"error": f"{type(e).__name__}: {e} ({Path(where.filename).name}:{where.lineno}, in "
+                                   f"{where.name})",
                           "torch": torch.__version__}))
         return 4
+    # A "same bits" or "no effect" probe whose positive control did not vary
+    # says why in observed["mistrusted"]: its fact decides nothing.
     print(json.dumps({"passed": bool(passed), "detail": detail, "torch": torch.__version__,
-                      "observed": observed, "harness_error": passed is None}, default=str))
+                      "observed": observed, "harness_error": passed is None,
+                      "mistrusted": str(observed.get("mistrusted", "")) if isinstance(observed, dict) else ""},
+                     default=str))
     return 0
 
 
