@@ -154,6 +154,8 @@ TEST(TorchPython, SdpaBackendSwitchesSetAndRestore) { RunTorchProbe("sdpa_switch
 TEST(TorchPython, SdpaCpuBackendsSideBySide) { RunTorchProbe("sdpa_cpu_backends"); }
 TEST(TorchPython, CpuCapabilityFollowsAtenCpuCapability) { RunTorchProbe("cpu_capability"); }
 TEST(TorchPython, OptEinsumSettings) { RunTorchProbe("opt_einsum"); }
+TEST(TorchPython, VerboseModesPrintInsideTheirBlockOnly) { RunTorchProbe("verbose_scopes"); }
+TEST(TorchPython, CudaMatmulReducedPrecisionSwitches) { RunTorchProbe("cuda_matmul_reduced_precision"); }
 
 
 void WriteFloats(const std::filesystem::path& path, const std::vector<float>& v) {

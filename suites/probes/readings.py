@@ -53,3 +53,22 @@ def cublas_config_holds(seen: dict[str, dict]) -> bool:
     return (unset["outcome"] == "raised" and unset["names_variable"]
             and warn_only["outcome"] == "warned" and warn_only["names_variable"]
             and set_["outcome"] == "ran" and set_["bitwise_equal"] is True)
+
+
+# oneMKL's verbose mode (torch.backends.mkl.verbose) prints a line per call:
+#   MKL_VERBOSE oneMKL 2024.0 Update 2 Product build ... (the banner)
+#   MKL_VERBOSE SGEMM(N,N,64,64,64,0x7ffe...,64) 16.09ms CNR:OFF Dyn:1 ...
+MKL_MARK = "MKL_VERBOSE "
+
+
+def mkl_routines(text: str) -> list[str]:
+    """The oneMKL routines a verbose capture shows called (SGEMM, ...), sorted
+    and unique; the banner and any other line are passed over."""
+    found = set()
+    for line in text.splitlines():
+        if not line.startswith(MKL_MARK):
+            continue
+        name = line[len(MKL_MARK):].split("(", 1)[0]
+        if "(" in line and name.isalnum() and name.isupper():
+            found.add(name)
+    return sorted(found)

@@ -15,6 +15,7 @@ mistrusted (observed["mistrusted"]) when the control did not vary.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -24,6 +25,7 @@ import tempfile
 import warnings
 
 import torch
+from readings import mkl_routines
 
 # What each probe records about the inputs it made: shapes chosen so that the
 # reduction is long enough for a narrower type to change the last bits
@@ -86,28 +88,43 @@ def _capability() -> str:
     return cpu.get_cpu_capability() if cpu is not None and hasattr(cpu, "get_cpu_capability") else "unknown"
 
 
-def _onednn_verbose(fn):
-    """fn's result and what oneDNN printed while it ran (its verbose lines,
-    captured from the process's standard output; the harness's C++ reads the
-    kernel names out of them)."""
-    mkldnn = torch.backends.mkldnn
-    if not hasattr(mkldnn, "verbose"):
-        return fn(), ""
+def _captured(fn, scopes=()):
+    """fn's result and what the process printed on its standard output while
+    it ran inside the context managers `scopes` (C libraries print there, past
+    Python's sys.stdout)."""
     libc = ctypes.CDLL(None)
     sys.stdout.flush()
     saved = os.dup(1)
     with tempfile.TemporaryFile() as out:
         os.dup2(out.fileno(), 1)
         try:
-            with mkldnn.verbose(mkldnn.VERBOSE_ON):
+            with contextlib.ExitStack() as stack:
+                for scope in scopes:
+                    stack.enter_context(scope)
                 result = fn()
         finally:
             libc.fflush(None)
             os.dup2(saved, 1)
             os.close(saved)
         out.seek(0)
-        text = out.read().decode("utf-8", errors="replace")
-    return result, "\n".join(line for line in text.splitlines() if "_verbose" in line)
+        return result, out.read().decode("utf-8", errors="replace")
+
+
+def _verbose_scopes() -> list:
+    b = torch.backends
+    scopes = [b.mkldnn.verbose(b.mkldnn.VERBOSE_ON)] if hasattr(b.mkldnn, "verbose") else []
+    if hasattr(b, "mkl") and hasattr(b.mkl, "verbose") and b.mkl.is_available():
+        scopes.append(b.mkl.verbose(b.mkl.VERBOSE_ON))
+    return scopes
+
+
+def _traced(fn):
+    """fn's result, what oneDNN printed while it ran (its verbose lines; the
+    harness's C++ reads the kernel names out of them), and the oneMKL
+    routines it called (PyTorch's CPU BLAS in the x86 wheels)."""
+    result, text = _captured(fn, _verbose_scopes())
+    lines = text.splitlines()
+    return result, "\n".join(line for line in lines if "_verbose" in line), mkl_routines(text)
 
 
 class _Matmul:
@@ -148,9 +165,14 @@ def _order_control() -> bool:
     return len(sums) > 1
 
 
-def _through_onednn(log: str) -> str:
-    """Whether oneDNN ran a primitive (the kernels are named in observed)."""
-    return "through oneDNN" if ",exec," in log else "not through oneDNN (no oneDNN primitive ran)"
+def _path(log: str, mkl: list[str]) -> str:
+    """What ran the operation: oneDNN (its kernels are named in observed),
+    oneMKL (its routines), or neither (PyTorch's own kernel)."""
+    if ",exec," in log:
+        return "through oneDNN"
+    if mkl:
+        return f"through oneMKL's {', '.join(mkl)}, not oneDNN"
+    return "through neither oneDNN nor oneMKL (PyTorch's own kernel)"
 
 
 def _mistrusted(observed: dict, control: str, varied: bool) -> None:
@@ -302,11 +324,11 @@ def _docstring_says(text: str) -> bool:
     return text in doc
 
 
-def _matmul_under(precision: str, op) -> tuple[torch.Tensor, str]:
+def _matmul_under(precision: str, op) -> tuple[torch.Tensor, str, list[str]]:
     legacy = torch.get_float32_matmul_precision()
     try:
         torch.set_float32_matmul_precision(precision)
-        return _onednn_verbose(op.run)
+        return _traced(op.run)
     finally:
         torch.set_float32_matmul_precision(legacy)
 
@@ -318,29 +340,30 @@ def _precision_probe(precision: str, fallback: str) -> tuple[bool, str, dict]:
     computes as `fallback` ("high": as "highest"), the same bits."""
     _need("torch.set_float32_matmul_precision", hasattr(torch, "set_float32_matmul_precision"))
     op = _Matmul()
-    base, base_log = _matmul_under("highest", op)
-    again, _ = _matmul_under("highest", op)
-    got, log = _matmul_under(precision, op)
+    base, base_log, base_mkl = _matmul_under("highest", op)
+    again, _, _ = _matmul_under("highest", op)
+    got, log, mkl = _matmul_under(precision, op)
     fast = _bf16_supported() and precision == "medium"
     k = MM[1]
     err, base_err = _rel_error(got, op.ref), _rel_error(base, op.ref)
     observed = {"precision": precision, "bf16_kernels_here": _bf16_supported(), "capability": _capability(),
                 "digest": {"highest": _digest(base), precision: _digest(got)}, "dtype": str(got.dtype),
                 "error": {"highest": base_err, precision: err},
-                "onednn_verbose": {"highest": base_log, precision: log}, "shape_mkn": list(MM)}
+                "onednn_verbose": {"highest": base_log, precision: log},
+                "mkl_routines": {"highest": base_mkl, precision: mkl}, "shape_mkn": list(MM)}
     if _digest(base) != _digest(again):
         observed["mistrusted"] = "'highest' itself gave two results: the comparison is not trusted"
     if fast:
         changed = _digest(got) != _digest(base)
         within = err <= k * BF16_UNIT
-        return changed and within, (f"{precision}: the matmul ran {_through_onednn(log)}; bits "
+        return changed and within, (f"{precision}: the matmul ran {_path(log, mkl)}; bits "
                                     f"{'changed' if changed else 'unchanged'} against 'highest' "
                                     f"with a fast bf16 kernel here; error against fp64 {err:.3g} (highest "
                                     f"{base_err:.3g}; bf16 bound {k * BF16_UNIT:.3g})"), observed
     _mistrusted(observed, "the same matmul on inputs rounded to bf16", _digest(op.bf16_control()) != _digest(base))
     same = _digest(got) == _digest(base)
     return same, (f"{precision}: no fast reduced-precision kernel for it on this CPU (capability "
-                  f"{_capability()}), so computed as '{fallback}': the matmul ran {_through_onednn(log)}; bits "
+                  f"{_capability()}), so computed as '{fallback}': the matmul ran {_path(log, mkl)}; bits "
                   f"{'equal to' if same else 'differ from'} 'highest' (error {err:.3g} against fp64)"), observed
 
 
@@ -371,7 +394,7 @@ def matmul_precision_keeps_dtype_and_conv() -> tuple[bool, str, dict]:
         torch.set_float32_matmul_precision("highest")
         c_highest = conv.run()
         torch.set_float32_matmul_precision("medium")
-        c_medium, log = _onednn_verbose(conv.run)
+        c_medium, log, mkl = _traced(conv.run)
     finally:
         torch.set_float32_matmul_precision(legacy)
     same = _digest(c_highest) == _digest(c_medium)
@@ -382,7 +405,8 @@ def matmul_precision_keeps_dtype_and_conv() -> tuple[bool, str, dict]:
                 _digest(conv.bf16_control()) != _digest(c_highest))
     passed = same and set(dtypes.values()) == {"torch.float32"}
     return passed, (f"output dtype {sorted(set(dtypes.values()))} under highest, high and medium; a CPU "
-                    f"convolution's bits {'equal' if same else 'differ'} under medium and highest; the docstring "
+                    f"convolution (run {_path(log, mkl)}) gives {'equal' if same else 'different'} bits under medium "
+                    f"and highest; the docstring "
                     f"of this version says so: {notes}"), observed
 
 
@@ -392,8 +416,8 @@ def matmul_precision_cuda_only() -> tuple[bool, str, dict]:
     matmul's bits refutes it; on a CPU without them, nothing could show it."""
     _need("torch.set_float32_matmul_precision", hasattr(torch, "set_float32_matmul_precision"))
     op = _Matmul()
-    base, _ = _matmul_under("highest", op)
-    got, log = _matmul_under("medium", op)
+    base, _, _ = _matmul_under("highest", op)
+    got, log, mkl = _matmul_under("medium", op)
     wrote = {}
     if hasattr(torch.backends, "fp32_precision"):
         legacy = torch.get_float32_matmul_precision()
@@ -410,7 +434,7 @@ def matmul_precision_cuda_only() -> tuple[bool, str, dict]:
                          f"({'against' if changed else 'as'} 'highest'); it set the CPU's settings {wrote}; the "
                          f"docstring says CUDA only: {_docstring_says('only affects one native device type: CUDA')}"
                          ), {"changed_cpu_bits": changed, "cpu_settings_written": wrote,
-                             "onednn_verbose": {"medium": log}}
+                             "onednn_verbose": {"medium": log}, "mkl_routines": {"medium": mkl}}
 
 
 # --- torch.backends.mkldnn.{matmul,conv}.fp32_precision ------------------------
@@ -426,22 +450,21 @@ def _mkldnn_bf16(kind: str) -> tuple[bool, str, dict]:
     name = f"mkldnn.{kind}.fp32_precision"
     before = _read_all()
     try:
-        base, base_log = _onednn_verbose(op.run)
+        base, base_log, base_mkl = _traced(op.run)
         _setting(name).fp32_precision = "bf16"
-        got, log = _onednn_verbose(op.run)
+        got, log, mkl = _traced(op.run)
     finally:
         _restore(before)
     err = _rel_error(got, op.ref)
     changed = _digest(got) != _digest(base)
     observed = {"setting": name, "digest": {"none": _digest(base), "bf16": _digest(got)},
                 "error": {"none": _rel_error(base, op.ref), "bf16": err}, "bf16_kernels_here": _bf16_supported(),
-                "onednn_verbose": {"none": base_log, "bf16": log}, "onednn_ran": {"none": bool(base_log),
-                                                                                "bf16": bool(log)}}
+                "onednn_verbose": {"none": base_log, "bf16": log}, "mkl_routines": {"none": base_mkl, "bf16": mkl}}
     if not _bf16_supported():
-        raise _no_bf16(f"what {name} = 'bf16' does (here the {kind} ran {_through_onednn(log)} and its bits "
+        raise _no_bf16(f"what {name} = 'bf16' does (here the {kind} ran {_path(log, mkl)}, and its bits "
                        f"{'changed' if changed else 'did not change'})")
     passed = changed and err <= k * BF16_UNIT
-    return passed, (f"{name}='bf16': the {kind} ran {_through_onednn(log)}; bits {'changed' if changed else 'unchanged'}; error "
+    return passed, (f"{name}='bf16': the {kind} ran {_path(log, mkl)}; bits {'changed' if changed else 'unchanged'}; error "
                     f"against fp64 {err:.3g} (bf16 bound {k * BF16_UNIT:.3g})"), observed
 
 
@@ -648,10 +671,85 @@ def opt_einsum() -> tuple[bool, str, dict]:
         "defaults": defaults, "digests": seen, "orders_differ": len(set(seen.values())) > 1}
 
 
+# --- the verbose modes ------------------------------------------------------------
+
+def verbose_scopes() -> tuple[bool, str, dict]:
+    """torch.backends.mkldnn.verbose(level) and torch.backends.mkl.verbose(level)
+    make oneDNN and oneMKL print a line per primitive or call while inside
+    the block, and nothing after it: the level is restored on exit.
+    torch.backends.mkl.is_available() says whether the build has oneMKL."""
+    b = torch.backends
+    mkldnn_ok = hasattr(b.mkldnn, "verbose")
+    _need("torch.backends.mkldnn.verbose", mkldnn_ok)
+    conv, op = _Conv(), _Matmul()
+    _, inside = _captured(conv.run, [b.mkldnn.verbose(b.mkldnn.VERBOSE_ON)])
+    _, after = _captured(conv.run)
+    seen = {"mkldnn": {"inside": sum(",exec," in line for line in inside.splitlines()),
+                       "after": sum(",exec," in line for line in after.splitlines())}}
+    mkl = hasattr(b, "mkl") and b.mkl.is_available()
+    if mkl and hasattr(b.mkl, "verbose"):
+        _, inside = _captured(op.run, [b.mkl.verbose(b.mkl.VERBOSE_ON)])
+        _, after = _captured(op.run)
+        calls = lambda text: sum(line.startswith("MKL_VERBOSE ") and "(" in line for line in text.splitlines())
+        seen["mkl"] = {"inside": calls(inside), "after": calls(after), "routines": mkl_routines(inside)}
+    passed = all(s["inside"] > 0 and s["after"] == 0 for s in seen.values())
+    return passed, (f"mkl.is_available() {mkl}; " + "; ".join(
+        f"{lib}.verbose: {s['inside']} line(s) of calls inside the block, {s['after']} after it"
+        for lib, s in seen.items())), {"mkl_available": mkl, "lines": seen}
+
+
+# --- torch.backends.cuda.matmul's reduced-precision switches ------------------------
+
+def cuda_matmul_reduced_precision() -> tuple[bool, str, dict]:
+    """torch.backends.cuda.matmul's reduced-precision switches, as settings
+    (their numerics are the GPU tier's): allow_fp16_reduced_precision_reduction
+    and allow_bf16_reduced_precision_reduction are True by default,
+    allow_fp16_accumulation False; each is read back as set; the
+    (allow, allow_splitk) form refuses (True, False) with a RuntimeError;
+    preferred_blas_library and preferred_linalg_library name a backend."""
+    m = torch.backends.cuda.matmul
+    names = ("allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction",
+             "allow_fp16_accumulation")
+    want = dict(zip(names, (True, True, False)))
+    have = {}
+    for name in names:
+        try:
+            have[name] = getattr(m, name)
+        except (AttributeError, AssertionError):
+            pass
+    _need("torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction", len(have) >= 2)
+    defaults = dict(have)
+    read_back, refused = {}, ""
+    try:
+        for name in have:
+            setattr(m, name, not defaults[name])
+            read_back[name] = getattr(m, name) == (not defaults[name])
+            setattr(m, name, defaults[name])
+        try:
+            m.allow_fp16_reduced_precision_reduction = (True, False)
+        except RuntimeError as e:
+            refused = str(e).splitlines()[0]
+    finally:
+        for name, value in defaults.items():
+            setattr(m, name, value)
+    libraries = {}
+    for fn in ("preferred_blas_library", "preferred_linalg_library"):
+        if hasattr(torch.backends.cuda, fn):
+            libraries[fn] = str(getattr(torch.backends.cuda, fn)())
+    wrong = {k: v for k, v in defaults.items() if v != want[k]}
+    passed = not wrong and all(read_back.values()) and bool(refused)
+    return passed, (f"defaults {defaults}" + (f" (not as documented: {wrong})" if wrong else "") +
+                    f"; read back as set: {read_back}; (True, False): " +
+                    (f"RuntimeError: {refused}" if refused else "accepted") + f"; {libraries}"), {
+                        "defaults": defaults, "read_back": read_back, "refused_splitk": refused,
+                        "libraries": libraries}
+
+
 PROBES = {"fp32_precision_inherit": fp32_precision_inherit, "fp32_precision_legacy": fp32_precision_legacy,
           "fp32_precision_refuses": fp32_precision_refuses, "matmul_precision_medium": matmul_precision_medium,
           "matmul_precision_high": matmul_precision_high,
           "matmul_precision_keeps_dtype_and_conv": matmul_precision_keeps_dtype_and_conv,
           "matmul_precision_cuda_only": matmul_precision_cuda_only, "mkldnn_matmul_bf16": mkldnn_matmul_bf16,
           "mkldnn_conv_bf16": mkldnn_conv_bf16, "mha_fastpath": mha_fastpath, "sdpa_switches": sdpa_switches,
-          "sdpa_cpu_backends": sdpa_cpu_backends, "cpu_capability": cpu_capability, "opt_einsum": opt_einsum}
+          "sdpa_cpu_backends": sdpa_cpu_backends, "cpu_capability": cpu_capability, "opt_einsum": opt_einsum,
+          "verbose_scopes": verbose_scopes, "cuda_matmul_reduced_precision": cuda_matmul_reduced_precision}

@@ -63,3 +63,23 @@ class CublasConfigReadingTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class MklVerboseTest(unittest.TestCase):
+    """oneMKL's verbose lines, as torch.backends.mkl.verbose made them print
+    (PyTorch 2.15.0's wheel, oneMKL 2024.0)."""
+
+    CAPTURE = ("MKL_VERBOSE oneMKL 2024.0 Update 2 Product build 20240605 for Intel(R) 64 architecture Intel(R) "
+               "Architecture processors, Lnx 2.45GHz lp64 gnu_thread\n"
+               "MKL_VERBOSE SGEMM(N,N,64,64,64,0x7ffe56b4f040,0x563dc2abec80,64,0x563dc2abec80,64,0x7ffe56b4f060,"
+               "0x563dc2ac2d00,64) 16.09ms CNR:OFF Dyn:1 FastMM:1 TID:0  NThr:2\n"
+               "onednn_verbose,v1,primitive,exec,cpu,convolution,brg_conv_fwd:avx2,forward_training\n"
+               "MKL_VERBOSE SGEMM(N,N,8,8,8,0x1,0x2,8,0x3,8,0x4,0x5,8) 1.1us CNR:OFF Dyn:1 FastMM:1 TID:0  NThr:2\n")
+
+    def test_routines(self) -> None:
+        self.assertEqual(readings.mkl_routines(self.CAPTURE), ["SGEMM"])
+        self.assertEqual(readings.mkl_routines(self.CAPTURE.replace("SGEMM", "DGEMM", 1)), ["DGEMM", "SGEMM"])
+
+    def test_the_banner_alone_names_no_routine(self) -> None:
+        self.assertEqual(readings.mkl_routines(self.CAPTURE.splitlines()[0]), [])
+        self.assertEqual(readings.mkl_routines(""), [])
