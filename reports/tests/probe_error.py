@@ -43,7 +43,7 @@ def _run(binary: Path, evidence: Path, fault: str, test: str = TEST) -> tuple[in
     if fault:
         env["BACKENDCHECK_PROBE_FAULT"] = fault
     r = subprocess.run([str(binary), f"--gtest_filter={test}"], env=env, capture_output=True, text=True,
-                       timeout=240, check=False)
+                       timeout=600, check=False)
     return r.returncode, r.stdout + r.stderr
 
 
