@@ -48,10 +48,28 @@ class [[nodiscard]] Status {
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
+  // The fact, in the user's terms: what failed or is missing, never where
+  // in the harness's code (that is trail()).
   const std::string& message() const { return message_; }
   FailureSource source() const { return source_; }
-  // The same failure with `prefix` in front of its message.
-  Status Prefixed(const std::string& prefix) const { return Status(code_, prefix + message_, source_); }
+  // The same failure with `prefix` in front of its message (words that add
+  // to the fact: "config cfg0: ").
+  Status Prefixed(const std::string& prefix) const {
+    Status s(code_, prefix + message_, source_);
+    s.trail_ = trail_;
+    return s;
+  }
+  // The same failure, having passed through `where` on its way up
+  // (BC_RETURN_IF_ERROR's expression and call site): kept for a developer
+  // in trail(), out of the message a user reads.
+  Status Through(const std::string& where) const {
+    Status s = *this;
+    s.trail_ = trail_.empty() ? where : where + "; " + trail_;
+    return s;
+  }
+  // The call sites the failure came up through, outermost first ("" when
+  // none): for a developer's log, never for a reason.
+  const std::string& trail() const { return trail_; }
   // "UNAVAILABLE: cudaGetDeviceCount returned 35 (...)".
   std::string ToString() const;
 
@@ -59,6 +77,7 @@ class [[nodiscard]] Status {
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
   FailureSource source_ = FailureSource::kOther;
+  std::string trail_;
 };
 
 template <typename T>
@@ -101,11 +120,12 @@ class [[nodiscard]] Result {
   lhs = std::move(result).value()
 
 // Returns the Status of `expr` from the enclosing function when it is not OK,
-// prefixed with the expression and its source location.
+// with the expression and its source location added to its trail (not to
+// its message: a reason says what failed, not where the harness was).
 #define BC_RETURN_IF_ERROR(expr)                                                        \
   do {                                                                                 \
     ::bc::Status bc_status_ = (expr);                                                  \
     if (!bc_status_.ok()) {                                                            \
-      return bc_status_.Prefixed(#expr " at " __FILE__ ":" BC_STRINGIFY(__LINE__) ": "); \
+      return bc_status_.Through(#expr " at " __FILE__ ":" BC_STRINGIFY(__LINE__));       \
     }                                                                                  \
   } while (0)

@@ -33,6 +33,9 @@ int Probe(const std::string& repro, int repeats) {
   nlohmann::json out;
   if (!run.ok()) {
     out["status"] = run.status().ToString();
+    // Where in the harness it failed, for the developer who re-runs a case
+    // (./backendcheck run --case); never part of a reason.
+    if (!run.status().trail().empty()) out["trail"] = run.status().trail();
     std::cout << out.dump() << std::endl;
     return IsNotEvaluated(run.status()) ? kProbeNotEvaluated : 1;
   }

@@ -396,8 +396,13 @@ TEST(Selector, AFailureKeepsItsSourceOnTheWayUp) {
   const Status s = PassesItUp();
   EXPECT_EQ(s.source(), FailureSource::kCudnn);
   EXPECT_EQ(s.code(), StatusCode::kInternal);
-  EXPECT_NE(s.message().find("FailsInCudnn()"), std::string::npos) << s.message();
+  // Where it passed is the trail's, for a developer; the message says what
+  // failed and holds no call site.
+  EXPECT_NE(s.trail().find("FailsInCudnn()"), std::string::npos) << s.trail();
+  EXPECT_EQ(s.message().find(" at "), std::string::npos) << s.message();
+  EXPECT_EQ(s.message().find(".cc:"), std::string::npos) << s.message();
   EXPECT_EQ(s.Prefixed("config cfg0: ").source(), FailureSource::kCudnn);
+  EXPECT_EQ(s.Prefixed("config cfg0: ").trail(), s.trail());
 }
 
 TEST(Selector, TheCacheKeepsWhatRanAfterTheChoiceGaveWay) {

@@ -15,7 +15,7 @@ Status FromCublas(cublasStatus_t s, const char* call);
   do {                                                                                \
     const cublasStatus_t bc_s_ = (call);                                              \
     if (bc_s_ != CUBLAS_STATUS_SUCCESS)                                               \
-      return ::bc::cuda::FromCublas(bc_s_, #call " at " __FILE__ ":" BC_STRINGIFY(__LINE__)); \
+      return ::bc::cuda::FromCublas(bc_s_, #call).Through(__FILE__ ":" BC_STRINGIFY(__LINE__)); \
   } while (0)
 
 struct CublasState {

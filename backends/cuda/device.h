@@ -19,11 +19,12 @@ namespace bc::cuda {
 
 Status FromCuda(cudaError_t e, const char* call);
 
-// A failed call returns its Status, naming the call, its file and line.
+// A failed call returns its Status, naming the call (its file and line go to
+// the Status's trail).
 #define BC_CUDA(call)                                                                                  \
   do {                                                                                                 \
     const cudaError_t bc_e_ = (call);                                                                  \
-    if (bc_e_ != cudaSuccess) return ::bc::cuda::FromCuda(bc_e_, #call " at " __FILE__ ":" BC_STRINGIFY(__LINE__)); \
+    if (bc_e_ != cudaSuccess) return ::bc::cuda::FromCuda(bc_e_, #call).Through(__FILE__ ":" BC_STRINGIFY(__LINE__)); \
   } while (0)
 
 // cudaGetDeviceCount and the first device's name and SM; the reason carries

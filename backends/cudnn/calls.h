@@ -42,5 +42,5 @@ inline Status FromCudnn(cudnnStatus_t s, const char* call) {
     ::bc::cudnn::CallCounter().fetch_add(1, std::memory_order_relaxed);               \
     const cudnnStatus_t bc_s_ = (call);                                               \
     if (bc_s_ != CUDNN_STATUS_SUCCESS)                                                \
-      return ::bc::cudnn::FromCudnn(bc_s_, #call " at " __FILE__ ":" BC_STRINGIFY(__LINE__)); \
+      return ::bc::cudnn::FromCudnn(bc_s_, #call).Through(__FILE__ ":" BC_STRINGIFY(__LINE__)); \
   } while (0)
