@@ -26,6 +26,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from . import wording
 from .ruling import Ruling
 
 CHROMIUM = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
@@ -57,7 +58,7 @@ def check(report_dir: Path, screenshot: Path | None) -> list[str]:
 
     data = json.loads((report_dir / "report.json").read_text(encoding="utf-8"))
     claims = data["claims"]
-    failures: list[str] = []
+    failures: list[str] = wording.problems(data)  # reasons in the reader's terms
     driver = _driver()
     try:
         driver.get((report_dir / "index.html").resolve().as_uri())

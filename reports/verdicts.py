@@ -205,13 +205,29 @@ def _judge_facts(claim: Claim, facts: list[Fact]) -> Verdict:
                                       f"{first[0] if first else 'failed'}", facts)
     if clean:
         extra = f"; {len(mistrusted)} mistrusted" if mistrusted else ""
-        what = f"'{claim.check}' " if claim.check else ""
-        return Verdict(claim, holds, f"all {len(clean)} evaluated {what}fact(s) hold{extra}{note}", facts)
+        return Verdict(claim, holds, _held(claim, clean) + extra + note, facts)
     if mistrusted:
         return Verdict(claim, Ruling.INCONCLUSIVE, f"all {len(mistrusted)} evaluated fact(s) are mistrusted, e.g. "
                                               f"{mistrusted[0].test}: {mistrusted[0].mistrust}", facts)
     reasons = sorted({f.message.strip() for f in skipped if f.message.strip()})
     return Verdict(claim, Ruling.NOT_EVALUATED, "; ".join(reasons) or "no fact was evaluated", facts)
+
+
+def _held(claim: Claim, clean: list[Fact]) -> str:
+    """Which facts held, in words: one fact's own observation (what its test
+    saw, as it said it), or how many tests of which kind held, with some of
+    their names."""
+    what = f"the '{claim.check}' check of " if claim.check else ""
+    if len(clean) == 1:
+        f = clean[0]
+        details = [str(c.get("detail", "")) for r in f.records for c in r.get("checks", [])
+                   if c.get("detail") and (not claim.check or c.get("name") == claim.check)]
+        said = ((f.message.strip() or (details[0] if details else "")).splitlines() or [""])[0]
+        return f"{what}{f.test} held" + (f": {said[:400]}" if said else "")
+    names = [f.test.rsplit("/", 1)[-1] if "/" in f.test else f.test for f in clean]
+    kinds = sorted({f.test.split("/", 2)[1] if f.test.count("/") >= 2 else f.test.split(".")[0] for f in clean})
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return f"{what}{len(clean)} tests held ({', '.join(kinds[:3])}: {shown})"
 
 
 def _ratio(claim: Claim, facts: list[Fact]) -> Verdict:

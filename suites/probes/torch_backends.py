@@ -87,10 +87,12 @@ def defaults() -> tuple[bool, str, dict]:
     attrs = {"mkldnn.deterministic": "mkldnn.deterministic" in seen,
              "cudnn.benchmark_limit": hasattr(torch.backends.cudnn, "benchmark_limit")}
     ok = not wrong
-    return ok, (f"flags {seen}" + (f"; differ from the documented defaults: {wrong}" if wrong else "") +
-                (f"; not in this build (None): {missing}" if missing else "") +
-                (f"; absent in PyTorch {torch.__version__}: {absent}" if absent else "") +
-                f"; mkldnn.deterministic exists: {attrs['mkldnn.deterministic']}"), {
+    # What differs from the statement first: a reason shows its beginning.
+    said = ([f"differ from the documented defaults: {wrong}"] if wrong else []) + \
+        ([f"not in this build (None, where the documented default applies to builds that have it): {missing}"]
+         if missing else []) + ([f"absent in PyTorch {torch.__version__}: {absent}"] if absent else [])
+    return ok, "; ".join(said + [f"{len(seen) - len(missing) - len(wrong)} flags at their documented defaults",
+                                 f"flags {seen}", f"mkldnn.deterministic exists: {attrs['mkldnn.deterministic']}"]), {
                     "flags": seen, "absent": absent, "not_in_build": missing, "attributes": attrs}
 
 
