@@ -32,7 +32,9 @@ _GROUPS = (
     (r"^needs (\w+) evidence; the model predicts", "have only the model's prediction (no evidence of the system they are about ran here)"),
     (r"^needs (\w+) evidence", "need evidence of another system"),
     (r"no case of this run's matrix", "have no case in this run's matrix"),
-    (r"does not have|lacks|has no attribute|no such flag", "name a flag or API this torch lacks"),
+    (r"no fast bf16 kernel", "need a CPU with fast bf16 kernels (avx512_bf16 or AMX)"),
+    (r"does not have|lacks|has no attribute|no such flag|has no torch\.|is not installed beside",
+     "name a flag, API or package this torch lacks"),
     (r"two torch installs|merge their runs|DIR1 DIR2|two architectures", "need a second platform's evidence merged in"),
 )
 
