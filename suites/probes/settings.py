@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import hashlib
 import os
 import subprocess
 import sys
@@ -25,6 +24,8 @@ import tempfile
 import warnings
 
 import torch
+
+import documented
 from readings import mkl_routines
 
 # What each probe records about the inputs it made: shapes chosen so that the
@@ -34,18 +35,13 @@ MM = (96, 512, 80)
 CONV = ((4, 32, 20, 20), (48, 32, 3, 3))
 # bf16 keeps 8 significant bits: a sum of k products of inputs rounded to it
 # is off by about k * 2^-8 of the largest term in the worst case; the probes
-# use that as the bound of "computed in bf16" and 2^-20 for fp32.
+# use that as the bound of "computed in bf16".
 BF16_UNIT = 2.0 ** -8
-FP32_BOUND = 2.0 ** -20
 
 
 class NotHere(Exception):
     """Not evaluated here: this version or machine lacks what the probe is
     about; the message names what, and what would evaluate it."""
-
-
-def _backends():
-    return torch.backends
 
 
 def _version() -> str:
@@ -58,9 +54,9 @@ def _need(what: str, present: bool) -> None:
 
 
 def _digest(t: torch.Tensor) -> str:
-    t = t.detach().contiguous()
-    return hashlib.sha256(str((tuple(t.shape), str(t.dtype))).encode() +
-                          t.view(-1).view(torch.uint8).numpy().tobytes()).hexdigest()[:16]
+    """The bits of a tensor (shape, dtype and bytes), hashed as the documented
+    list's probe hashes them."""
+    return documented._digest([t])
 
 
 def _rand(*shape: int, seed: int) -> torch.Tensor:
@@ -158,11 +154,9 @@ class _Conv:
 
 
 def _order_control() -> bool:
-    """The positive control of a "repeats its bits" check: one sum of the
-    same values in two fresh random orders, which must give other bits."""
-    values = _rand(1 << 16, seed=14) * 1e3
-    sums = {_digest(values[torch.randperm(values.numel())].sum(0, keepdim=True)) for _ in range(4)}
-    return len(sums) > 1
+    """The positive control of a "repeats its bits" check: the documented
+    list's own, a sum in a fresh random order each run, which must vary."""
+    return documented.control(torch).get("distinct", 0) > 1
 
 
 def _path(log: str, mkl: list[str]) -> str:
@@ -510,7 +504,7 @@ def mha_fastpath() -> tuple[bool, str, dict]:
     observed = {"default": default, "after_disable": off, "digest": {"fast": _digest(fast[0]),
                                                                      "slow": _digest(slow[0])},
                 "max_abs_difference": diff, "each_path_repeats": repeat}
-    _mistrusted(observed, "a sum in two fresh random orders", _order_control())
+    _mistrusted(observed, "a sum in a fresh random order each run", _order_control())
     passed = default is True and off is False and differ and repeat
     return passed, (f"default {default}; disabled, the encoder layer's output {'differs' if differ else 'is equal'} "
                     f"(largest difference {diff:.3g}); each path repeats its bits: {repeat}"), observed
@@ -596,7 +590,7 @@ def sdpa_cpu_backends() -> tuple[bool, str, dict]:
         except RuntimeError as e:
             seen[name] = {"error": str(e).splitlines()[0][:160]}
     observed = {"backends": seen}
-    _mistrusted(observed, "a sum in two fresh random orders", _order_control())
+    _mistrusted(observed, "a sum in a fresh random order each run", _order_control())
     ran = {b: s for b, s in seen.items() if "error" not in s}
     both = {"MATH", "FLASH_ATTENTION"} <= set(ran)
     differ = both and ran["MATH"]["forward"] != ran["FLASH_ATTENTION"]["forward"]
