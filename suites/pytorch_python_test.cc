@@ -149,6 +149,8 @@ TEST(TorchPython, MatmulPrecisionKeepsDtypeAndConvolution) { RunTorchProbe("matm
 TEST(TorchPython, MatmulPrecisionAffectsCudaOnly) { RunTorchProbe("matmul_precision_cuda_only"); }
 TEST(TorchPython, MkldnnMatmulBf16Precision) { RunTorchProbe("mkldnn_matmul_bf16"); }
 TEST(TorchPython, MkldnnConvBf16Precision) { RunTorchProbe("mkldnn_conv_bf16"); }
+TEST(TorchPython, MkldnnRnnBf16Precision) { RunTorchProbe("mkldnn_rnn_bf16"); }
+TEST(TorchPython, MkldnnTf32Precision) { RunTorchProbe("mkldnn_tf32"); }
 TEST(TorchPython, MhaFastPathCanBeDisabled) { RunTorchProbe("mha_fastpath"); }
 TEST(TorchPython, SdpaBackendSwitchesSetAndRestore) { RunTorchProbe("sdpa_switches"); }
 TEST(TorchPython, SdpaCpuBackendsSideBySide) { RunTorchProbe("sdpa_cpu_backends"); }

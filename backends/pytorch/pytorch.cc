@@ -32,6 +32,7 @@
 // pay for loading libtorch (about 0.6 s per test process here).
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/Parallel.h>
 #include <ATen/native/ConvUtils.h>
 #include <ATen/Version.h>
@@ -265,6 +266,19 @@ void RestoreFp32Precision() {
 #endif
 }
 
+#if BC_TORCH_FP32_PRECISION_API
+// Whether oneDNN has fast bf16 kernels on this CPU, by PyTorch's own check
+// (torch.ops.mkldnn._is_mkldnn_bf16_supported); false where this PyTorch
+// lacks the operator.
+bool Bf16KernelsHere() {
+  static const bool kHere = [] {
+    const auto op = c10::Dispatcher::singleton().findSchema({"mkldnn::_is_mkldnn_bf16_supported", ""});
+    return op.has_value() && op->typed<bool()>().call();
+  }();
+  return kHere;
+}
+#endif
+
 // The fp32_precision settings a case gives, set after its allow_tf32 flags
 // (the newer API has the last word, as in a script that sets both); a
 // setting left at its default keeps what the allow_tf32 setters wrote.
@@ -274,6 +288,14 @@ Status ApplyFp32Precision(const BackendFlags& f) {
   for (const Fp32Setting& s : kFp32Settings) {
     if (f.*s.member == defaults.*s.member) continue;
 #if BC_TORCH_FP32_PRECISION_API
+    // bf16 on a CPU without fast bf16 kernels: PyTorch computes in fp32,
+    // and the case could not show what the setting is for.
+    if (std::string(s.backend) == "mkldnn" && f.*s.member == "bf16" && !Bf16KernelsHere()) {
+      return Status(StatusCode::kUnimplemented,
+                    "this CPU has no fast bf16 kernel (PyTorch " + Version() +
+                        ": torch.ops.mkldnn._is_mkldnn_bf16_supported() is False), so torch.backends." + s.name +
+                        " = 'bf16' cannot show its effect here: not evaluated; a CPU with avx512_bf16 or AMX would");
+    }
     SetFp32(s, f.*s.member);
 #else
     return NotInThisVersion(s.name);

@@ -18,9 +18,11 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 import warnings
 
 import torch
@@ -33,10 +35,17 @@ from readings import mkl_routines
 # (k = 512 for matmul, 32 channels x 3 x 3 for convolution).
 MM = (96, 512, 80)
 CONV = ((4, 32, 20, 20), (48, 32, 3, 3))
+# An LSTM (batch, steps, input, hidden): each gate sums input + hidden
+# products a step.
+LSTM = (4, 12, 64, 96)
 # bf16 keeps 8 significant bits: a sum of k products of inputs rounded to it
 # is off by about k * 2^-8 of the largest term in the worst case; the probes
 # use that as the bound of "computed in bf16".
 BF16_UNIT = 2.0 ** -8
+# TF32 keeps 11 significant bits.
+UNITS = {"bf16": BF16_UNIT, "tf32": 2.0 ** -11}
+# Runs of each setting, alternated, whose median times give a speed ratio.
+TIMED_RUNS = 7
 
 
 class NotHere(Exception):
@@ -70,6 +79,13 @@ def _rel_error(t: torch.Tensor, ref: torch.Tensor) -> float:
 def _bf16_supported() -> bool:
     """Whether oneDNN has fast bf16 kernels on this CPU (PyTorch's own check)."""
     check = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
+    return bool(check()) if check is not None else False
+
+
+def _tf32_supported() -> bool:
+    """Whether this CPU has AMX-FP16, which the CPU TF32 kernels of PyTorch's
+    oneDNN build use (torch.cpu's own check)."""
+    check = getattr(torch.cpu, "_is_amx_fp16_supported", None)
     return bool(check()) if check is not None else False
 
 
@@ -139,8 +155,15 @@ class _Matmul:
         would give; its bits must differ from fp32's."""
         return self.a.bfloat16().float() @ self.b.bfloat16().float()
 
+    def bound(self, unit: float) -> float:
+        """The largest error, relative to the largest output, of products
+        whose factors are rounded to `unit`: unit * max(|a| @ |b|)."""
+        return float(unit * (self.a.double().abs() @ self.b.double().abs()).max() / self.ref.abs().max())
+
 
 class _Conv:
+    """One seeded fp32 3x3 convolution and its fp64 oracle."""
+
     def __init__(self) -> None:
         x, w = CONV
         self.x, self.w = _rand(*x, seed=3), _rand(*w, seed=4)
@@ -151,6 +174,56 @@ class _Conv:
 
     def bf16_control(self) -> torch.Tensor:
         return torch.nn.functional.conv2d(self.x.bfloat16().float(), self.w.bfloat16().float(), padding=1)
+
+    def bound(self, unit: float) -> float:
+        """As _Matmul.bound, with the convolution of the magnitudes."""
+        magnitude = torch.nn.functional.conv2d(self.x.double().abs(), self.w.double().abs(), padding=1)
+        return float(unit * magnitude.max() / self.ref.abs().max())
+
+
+class _Lstm:
+    """One seeded single-layer LSTM over a short sequence (PyTorch runs it
+    through oneDNN's RNN primitive on the CPU), in eval with no_grad, and its
+    fp64 oracle (the same weights in float64)."""
+
+    def __init__(self) -> None:
+        batch, steps, inputs, hidden = LSTM
+        self.lstm = torch.nn.LSTM(inputs, hidden, batch_first=True).eval()
+        with torch.no_grad():
+            for i, p in enumerate(self.lstm.parameters()):
+                p.copy_(_rand(*p.shape, seed=20 + i) * hidden ** -0.5)
+        self.x = _rand(batch, steps, inputs, seed=19)
+        with torch.no_grad():
+            oracle = torch.nn.LSTM(inputs, hidden, batch_first=True).double()
+            oracle.load_state_dict({k: v.double() for k, v in self.lstm.state_dict().items()})
+            self.ref = oracle(self.x.double())[0]
+
+    def run(self) -> torch.Tensor:
+        with torch.no_grad():
+            return self.lstm(self.x)[0]
+
+    def bf16_control(self) -> torch.Tensor:
+        with torch.no_grad():
+            return self.lstm(self.x.bfloat16().float())[0]
+
+
+# Each operation a CPU precision setting governs, with the length of the
+# sums its outputs are made of: the LSTM's error bound (its recurrence has no
+# bound of the matmul's kind) is that length times the type's unit, a loose one.
+OPS = {"matmul": (_Matmul, MM[1]), "conv": (_Conv, CONV[1][1] * 9), "rnn": (_Lstm, LSTM[2] + LSTM[3])}
+
+
+def _median_ratio(run, base, reduced) -> float:
+    """The median time of `run` after `reduced()` over its median time after
+    `base()`, runs alternated; the setters are outside the timed span."""
+    times: dict = {base: [], reduced: []}
+    for _ in range(TIMED_RUNS):
+        for setup in (base, reduced):
+            setup()
+            start = time.perf_counter()
+            run()
+            times[setup].append(time.perf_counter() - start)
+    return statistics.median(times[reduced]) / statistics.median(times[base])
 
 
 def _order_control() -> bool:
@@ -163,7 +236,10 @@ def _path(log: str, mkl: list[str]) -> str:
     """What ran the operation: oneDNN (its kernels are named in observed),
     oneMKL (its routines), or neither (PyTorch's own kernel)."""
     if ",exec," in log:
-        return "through oneDNN"
+        # onednn_verbose,v1,primitive,exec,cpu,KIND,IMPLEMENTATION,...
+        kernels = sorted({f"{f[5]} {f[6]}" for f in (line.split(",") for line in log.splitlines())
+                          if len(f) > 6 and f[3] == "exec" and f[5] != "reorder"})
+        return "through oneDNN" + (f" ({', '.join(kernels)})" if kernels else "")
     if mkl:
         return f"through oneMKL's {', '.join(mkl)}, not oneDNN"
     return "through neither oneDNN nor oneMKL (PyTorch's own kernel)"
@@ -431,45 +507,89 @@ def matmul_precision_cuda_only() -> tuple[bool, str, dict]:
                              "onednn_verbose": {"medium": log}, "mkl_routines": {"medium": mkl}}
 
 
-# --- torch.backends.mkldnn.{matmul,conv}.fp32_precision ------------------------
+# --- torch.backends.mkldnn.{matmul,conv,rnn}.fp32_precision ------------------------
 
-def _mkldnn_bf16(kind: str) -> tuple[bool, str, dict]:
-    """torch.backends.mkldnn.KIND.fp32_precision = "bf16" computes that fp32
-    operation in bf16 on the CPU (the oneDNN notes): its bits change against
-    "none", and its error against fp64 stays within bf16's bound. The oneDNN
-    kernels that ran are named."""
-    _has_fp32_precision()
-    op = _Matmul() if kind == "matmul" else _Conv()
-    k = MM[1] if kind == "matmul" else CONV[1][1] * 9
+def _fast_here(precision: str) -> bool:
+    return _bf16_supported() if precision == "bf16" else _tf32_supported()
+
+
+def _reduced_run(kind: str, precision: str) -> dict:
+    """One operation at mkldnn.KIND.fp32_precision = "none" and = precision:
+    its bits, its error against fp64, what ran it (oneDNN's kernels, oneMKL's
+    routines), and the ratio of the median times (reduced over "none")."""
+    make, k = OPS[kind]
+    op = make()
     name = f"mkldnn.{kind}.fp32_precision"
     before = _read_all()
     try:
         base, base_log, base_mkl = _traced(op.run)
-        _setting(name).fp32_precision = "bf16"
+        _setting(name).fp32_precision = precision
         got, log, mkl = _traced(op.run)
+        ratio = _median_ratio(op.run, lambda: _restore(before),
+                              lambda: setattr(_setting(name), "fp32_precision", precision))
     finally:
         _restore(before)
-    err = _rel_error(got, op.ref)
-    changed = _digest(got) != _digest(base)
-    observed = {"setting": name, "digest": {"none": _digest(base), "bf16": _digest(got)},
-                "error": {"none": _rel_error(base, op.ref), "bf16": err}, "bf16_kernels_here": _bf16_supported(),
-                "onednn_verbose": {"none": base_log, "bf16": log}, "mkl_routines": {"none": base_mkl, "bf16": mkl}}
-    if not _bf16_supported():
-        raise _no_bf16(f"what {name} = 'bf16' does (here the {kind} ran {_path(log, mkl)}, and its bits "
-                       f"{'changed' if changed else 'did not change'})")
-    passed = changed and err <= k * BF16_UNIT
-    return passed, (f"{name}='bf16': the {kind} ran {_path(log, mkl)}; bits {'changed' if changed else 'unchanged'}; error "
-                    f"against fp64 {err:.3g} (bf16 bound {k * BF16_UNIT:.3g})"), observed
+    return {"setting": name, "precision": precision, "changed": _digest(got) != _digest(base),
+            "digest": {"none": _digest(base), precision: _digest(got)},
+            "error": {"none": _rel_error(base, op.ref), precision: _rel_error(got, op.ref)},
+            "bound": op.bound(UNITS[precision]) if hasattr(op, "bound") else k * UNITS[precision], "path": _path(log, mkl), "speed_ratio": ratio,
+            "control_varies": _digest(op.bf16_control()) != _digest(base),
+            "onednn_verbose": {"none": base_log, precision: log}, "mkl_routines": {"none": base_mkl, precision: mkl}}
+
+
+def _reduced_line(r: dict) -> str:
+    return (f"{r['setting']}='{r['precision']}': ran {r['path']}; bits "
+            f"{'changed' if r['changed'] else 'unchanged'}; error against fp64 {r['error'][r['precision']]:.3g} "
+            f"(fp32 {r['error']['none']:.3g}, {r['precision']} bound {r['bound']:.3g}); "
+            f"time {r['speed_ratio']:.2f}x fp32's (median of {TIMED_RUNS})")
+
+
+def _mkldnn_reduced(kinds: tuple[str, ...], precision: str) -> tuple[bool, str, dict]:
+    """torch.backends.mkldnn.KIND.fp32_precision = precision computes that fp32
+    operation in the reduced type on a CPU with fast kernels for it (the
+    MKLDNN backend notes): its bits change against "none", and its error
+    against fp64 stays within the type's bound. Records the oneDNN kernels
+    that ran and the speed ratio. Where this CPU has no such kernel, not
+    evaluated, with what the setting did here."""
+    _has_fp32_precision()
+    runs = {kind: _reduced_run(kind, precision) for kind in kinds}
+    observed = {"bf16_kernels_here": _bf16_supported(), "amx_fp16_here": _tf32_supported(),
+                "capability": _capability(), "runs": runs,
+                "onednn_verbose": {f"{kind} {s}": r["onednn_verbose"][s] for kind, r in runs.items()
+                                   for s in r["onednn_verbose"]},
+                "mkl_routines": {f"{kind} {s}": r["mkl_routines"][s] for kind, r in runs.items()
+                                 for s in r["mkl_routines"]}}
+    detail = "; ".join(_reduced_line(r) for r in runs.values())
+    if not _fast_here(precision):
+        what = ("fast bf16 kernel (torch.ops.mkldnn._is_mkldnn_bf16_supported() is False)" if precision == "bf16"
+                else "AMX-FP16 (torch.cpu._is_amx_fp16_supported() is False)")
+        raise NotHere(f"this CPU (PyTorch {_version()}, CPU capability {_capability()}) has no {what}, so it cannot "
+                      f"show what '{precision}' does where the notes offer it; here: {detail}")
+    # "No effect" needs a control that the same comparison sees a difference.
+    _mistrusted(observed, "the same operations on inputs rounded to bf16",
+                all(r["control_varies"] for r in runs.values() if not r["changed"]))
+    passed = all(r["changed"] and r["error"][precision] <= r["bound"] for r in runs.values())
+    return passed, detail, observed
 
 
 def mkldnn_matmul_bf16() -> tuple[bool, str, dict]:
-    """See _mkldnn_bf16: matmul."""
-    return _mkldnn_bf16("matmul")
+    """See _mkldnn_reduced: matmul in bf16."""
+    return _mkldnn_reduced(("matmul",), "bf16")
 
 
 def mkldnn_conv_bf16() -> tuple[bool, str, dict]:
-    """See _mkldnn_bf16: convolution."""
-    return _mkldnn_bf16("conv")
+    """See _mkldnn_reduced: convolution in bf16."""
+    return _mkldnn_reduced(("conv",), "bf16")
+
+
+def mkldnn_rnn_bf16() -> tuple[bool, str, dict]:
+    """See _mkldnn_reduced: an LSTM in bf16."""
+    return _mkldnn_reduced(("rnn",), "bf16")
+
+
+def mkldnn_tf32() -> tuple[bool, str, dict]:
+    """See _mkldnn_reduced: matmul, convolution and an LSTM in TF32."""
+    return _mkldnn_reduced(tuple(OPS), "tf32")
 
 
 # --- the MHA fast path ----------------------------------------------------------
@@ -744,6 +864,7 @@ PROBES = {"fp32_precision_inherit": fp32_precision_inherit, "fp32_precision_lega
           "matmul_precision_high": matmul_precision_high,
           "matmul_precision_keeps_dtype_and_conv": matmul_precision_keeps_dtype_and_conv,
           "matmul_precision_cuda_only": matmul_precision_cuda_only, "mkldnn_matmul_bf16": mkldnn_matmul_bf16,
-          "mkldnn_conv_bf16": mkldnn_conv_bf16, "mha_fastpath": mha_fastpath, "sdpa_switches": sdpa_switches,
+          "mkldnn_conv_bf16": mkldnn_conv_bf16, "mkldnn_rnn_bf16": mkldnn_rnn_bf16,
+          "mkldnn_tf32": mkldnn_tf32, "mha_fastpath": mha_fastpath, "sdpa_switches": sdpa_switches,
           "sdpa_cpu_backends": sdpa_cpu_backends, "cpu_capability": cpu_capability, "opt_einsum": opt_einsum,
           "verbose_scopes": verbose_scopes, "cuda_matmul_reduced_precision": cuda_matmul_reduced_precision}
