@@ -23,6 +23,7 @@ from .observe import sentence
 from .pipeline import Report
 from .ruling import VERDICTS, Ruling
 from .verdicts import Fact, Verdict
+from .invariance import LEVELS
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 REPORT_SCHEMA = 1
@@ -158,6 +159,8 @@ def to_json(report: Report) -> dict[str, Any]:
         "changes": report.between,
         "installs": report.installs,
         "documented": report.listed,
+        "invariance": {"levels": {k: {"name": n, "promise": p, "source": s} for k, (n, p, s) in LEVELS.items()},
+                       "platforms": report.grids},
     }
 
 

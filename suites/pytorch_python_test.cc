@@ -130,6 +130,8 @@ TEST(TorchPython, MpsIsNeitherBuiltNorAvailableOffApple) { RunTorchProbe("mps_av
 TEST(TorchPython, ManualSeedIsNotABackendFlag) { RunTorchProbe("seed_not_backends"); }
 // use_deterministic_algorithms's own list, entry by entry (suites/probes/documented.py).
 TEST(TorchPython, DocumentedDeterminismList) { RunTorchProbe("documented"); }
+// Invariance level by level (suites/probes/invariance.py), judged by reports/invariance.py.
+TEST(TorchPython, InvarianceGrid) { RunTorchProbe("invariance"); }
 // Per version: not evaluated, naming the version, where it lacks the setting.
 TEST(TorchPython, MkldnnDeterministicFlagSetsAndRestores) { RunTorchProbe("mkldnn_deterministic"); }
 TEST(TorchPython, Fp32PrecisionAndAllowTf32DoNotMix) { RunTorchProbe("fp32_precision"); }

@@ -354,6 +354,23 @@ def cublas_config() -> tuple[bool, str, dict]:
             "; ".join(f"CUBLAS_WORKSPACE_CONFIG {k}: {describe_child(v)}" for k, v in seen.items()), seen)
 
 
+def invariance() -> tuple[bool | None, str, dict]:
+    """Whether each operation's bits hold still run to run, across thread
+    counts, batch sizes, fresh processes, CPU capabilities and oneDNN ISAs,
+    with a positive control per level (suites/probes/invariance.py). It
+    records; the report judges. A child process that failed is the harness's
+    error (None), the other levels kept."""
+    import invariance as grid
+    seen = grid.grid()
+    rows = seen["rows"]
+    differ = sorted({k.split(" | ")[0] for k, r in rows.items() for level in ("batch", "threads", "run")
+                     if isinstance(r.get(level), dict) and r[level].get("same") is False})
+    return (None if seen["errors"] else True), (
+        f"PyTorch {torch.__version__}: {len(rows)} operation and flag rows; not invariant at some in-process level: "
+        f"{', '.join(differ) or 'none'}" + (f"; child processes failed: {seen['errors']}" if seen["errors"] else "")
+    ), seen
+
+
 def documented() -> tuple[bool, str, dict]:
     """use_deterministic_algorithms's own list in this version's docstring,
     every entry checked on the devices it names that this machine has, and
@@ -439,7 +456,7 @@ PROBES = {"build_config": build_config, "defaults": defaults, "flags_scope": fla
           "cudnn_deterministic_scope": cudnn_deterministic_scope, "mkldnn_available": mkldnn_available,
           "openmp_available": openmp_available, "mps_available": mps_available,
           "seed_not_backends": seed_not_backends, "mkldnn_deterministic": mkldnn_deterministic,
-          "fp32_precision": fp32_precision, "documented": documented, "same_torch": same_torch,
+          "fp32_precision": fp32_precision, "documented": documented, "invariance": invariance, "same_torch": same_torch,
           "cublas_config": cublas_config, **settings.PROBES}
 
 

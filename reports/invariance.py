@@ -1,0 +1,205 @@
+"""Invariance, graded: per platform (a machine and its torch), per operation
+and flag variant, per level, whether PyTorch's result held its bits.
+
+The evidence is the observed record of TorchPython.InvarianceGrid
+(suites/probes/invariance.py). Each cell is
+
+- invariant: the same bits;
+- differs: with the fraction of elements that differ, the largest
+  difference relative to the largest magnitude, and (batch) the slices where;
+- not evaluated: with why (this torch lacks the operation, the level needs
+  what this machine lacks, or the flags made the operation raise);
+- untrusted: the level's positive control did not vary, so "invariant"
+  there proves nothing (a "differs" stays a difference).
+
+The release level compares the digests of two installs' default rows on one
+machine, where their seeded inputs have the same bits. Each level states what
+PyTorch's documentation promises there (LEVELS). Nothing here is written by
+hand but that table: every cell comes from the run's evidence.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from .evidence import Evidence, torch_of
+from .ruling import Ruling
+
+TEST = "TorchPython.InvarianceGrid"
+PROBE = "suites/probes/invariance.py"
+
+_REPRO = "torch_backends.py invariance"
+_NOTES = "PyTorch docs, notes, "
+# level -> (its heading, what the documentation promises there, the source).
+LEVELS: dict[str, tuple[str, str, str]] = {
+    "run": ("run to run", "promised under use_deterministic_algorithms(True) for deterministic operations; "
+            "otherwise not promised", _NOTES + "Reproducibility"),
+    "threads": ("thread count", "silent", _NOTES + "Reproducibility (no statement on the thread count)"),
+    "batch": ("batch size", "explicitly not promised", _NOTES + "Numerical accuracy, 'Batched computations or "
+              "slice computations': results need not be bitwise identical"),
+    "process": ("fresh process", "promised for deterministic operations with the same seeds, under "
+                "use_deterministic_algorithms(True)", _NOTES + "Reproducibility"),
+    "capability": ("CPU capability", "explicitly not promised", _NOTES + "Reproducibility: not guaranteed across "
+                   "platforms"),
+    "isa": ("oneDNN ISA", "explicitly not promised", _NOTES + "Reproducibility: not guaranteed across platforms"),
+    "release": ("torch release", "explicitly not promised", _NOTES + "Reproducibility: not guaranteed across "
+                "PyTorch releases"),
+    "compile": ("torch.compile", "silent", "not run by this grid yet"),
+    "device": ("CPU against GPU", "explicitly not promised", _NOTES + "Reproducibility: not guaranteed between CPU "
+               "and GPU executions"),
+}
+# Levels whose evidence the probe records per row.
+RECORDED = ("run", "threads", "batch", "process", "capability", "isa")
+
+
+def _observed(evidence: Evidence) -> dict[str, Any] | None:
+    for record in reversed(evidence.cases.get(TEST, [])):
+        for check in record.get("checks", []):
+            if isinstance(check.get("observed"), dict) and "rows" in check["observed"]:
+                return check["observed"]
+    return None
+
+
+def _percent(x: float) -> str:
+    return f"{100 * x:.3g}%"
+
+
+def _cell(level: str, seen: dict[str, Any] | None, controlled: bool, grid: dict[str, Any]) -> dict[str, Any]:
+    """One cell from the probe's record of one level."""
+    if seen is None:
+        return {"state": Ruling.NOT_EVALUATED, "why": "not run at this level for this variant (the child-process levels "
+                "run with the defaults only)"}
+    if "error" in seen:
+        return {"state": Ruling.ERROR, "why": f"the level's process failed: {seen['error']}"}
+    if level == "batch":
+        per = seen.get("per", {})
+        differ = {k: c for k, c in per.items() if not c.get("same")}
+        if not differ:
+            cell = {"state": "invariant", "why": f"op(x)[:k] equals op(x[:k]) for k in {', '.join(per)} "
+                    f"(batch {grid.get('batch')}; the last is a slice from the middle)"}
+        else:
+            worst = max(differ.values(), key=lambda c: c.get("max_rel", 0))
+            cell = {"state": "differs", "at": list(differ), "fraction": worst.get("fraction"),
+                    "max_rel": worst.get("max_rel"),
+                    "why": f"op(x)[:k] differs from op(x[:k]) at k = {', '.join(differ)}; equal at "
+                           f"{', '.join(k for k in per if k not in differ) or 'none'}; up to "
+                           f"{_percent(worst.get('fraction', 0))} of elements, largest relative difference "
+                           f"{worst.get('max_rel', 0):.3g}"}
+    elif level == "threads":
+        per = seen.get("per", {})
+        differ = {n: c for n, c in per.items() if not c.get("same")}
+        counts = ", ".join(sorted(per))
+        if not per:
+            return {"state": Ruling.NOT_EVALUATED, "why": "this machine has no thread count besides 2 to compare"}
+        cell = ({"state": "invariant", "why": f"2 threads against {counts}: the same bits"} if not differ else
+                {"state": "differs", "at": list(differ), **_worst(differ),
+                 "why": f"2 threads against {', '.join(differ)}: " + _sized(_worst(differ))})
+    else:
+        cell = ({"state": "invariant", "why": "the same bits"} if seen.get("same") else
+                {"state": "differs", **_worst({"": seen}), "why": _sized(seen)})
+    if cell["state"] == "invariant" and not controlled:
+        cell = {"state": "untrusted", "why": "the level's positive control did not vary, so 'the same bits' proves "
+                                             "nothing here"}
+    return cell
+
+
+def _worst(cells: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    worst = max(cells.values(), key=lambda c: c.get("max_rel", 0))
+    return {"fraction": worst.get("fraction"), "max_rel": worst.get("max_rel")}
+
+
+def _sized(c: dict[str, Any]) -> str:
+    return f"{_percent(c.get('fraction') or 0)} of elements differ, largest relative difference {c.get('max_rel', 0):.3g}"
+
+
+def judge(evidence: Evidence) -> dict[str, dict[str, Any]]:
+    """platform -> its torch, the levels (with their promise and control),
+    the rows (operation | variant -> level -> cell), and mm's kernels."""
+    out: dict[str, dict[str, Any]] = {}
+    for platform, ev in sorted(evidence.platforms.items()):
+        grid = _observed(ev)
+        if grid is None:
+            continue
+        env = evidence.platform_env.get(platform, {})
+        controls = grid.get("controls", {})
+        rows: dict[str, dict[str, Any]] = {}
+        for key, row in grid.get("rows", {}).items():
+            if "not_evaluated" in row or "raised" in row:
+                why = row.get("not_evaluated") or f"raised under these flags: {row['raised']}"
+                rows[key] = {level: {"state": Ruling.NOT_EVALUATED, "why": why} for level in RECORDED}
+                continue
+            rows[key] = {level: _cell(level, row.get(level), bool(controls.get(level, {}).get("varied")), grid)
+                         for level in RECORDED}
+            rows[key]["compile"] = {"state": Ruling.NOT_EVALUATED, "why": "torch.compile is not run by this grid yet"}
+            rows[key]["device"] = {"state": Ruling.NOT_EVALUATED, "why": "no GPU ran this grid"}
+        torch = env.get("torch") if isinstance(env.get("torch"), dict) else {}
+        python = str(torch.get("python") or "python3")
+        out[platform] = {"torch": torch_of(env), "levels_set": grid.get("levels_set", {}),
+                         "controls": controls, "rows": rows, "digests": {k: r.get("digest") for k, r in
+                                                                         grid.get("rows", {}).items()},
+                         "inputs_digest": grid.get("inputs_digest"), "kernels": grid.get("kernels", {}),
+                         "ks": grid.get("ks", []), "batch": grid.get("batch"),
+                         "repro": f"{python} {PROBE} grid",
+                         "evidence": f"{TEST} (./backendcheck run --case {shlex.quote(_REPRO)})"}
+    _release(out)
+    return out
+
+
+def _release(platforms: dict[str, dict[str, Any]]) -> None:
+    """The release level: each platform's default rows against the previous
+    install's on the same machine (the platform name's machine part), where
+    the seeded inputs have the same bits."""
+    by_machine: dict[str, list[str]] = {}
+    for p in platforms:
+        by_machine.setdefault(p.split(" (")[0], []).append(p)
+    for names in by_machine.values():
+        for p in names:
+            other = next((q for q in names if q != p), None)
+            grid = platforms[p]
+            for key, row in grid["rows"].items():
+                if other is None:
+                    row["release"] = {"state": Ruling.NOT_EVALUATED, "why": "one torch install on this machine"}
+                    continue
+                theirs = platforms[other]
+                if not key.endswith("| defaults"):
+                    row["release"] = {"state": Ruling.NOT_EVALUATED, "why": "compared with the defaults only"}
+                elif grid["inputs_digest"] != theirs["inputs_digest"]:
+                    row["release"] = {"state": Ruling.NOT_EVALUATED, "why": f"the seeded inputs differ between torch "
+                                      f"{grid['torch']} and {theirs['torch']}"}
+                elif not grid["digests"].get(key) or not theirs["digests"].get(key):
+                    row["release"] = {"state": Ruling.NOT_EVALUATED, "why": f"not run on torch {theirs['torch']}"}
+                else:
+                    same = grid["digests"][key] == theirs["digests"][key]
+                    row["release"] = {"state": "invariant" if same else "differs",
+                                      "why": f"torch {grid['torch']} against {theirs['torch']}: "
+                                             + ("the same bits" if same else "other bits")}
+
+
+def card_lines(grid: dict[str, Any]) -> list[dict[str, str]]:
+    """The card's "Invariant here" and "Not invariant here" lines for the
+    levels a user controls (batch size, thread count), over the default rows."""
+    lines = []
+    for level in ("batch", "threads"):
+        cells = {k.split(" | ")[0]: r[level] for k, r in grid["rows"].items() if k.endswith("| defaults")}
+        differ = sorted(op for op, c in cells.items() if c["state"] == "differs")
+        same = sorted(op for op, c in cells.items() if c["state"] == "invariant")
+        name = LEVELS[level][0]
+        if differ:
+            lines.append({"says": "Not invariant here", "level": name, "ops": ", ".join(differ)})
+        if same:
+            lines.append({"says": "Invariant here", "level": name, "ops": ", ".join(same)})
+    return lines
+
+
+def changes(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(row and level, older cell, newer cell) for every cell whose state
+    differs between two platforms' grids."""
+    out = []
+    for key in sorted(set(a.get("rows", {})) & set(b.get("rows", {}))):
+        for level in RECORDED:
+            x, y = a["rows"][key].get(level, {}), b["rows"][key].get(level, {})
+            if x.get("state") != y.get("state"):
+                out.append((f"{key}: {LEVELS[level][0]}", f"{x.get('state')}: {x.get('why')}",
+                            f"{y.get('state')}: {y.get('why')}"))
+    return out

@@ -1,0 +1,335 @@
+"""Invariance of PyTorch's CPU operations, level by level, decided by the
+torch under test.
+
+For each operation and flag variant (the defaults, mkldnn off,
+use_deterministic_algorithms on) it records whether the result's bits stay
+the same
+
+- run to run, in one process (the same call twice);
+- across thread counts (torch.set_num_threads 1 against 2, and all cores);
+- across batch sizes: op(x)[:k] against op(x[:k]) for k crossing the
+  kernels' blocking, and a slice from the middle;
+
+and, for the defaults, in fresh processes (the same call in a new process),
+under another CPU capability (ATEN_CPU_CAPABILITY=default: PyTorch's own
+vectorized kernels at their scalar level) and under a lower oneDNN ISA
+(ONEDNN_MAX_CPU_ISA). Each difference is measured: the fraction of elements
+that differ and the largest relative difference. The report compares the
+digests between torch installs for the release level.
+
+Every level has a positive control, a computation whose order follows the
+level's variable, so that it must vary there: a sum in a fresh random order
+(run to run; in a fresh process, the order from the OS's entropy), a sum in
+as many chunks as threads (threads), a training-mode batch_norm (batch: its
+statistics are the batch's), a sum in chunks as wide as the name of the
+capability or ISA that the child process reports (capability, ISA). A level
+whose control did not vary is not trusted.
+
+It records; reports/invariance.py judges.
+
+    python3 invariance.py grid        the grid, as JSON
+    python3 invariance.py digests     (child) this process's digests, as JSON
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+import sys
+from typing import Any, Callable
+
+import torch
+
+import documented
+
+F = torch.nn.functional
+BATCH = 64
+# k crosses the blocking of the GEMM and vectorized kernels: 1 (the
+# matrix-vector path), 2, 4, 8, 16 (powers of the register blocks), 3, 7, 33
+# (remainders of blocks of 2, 4, 8, 16 and 32).
+KS = (1, 2, 3, 4, 7, 8, 16, 33)
+MIDDLE = (8, 24)
+VARIANTS = ("defaults", "mkldnn off", "deterministic")
+CAPABILITY = "default"
+ISA = "SSE41"
+
+
+def _rand(*shape: int, seed: int) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def _has(what: str) -> str:
+    """'' when this torch has `what` (a dotted name under torch), else why not."""
+    value: Any = torch
+    for part in what.split(".")[1:]:
+        if not hasattr(value, part):
+            return f"PyTorch {torch.__version__} has no {what}"
+        value = getattr(value, part)
+    return ""
+
+
+def _sdpa(backend: str) -> Callable[[], str]:
+    def missing() -> str:
+        why = _has("torch.nn.functional.scaled_dot_product_attention")
+        if why:
+            return why
+        try:
+            from torch.nn.attention import SDPBackend  # noqa: F401
+        except ImportError:
+            return f"PyTorch {torch.__version__} has no torch.nn.attention.sdpa_kernel"
+        return ""
+    return missing
+
+
+def _attention(backend: str):
+    def run(q, k, v):
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        with sdpa_kernel(getattr(SDPBackend, backend)):
+            return F.scaled_dot_product_attention(q, k, v)
+    return run
+
+
+# name -> (the inputs whose first dimension is the batch, the fixed operands,
+# the operation, what this torch lacks ('' when it has it)). Sizes are those
+# where a level can show: reductions of hundreds to thousands of terms. A
+# child process takes the parent's inputs from the file INPUTS names (under
+# another CPU capability, torch.randn's own kernel gives other numbers).
+INPUTS = "BACKENDCHECK_INVARIANCE_INPUTS"
+# Where a child process saves its results, for the parent to measure.
+OUTPUTS = "BACKENDCHECK_INVARIANCE_OUTPUTS"
+
+
+def _ops() -> dict[str, tuple]:
+    ops = _made_ops()
+    if os.environ.get(INPUTS):
+        saved = torch.load(os.environ[INPUTS])
+        ops = {name: (saved[name][0], saved[name][1], *op[2:]) for name, op in ops.items()}
+    return ops
+
+
+def _made_ops() -> dict[str, tuple]:
+    x2 = _rand(BATCH, 1024, seed=1)
+    w = _rand(1024, 1024, seed=2) / 32
+    wide = _rand(BATCH, 4096, seed=3)
+    img = _rand(16, 32, 28, 28, seed=4)
+    seq = _rand(16, 32, 128, seed=5)
+    qkv = [_rand(16, 4, 64, 32, seed=s) for s in (6, 7, 8)]
+    index = torch.randint(0, 64, (512,), generator=torch.Generator().manual_seed(9))
+    rows = _rand(BATCH, 512, seed=10)
+    bags = torch.randint(0, 1000, (BATCH, 16), generator=torch.Generator().manual_seed(11))
+    table = _rand(1000, 64, seed=12)
+    none = lambda: ""  # noqa: E731
+    return {
+        "mm": ([x2], [w], torch.mm, none),
+        "bmm": ([_rand(BATCH, 32, 64, seed=13), _rand(BATCH, 64, 48, seed=14)], [], torch.bmm, none),
+        "addmm": ([x2], [_rand(1024, seed=15), w], lambda x, b, m: torch.addmm(b, x, m), none),
+        "linear": ([x2], [w, _rand(1024, seed=15)], F.linear, none),
+        "matmul": ([_rand(BATCH, 16, 256, seed=16)], [_rand(256, 256, seed=17) / 16], torch.matmul, none),
+        "matmul bf16": ([_rand(BATCH, 256, seed=18).bfloat16()], [(_rand(256, 256, seed=19) / 16).bfloat16()],
+                        torch.matmul, none),
+        "conv1d": ([seq], [_rand(48, 32, 5, seed=20)], lambda x, k: F.conv1d(x, k, padding=2), none),
+        "conv2d": ([img], [_rand(32, 32, 3, 3, seed=21)], lambda x, k: F.conv2d(x, k, padding=1), none),
+        "softmax": ([wide], [], lambda x: torch.softmax(x, -1), none),
+        "log_softmax": ([wide], [], lambda x: torch.log_softmax(x, -1), none),
+        "layer_norm": ([wide], [], lambda x: F.layer_norm(x, (4096,)), none),
+        "rms_norm": ([wide], [], lambda x: F.rms_norm(x, (4096,)), lambda: _has("torch.nn.functional.rms_norm")),
+        "group_norm": ([img], [], lambda x: F.group_norm(x, 8), none),
+        "sdpa math": (qkv, [], _attention("MATH"), _sdpa("MATH")),
+        "sdpa flash": (qkv, [], _attention("FLASH_ATTENTION"), _sdpa("FLASH_ATTENTION")),
+        "sum": ([wide], [], lambda x: x.sum(-1), none),
+        "mean": ([wide], [], lambda x: x.mean(-1), none),
+        "cumsum": ([wide], [], lambda x: x.cumsum(-1), none),
+        "embedding_bag": ([bags], [table], lambda b, t: F.embedding_bag(b, t, mode="sum"), none),
+        "index_add": ([rows], [index], lambda x, i: torch.zeros(x.shape[0], 64).index_add(1, i, x), none),
+        "scatter_add": ([rows], [index], lambda x, i: torch.zeros(x.shape[0], 64).scatter_add(
+            1, i.expand(x.shape[0], -1), x), none),
+    }
+
+
+def _digest(t: torch.Tensor) -> str:
+    return documented._digest([t])
+
+
+def _compare(a: torch.Tensor, b: torch.Tensor) -> dict[str, Any]:
+    """Whether two results have the same bits; where not, the fraction of
+    elements that differ and the largest difference relative to the largest
+    magnitude."""
+    if _digest(a) == _digest(b):
+        return {"same": True}
+    a, b = a.double(), b.double()
+    differ = (a != b) & ~(a.isnan() & b.isnan())
+    scale = float(a.abs().max()) or 1.0
+    return {"same": False, "fraction": float(differ.float().mean()),
+            "max_rel": float((a - b).abs().max()) / scale}
+
+
+class _Variant:
+    """The flags of one variant, set on entry and restored on exit."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __enter__(self) -> None:
+        self.saved = (torch.backends.mkldnn.enabled, torch.are_deterministic_algorithms_enabled())
+        torch.backends.mkldnn.enabled = self.name != "mkldnn off"
+        torch.use_deterministic_algorithms(self.name == "deterministic")
+
+    def __exit__(self, *exc) -> None:
+        torch.backends.mkldnn.enabled = self.saved[0]
+        torch.use_deterministic_algorithms(self.saved[1])
+
+
+def _run(op: tuple, rows: slice | None = None, threads: int = 2) -> torch.Tensor:
+    batched, fixed, fn, _ = op
+    torch.set_num_threads(threads)
+    with torch.no_grad():
+        return fn(*[b if rows is None else b[rows] for b in batched], *fixed)
+
+
+def _row(op: tuple) -> dict[str, Any]:
+    """The in-process levels of one operation under the current flags."""
+    full = _run(op)
+    out: dict[str, Any] = {"digest": _digest(full), "run": _compare(full, _run(op))}
+    threads = {str(n): _compare(full, _run(op, threads=n)) for n in sorted({1, os.cpu_count() or 2} - {2})}
+    out["threads"] = {"same": all(c["same"] for c in threads.values()), "per": threads}
+    per = {str(k): _compare(full[:k], _run(op, slice(0, k))) for k in KS}
+    lo, hi = MIDDLE
+    per[f"{lo}:{hi}"] = _compare(full[lo:hi], _run(op, slice(lo, hi)))
+    out["batch"] = {"same": all(c["same"] for c in per.values()), "per": per,
+                    "differ_at": [k for k, c in per.items() if not c["same"]]}
+    return out
+
+
+def _chunked_sum(x: torch.Tensor, chunks: int) -> torch.Tensor:
+    return torch.stack([c.sum() for c in x.chunk(max(chunks, 1))]).sum()
+
+
+def _controls() -> dict[str, dict[str, Any]]:
+    """The in-process levels' positive controls: each must vary."""
+    x = _rand(1 << 16, seed=30) * 1e3
+    run = documented.control(torch)
+    by_threads = {}
+    for n in (1, 2):
+        torch.set_num_threads(n)
+        by_threads[n] = _digest(_chunked_sum(x, torch.get_num_threads() * 3))
+    torch.set_num_threads(2)
+    batch = _rand(BATCH, 256, seed=31)
+    bn = lambda t: F.batch_norm(t, None, None, training=True)  # noqa: E731
+    return {"run": {"what": "a sum in a fresh random order each run", "varied": run.get("distinct", 0) > 1},
+            "threads": {"what": "a sum in three chunks per thread", "varied": by_threads[1] != by_threads[2]},
+            "batch": {"what": "batch_norm in training mode (its statistics are the batch's)",
+                      "varied": not _compare(bn(batch)[:4], bn(batch[:4]))["same"]}}
+
+
+def _onednn_isa() -> str:
+    import settings
+    _, log, _ = settings._traced(lambda: F.conv2d(_rand(4, 32, 20, 20, seed=32), _rand(48, 32, 3, 3, seed=33)))
+    return next((line.split("isa:")[1].strip() for line in log.splitlines() if "isa:" in line), "")
+
+
+def digests() -> dict[str, Any]:
+    """This process's digests of every operation (defaults, two threads) and
+    of the controls of the child levels."""
+    isa = _onednn_isa()  # first: oneDNN prints its ISA once, with its first primitive
+    torch.set_num_threads(2)
+    ops = _ops()
+    results = {name: _run(op) for name, op in ops.items() if not op[3]()}
+    if os.environ.get(OUTPUTS):
+        torch.save(results, os.environ[OUTPUTS])
+    out = {name: _digest(t) for name, t in results.items()}
+    x = _rand(1 << 16, seed=34) * 1e3
+    order = torch.randperm(x.numel(), generator=torch.Generator().manual_seed(int.from_bytes(os.urandom(8), "little")
+                                                                            >> 1))
+    capability = torch.backends.cpu.get_cpu_capability() if not _has("torch.backends.cpu.get_cpu_capability") else ""
+    return {"ops": out, "capability": capability, "isa": isa,
+            "controls": {"process": _digest(x[order].cumsum(0)),
+                         "capability": _digest(_chunked_sum(x, len(capability) + 1)),
+                         "isa": _digest(_chunked_sum(x, len(isa) + 1))}}
+
+
+def _child(env: dict[str, str], where: str) -> dict[str, Any]:
+    """A fresh process's digests (and its results, loaded from `where`)."""
+    r = subprocess.run([sys.executable, __file__, "digests"], env=dict(os.environ, **env, **{OUTPUTS: where}),
+                       capture_output=True, text=True, timeout=600, check=False)
+    if r.returncode:
+        return {"error": (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[-1][:300]}
+    return dict(json.loads(r.stdout), results=torch.load(where))
+
+
+def _kernels(op: tuple, rows: slice | None) -> dict[str, Any]:
+    """What ran an operation: oneDNN's kernels and oneMKL's routines."""
+    import settings
+    _, log, mkl = settings._traced(lambda: _run(op, rows))
+    return {"path": settings._path(log, mkl), "mkl_routines": mkl}
+
+
+def grid() -> dict[str, Any]:
+    """Every operation's levels, the controls, and the kernels of mm's batch
+    slices."""
+    ops = _ops()
+    rows: dict[str, dict[str, Any]] = {}
+    for name, op in ops.items():
+        missing = op[3]()
+        for variant in VARIANTS:
+            key = f"{name} | {variant}"
+            if missing:
+                rows[key] = {"not_evaluated": missing}
+                continue
+            try:
+                with _Variant(variant):
+                    rows[key] = _row(op)
+            except RuntimeError as e:
+                rows[key] = {"raised": str(e).splitlines()[0][:200]}
+    with tempfile.TemporaryDirectory() as tmp:
+        base = _child({}, f"{tmp}/base.pt")
+        torch.save({name: (op[0], op[1]) for name, op in ops.items()}, f"{tmp}/inputs.pt")
+        shared = {INPUTS: f"{tmp}/inputs.pt"}
+        children = {"process": _child(shared, f"{tmp}/process.pt"),
+                    "capability": _child(dict(shared, ATEN_CPU_CAPABILITY=CAPABILITY), f"{tmp}/capability.pt"),
+                    "isa": _child(dict(shared, ONEDNN_MAX_CPU_ISA=ISA), f"{tmp}/isa.pt")}
+    if "error" in base:
+        children = {level: base for level in children}
+    for level, child in children.items():
+        for name in ops:
+            key = f"{name} | defaults"
+            if "not_evaluated" in rows[key] or "raised" in rows[key]:
+                continue
+            if "error" in child:
+                rows[key][level] = {"error": child["error"]}
+            else:
+                rows[key][level] = _compare(base["results"][name], child["results"][name])
+    controls = _controls()
+    for level, child in children.items():
+        controls[level] = {"what": {"process": "a running sum in an order drawn from the OS's entropy in each process",
+                                    "capability": "torch.randn's numbers (its kernel is vectorized) summed in chunks "
+                                                  "as wide as the reported capability's name",
+                                    "isa": "a sum in chunks as wide as oneDNN's ISA's name"}[level],
+                           "varied": "error" not in child and child["controls"][level] != base["controls"][level]}
+    settings_seen = {"capability": {"own": base["capability"], "child": children["capability"].get("capability"),
+                                    "set": CAPABILITY},
+                     "isa": {"own": base["isa"], "child": children["isa"].get("isa"), "set": ISA}}
+    inputs = documented._digest([t for op in ops.values() for t in op[0] + op[1]
+                                 if isinstance(t, torch.Tensor)])
+    mm = ops["mm"]
+    kernels = {"mm": {f"k={k}": _kernels(mm, slice(0, k)) for k in (1, 3, 4)} | {"full": _kernels(mm, None)}}
+    errors = {level: child["error"] for level, child in children.items() if "error" in child}
+    return {"torch": str(torch.__version__), "errors": errors, "threads_all": os.cpu_count(), "ks": list(KS), "middle": list(MIDDLE),
+            "batch": BATCH, "variants": list(VARIANTS), "rows": rows, "controls": controls, "levels_set": settings_seen,
+            "inputs_digest": inputs, "kernels": kernels}
+
+
+def main(argv: list[str]) -> int:
+    if argv[1:] == ["digests"]:
+        print(json.dumps(digests()))
+    elif argv[1:] == ["grid"]:
+        print(json.dumps(grid(), indent=1))
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
