@@ -12,7 +12,11 @@ from inputs.errors import SpecError, load_toml
 from inputs.locate import LineIndex
 
 KINDS = ("guarantee", "folklore", "advice", "out-of-scope")
-RULES = ("fact", "ratio", "distribution", "across", "out-of-scope")
+RULES = ("fact", "ratio", "distribution", "across", "invariance", "out-of-scope")
+# invariance: the levels a claim can name, and the flag variants of the grid
+# (suites/probes/invariance.py).
+LEVELS = ("run", "threads", "batch", "process", "capability", "isa")
+VARIANTS = ("defaults", "mkldnn off", "deterministic")
 ACROSS = ("device", "platform")
 METRICS = ("total_ns", "steady_ns", "search_ns", "workspace_bytes", "rss_peak_bytes")
 FIELDS = ("distinct_choices", "distinct_digests")
@@ -48,6 +52,8 @@ class Claim:
     count: str = ""            # distribution: which count of a CrossProcess record
     observe: list[dict[str, Any]] = field(default_factory=list)  # context shown, never judged
     across: str = ""           # across: compare digests of one computation across devices or platforms
+    level: str = ""            # invariance: the level of the grid (batch, threads, ...)
+    variant: str = ""          # invariance: the flags of the grid's rows (defaults, deterministic, ...)
     about: str = "any"         # the system the claim is about
     system: str = ""           # the system the evidence block's tests show
     prediction: Claim | None = None  # the model's evidence, shown beside the deciding one, never deciding
@@ -171,6 +177,12 @@ def _evidence(ev: Any, here: tuple[str | int, ...], error: Any, claim: Claim) ->
         if claim.supports_when != "differs":
             raise error(here + ("supports_when",),
                         "an across rule supports a claim when digests differ: supports_when = \"differs\"")
+    if rule == "invariance":
+        claim.level, claim.variant = ev.get("level", ""), ev.get("variant", "defaults")
+        if claim.level not in LEVELS:
+            raise error(here + ("level",), f"level must be one of {', '.join(LEVELS)}")
+        if claim.variant not in VARIANTS:
+            raise error(here + ("variant",), f"variant must be one of {', '.join(VARIANTS)}")
     if rule == "distribution":
         claim.count = ev.get("count", "")
         claim.supports_when = ev.get("supports_when", "")

@@ -31,7 +31,7 @@ from typing import Any
 
 from inputs.repro import split_repro
 
-from . import documented, invariance
+from . import census, documented, invariance
 from .evidence import Evidence, platform_of, torch_of
 from .statistics import LEVEL, ratio_moved
 
@@ -101,11 +101,14 @@ def _side(version: str, shown: Any, env: dict[str, Any], test: str, record: dict
 
 
 def between_versions(verdicts: list[Any], evidence: Evidence, listed: dict[str, dict[str, Any]],
-                     grids: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+                     grids: dict[str, dict[str, Any]] | None = None,
+                     censuses: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Every change between paired torch versions (see the module's text);
     `listed` is documented.judge(evidence), `grids` invariance.judge(evidence)
-    (its cells replace the raw record of its test)."""
-    grids = grids or {}
+    and `censuses` census.judge(evidence) (their cells and findings replace
+    the raw records of their tests)."""
+    grids, censuses = grids or {}, censuses or {}
+    judged = {invariance.TEST: grids, census.TEST: censuses}
     changes: list[dict[str, Any]] = []
     for older, newer in pairs(evidence):
         env_a, env_b = evidence.platform_env[older], evidence.platform_env[newer]
@@ -136,13 +139,19 @@ def between_versions(verdicts: list[Any], evidence: Evidence, listed: dict[str, 
                 changes.append({**base, "kind": "invariance", "what": f"invariance of {cell}",
                                 "sides": [{"torch": va, "observed": _cut(shown_a), "evidence": [ga["evidence"]]},
                                           {"torch": vb, "observed": _cut(shown_b), "evidence": [gb["evidence"]]}]})
+        ca, cb = censuses.get(older, {}), censuses.get(newer, {})
+        if "findings" in ca and "findings" in cb:
+            for finding, shown_a, shown_b in census.changes(ca, cb):
+                changes.append({**base, "kind": "census", "what": f"OpInfo census: {finding}",
+                                "sides": [{"torch": va, "observed": _cut(shown_a), "evidence": [ca["evidence"]]},
+                                          {"torch": vb, "observed": _cut(shown_b), "evidence": [cb["evidence"]]}]})
 
         ev_a, ev_b = evidence.platforms[older], evidence.platforms[newer]
         # Each test's last case record (a fact's, or a case's).
         rec_a = {test: records[-1] for test, records in ev_a.cases.items() if records}
         rec_b = {test: records[-1] for test, records in ev_b.cases.items() if records}
         for test in sorted(set(rec_a) | set(rec_b) | set(ev_a.results) | set(ev_b.results)):
-            if test == invariance.TEST and older in grids and newer in grids:
+            if older in judged.get(test, {}) and newer in judged.get(test, {}):
                 continue
             ra, rb = rec_a.get(test), rec_b.get(test)
             oa, ob = (_observed(ra) if ra else None), (_observed(rb) if rb else None)

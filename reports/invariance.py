@@ -49,6 +49,9 @@ LEVELS: dict[str, tuple[str, str, str]] = {
     "device": ("CPU against GPU", "explicitly not promised", _NOTES + "Reproducibility: not guaranteed between CPU "
                "and GPU executions"),
 }
+# The grid's flag variants, as a sentence says them.
+VARIANT_WORDS = {"defaults": "with the defaults", "mkldnn off": "with torch.backends.mkldnn.enabled = False",
+                 "deterministic": "under torch.use_deterministic_algorithms(True)"}
 # Levels whose evidence the probe records per row.
 RECORDED = ("run", "threads", "batch", "process", "capability", "isa")
 
@@ -73,7 +76,7 @@ def _cell(level: str, seen: dict[str, Any] | None, controlled: bool, grid: dict[
     if "error" in seen:
         return {"state": Ruling.ERROR, "why": f"the level's process failed: {seen['error']}"}
     if level == "batch":
-        per = seen.get("per", {})
+        per = dict(sorted(seen.get("per", {}).items(), key=lambda kv: (":" in kv[0], int(kv[0].split(":")[0]))))
         differ = {k: c for k, c in per.items() if not c.get("same")}
         if not differ:
             cell = {"state": "invariant", "why": f"op(x)[:k] equals op(x[:k]) for k in {', '.join(per)} "
@@ -89,7 +92,7 @@ def _cell(level: str, seen: dict[str, Any] | None, controlled: bool, grid: dict[
     elif level == "threads":
         per = seen.get("per", {})
         differ = {n: c for n, c in per.items() if not c.get("same")}
-        counts = ", ".join(sorted(per))
+        counts = " and ".join(sorted(per, key=int))
         if not per:
             return {"state": Ruling.NOT_EVALUATED, "why": "this machine has no thread count besides 2 to compare"}
         cell = ({"state": "invariant", "why": f"2 threads against {counts}: the same bits"} if not differ else
@@ -125,12 +128,11 @@ def judge(evidence: Evidence) -> dict[str, dict[str, Any]]:
         controls = grid.get("controls", {})
         rows: dict[str, dict[str, Any]] = {}
         for key, row in grid.get("rows", {}).items():
-            if "not_evaluated" in row or "raised" in row:
-                why = row.get("not_evaluated") or f"raised under these flags: {row['raised']}"
-                rows[key] = {level: {"state": Ruling.NOT_EVALUATED, "why": why} for level in RECORDED}
-                continue
-            rows[key] = {level: _cell(level, row.get(level), bool(controls.get(level, {}).get("varied")), grid)
-                         for level in RECORDED}
+            rows[key] = {level: _row_cell(row, level, grid) for level in RECORDED}
+            ran = grid.get("kernels", {}).get(key.split(" | ")[0]) if key.endswith("| defaults") else None
+            if ran and rows[key]["batch"]["state"] == "differs":
+                rows[key]["batch"] = dict(rows[key]["batch"], why=rows[key]["batch"]["why"] + "; ran " + "; ".join(
+                    f"{k}: {v.get('path')}" for k, v in ran.items()))
             rows[key]["compile"] = {"state": Ruling.NOT_EVALUATED, "why": "torch.compile is not run by this grid yet"}
             rows[key]["device"] = {"state": Ruling.NOT_EVALUATED, "why": "no GPU ran this grid"}
         torch = env.get("torch") if isinstance(env.get("torch"), dict) else {}
@@ -174,6 +176,25 @@ def _release(platforms: dict[str, dict[str, Any]]) -> None:
                     row["release"] = {"state": "invariant" if same else "differs",
                                       "why": f"torch {grid['torch']} against {theirs['torch']}: "
                                              + ("the same bits" if same else "other bits")}
+
+
+def level_cells(grid: dict[str, Any], level: str, variant: str) -> dict[str, dict[str, Any]]:
+    """operation -> its cell at `level` in the rows of `variant`, from the
+    probe's own record (what a catalog claim of rule "invariance" judges)."""
+    out = {}
+    for key, row in grid.get("rows", {}).items():
+        op, _, flags = key.partition(" | ")
+        if flags == variant:
+            out[op] = _row_cell(row, level, grid)
+    return out
+
+
+def _row_cell(row: dict[str, Any], level: str, grid: dict[str, Any]) -> dict[str, Any]:
+    """One row's cell at one level, with the level's control."""
+    if "not_evaluated" in row or "raised" in row:
+        return {"state": Ruling.NOT_EVALUATED,
+                "why": row.get("not_evaluated") or f"raised under these flags: {row['raised']}"}
+    return _cell(level, row.get(level), bool(grid.get("controls", {}).get(level, {}).get("varied")), grid)
 
 
 def card_lines(grid: dict[str, Any]) -> list[dict[str, str]]:

@@ -20,7 +20,7 @@ from typing import Any
 
 from inputs.errors import SpecError, read_regular
 
-from . import documented, expectations, invariance
+from . import census, documented, expectations, invariance
 from .card import cards
 from .catalog import load_catalog
 from .changes import between_versions
@@ -80,6 +80,8 @@ class Report:
     cards: dict[str, dict[str, Any]]
     # invariance level by level, per platform (reports/invariance.py)
     grids: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # determinism over PyTorch's OpInfo table, per platform (reports/census.py)
+    censuses: dict[str, dict[str, Any]] = field(default_factory=dict)
     coverage: dict[str, Any] = field(default_factory=dict)
     installs: list[dict[str, Any]] = field(default_factory=list)
     baseline: dict[str, Any] | None = None
@@ -93,13 +95,14 @@ class Report:
            **more: Any) -> Report:
         """The report of judged verdicts: what it derives from them and the
         evidence is computed here, once."""
-        listed, grids = documented.judge(evidence), invariance.judge(evidence)
+        listed, grids, censuses = documented.judge(evidence), invariance.judge(evidence), census.judge(evidence)
         card = cards(verdicts, list(evidence.platforms))
         for platform, grid in grids.items():
             if platform in card:
                 card[platform]["invariance"] = invariance.card_lines(grid)
-        return cls(verdicts, manifest, evidence, listed, between_versions(verdicts, evidence, listed, grids),
-                   conformance_summary(evidence), card, grids=grids, **more)
+        return cls(verdicts, manifest, evidence, listed,
+                   between_versions(verdicts, evidence, listed, grids, censuses),
+                   conformance_summary(evidence), card, grids=grids, censuses=censuses, **more)
 
     def exit_code(self) -> int:
         """0; 3 when a guarantee is refuted; 5 when the model and PyTorch

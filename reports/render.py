@@ -159,6 +159,7 @@ def to_json(report: Report) -> dict[str, Any]:
         "changes": report.between,
         "installs": report.installs,
         "documented": report.listed,
+        "census": report.censuses,
         "invariance": {"levels": {k: {"name": n, "promise": p, "source": s} for k, (n, p, s) in LEVELS.items()},
                        "platforms": report.grids},
     }

@@ -54,6 +54,7 @@ from inputs.repro import split_repro
 
 from .catalog import MIN_REPS, Claim
 from .evidence import PLATFORM_PARTS, Evidence, ctest_outcome, differing_parts
+from .invariance import LEVELS, VARIANT_WORDS, level_cells
 from .ruling import Ruling
 from .statistics import LEVEL, MANY_RULE, MARGIN, decide_many, decide_ratio
 
@@ -228,6 +229,43 @@ def _held(claim: Claim, clean: list[Fact]) -> str:
     kinds = sorted({f.test.split("/", 2)[1] if f.test.count("/") >= 2 else f.test.split(".")[0] for f in clean})
     shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
     return f"{what}{len(clean)} tests held ({', '.join(kinds[:3])}: {shown})"
+
+
+def _invariance(claim: Claim, facts: list[Fact]) -> Verdict:
+    """A claim that results hold their bits at one level of the invariance
+    grid, for the rows of one flag variant: supported when every operation
+    evaluated there is invariant, refuted by one that differs (named, with
+    where and how much), inconclusive when the level's positive control did
+    not vary; without a recorded grid, as its test's outcome says."""
+    grid = next((c["observed"] for f in facts if f.outcome == "passed" for r in f.records
+                 for c in r.get("checks", []) if isinstance(c.get("observed"), dict) and "rows" in c["observed"]),
+                None)
+    if grid is None:
+        return _judge_facts(claim, facts)
+    cells = level_cells(grid, claim.level, claim.variant)
+    name, control = LEVELS[claim.level][0], grid.get("controls", {}).get(claim.level, {})
+    if claim.level == "threads":
+        name += f" (2 threads against 1{' and ' + str(grid['threads_all']) if grid.get('threads_all', 2) > 2 else ''})"
+    flags = VARIANT_WORDS[claim.variant]
+    judged = {op: c for op, c in cells.items() if c["state"] in ("invariant", "differs", "untrusted")}
+    differ = {op: c for op, c in judged.items() if c["state"] == "differs"}
+    others = {op: c["why"] for op, c in cells.items() if op not in judged}
+    aside = (f"; not evaluated: {', '.join(sorted(others))} ({next(iter(others.values()))})" if others else "")
+    holds = Ruling.SUPPORTED if claim.polarity == "supports" else Ruling.REFUTED
+    breaks = Ruling.REFUTED if claim.polarity == "supports" else Ruling.SUPPORTED
+    if differ:
+        shown = "; ".join(f"{op}: {c['why']}" for op, c in list(differ.items())[:3])
+        return Verdict(claim, breaks, f"across the {name}, {flags}, {len(differ)} of {len(judged)} "
+                                      f"operations do not hold their bits ({', '.join(differ)}); {shown}{aside}", facts)
+    if not judged:
+        return Verdict(claim, Ruling.NOT_EVALUATED, f"no operation evaluated across the {name}{aside}", facts)
+    if not control.get("varied"):
+        return Verdict(claim, Ruling.INCONCLUSIVE, f"across the {name} all {len(judged)} operations gave the same "
+                                                   f"bits, but the level's control ({control.get('what')}) did not "
+                                                   f"vary, so that proves nothing{aside}", facts)
+    return Verdict(claim, holds, f"across the {name}, {flags}, all {len(judged)} operations held "
+                                 f"their bits ({', '.join(judged)}), and the control ({control.get('what')}) "
+                                 f"varied{aside}", facts)
 
 
 def _ratio(claim: Claim, facts: list[Fact]) -> Verdict:
@@ -461,6 +499,8 @@ def _judge_block(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidenc
         return Verdict(claim, Ruling.ERROR, "the catalog's selectors match no test: fix suites/claims.toml", [])
     if claim.rule == "ratio":
         verdict = _ratio(claim, facts)
+    elif claim.rule == "invariance":
+        verdict = _invariance(claim, facts)
     elif claim.rule == "distribution":
         verdict = _distribution(claim, facts)
     else:

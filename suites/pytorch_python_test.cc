@@ -132,6 +132,13 @@ TEST(TorchPython, ManualSeedIsNotABackendFlag) { RunTorchProbe("seed_not_backend
 TEST(TorchPython, DocumentedDeterminismList) { RunTorchProbe("documented"); }
 // Invariance level by level (suites/probes/invariance.py), judged by reports/invariance.py.
 TEST(TorchPython, InvarianceGrid) { RunTorchProbe("invariance"); }
+// Determinism over PyTorch's own OpInfo table (suites/probes/census.py): a few
+// samples per operation in the ci tier, every sample in the nightly tier
+// (the build's BACKENDCHECK_TIER, passed to the probe).
+TEST(TorchPython, OpInfoCensus) {
+  setenv("BACKENDCHECK_TIER", BC_TIER, 1);
+  RunTorchProbe("census");
+}
 // Per version: not evaluated, naming the version, where it lacks the setting.
 TEST(TorchPython, MkldnnDeterministicFlagSetsAndRestores) { RunTorchProbe("mkldnn_deterministic"); }
 TEST(TorchPython, Fp32PrecisionAndAllowTf32DoNotMix) { RunTorchProbe("fp32_precision"); }

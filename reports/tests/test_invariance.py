@@ -1,8 +1,9 @@
-"""The invariance grid, judged and shown from recorded evidence:
-reports/tests/data/invariance holds the records of TorchPython.InvarianceGrid
-(suites/probes/invariance.py) as ctest wrote them on a 2-core AVX2 machine,
-for torch 1.13.0a0 (Debian) and 2.15.0+cu132 (PyPI), each with its
-environment record."""
+"""The invariance grid and the OpInfo census, judged and shown from recorded
+evidence: reports/tests/data/invariance holds the records of
+TorchPython.InvarianceGrid (grid.jsonl, suites/probes/invariance.py) and
+TorchPython.OpInfoCensus (census.jsonl, suites/probes/census.py, 4 samples per
+operation) as ctest wrote them on a 2-core AVX2 machine, for torch 1.13.0a0
+(Debian) and 2.15.0+cu132 (PyPI), each with its environment record."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from reports import invariance
+from reports import census, invariance
 from reports.catalog import load_catalog
 from reports.evidence import read_evidence
 from reports.pipeline import Report
@@ -90,6 +91,82 @@ class RecordedGridTest(unittest.TestCase):
         self.assertEqual(page.count('class="invariance-grid"'), 2)
         self.assertIn("Not invariant here", page)
         self.assertEqual(sorted(data["invariance"]["levels"]), sorted(invariance.LEVELS))
+        self.assertIn('id="census"', page)
+        self.assertEqual(sorted(c["torch"].split("+")[0] for c in data["census"].values()), ["1.13.0a0", "2.15.0"])
+        findings = [c for c in report.between if c["kind"] == "census"]
+        self.assertTrue(findings, "findings one torch has and the other has not are changes between versions")
+
+
+class InvarianceClaimTest(unittest.TestCase):
+    """Catalog claims of rule "invariance" take the grid as evidence."""
+
+    def setUp(self) -> None:
+        ev = read_evidence([DATA / "torch-1.13.0a0", DATA / "torch-2.15.0"])
+        claims = [c for c in load_catalog(ROOT / "suites" / "claims.toml") if c.rule == "invariance"]
+        self.verdicts = {v.claim.id: v for v in judge_all(claims, [], ev, partial=True)}
+
+    def test_batch_folklore_is_refuted_naming_the_operations(self) -> None:
+        v = self.verdicts["batch-invariant"]
+        for platform, pv in v.platforms.items():
+            self.assertEqual(pv.verdict, "refuted", platform)
+            self.assertIn("mm", pv.reason)
+            self.assertIn("k = 1", pv.reason)
+            self.assertEqual(pv.decided_by, "pytorch")
+
+    def test_thread_folklore_is_decided_with_its_control(self) -> None:
+        for platform, pv in self.verdicts["det-alg-thread-invariant"].platforms.items():
+            self.assertEqual(pv.verdict, "supported", platform)
+            self.assertIn("2 threads against 1", pv.reason)
+            self.assertIn("control", pv.reason)
+
+    def test_a_missed_control_makes_all_invariant_inconclusive(self) -> None:
+        ev = read_evidence([DATA / "torch-2.15.0"])
+        for records in ev.cases.values():
+            for r in records:
+                for c in r.get("checks", []):
+                    if "controls" in (c.get("observed") or {}):
+                        c["observed"]["controls"]["threads"]["varied"] = False
+        claim = [c for c in load_catalog(ROOT / "suites" / "claims.toml") if c.id == "det-alg-thread-invariant"]
+        [v] = judge_all(claim, [], ev, partial=True)
+        self.assertEqual(v.verdict, "inconclusive")
+
+
+class RecordedCensusTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.by_torch = {c["torch"].split("+")[0]: c for c in census.judge(read_evidence(
+            [DATA / "torch-1.13.0a0", DATA / "torch-2.15.0"])).values()}
+
+    def test_every_opinfo_ran_on_both_torches(self) -> None:
+        for torch, opinfos in (("1.13.0a0", 621), ("2.15.0", 703)):
+            c = self.by_torch[torch]
+            self.assertEqual(c["opinfos"], opinfos)
+            self.assertEqual(c["errors"], {})
+            self.assertGreater(c["operations_run"], 0.8 * opinfos)
+
+    def test_the_documented_throwing_operations_raise_and_warn(self) -> None:
+        for c in self.by_torch.values():
+            for op in ("nn.functional.max_unpool1d", "nn.functional.max_unpool2d", "nn.functional.max_unpool3d", "put"):
+                self.assertIn(op, c["raised"])
+                self.assertIn(op, c["warned"])
+            self.assertEqual(c["findings"]["raises_not_listed"], [], "every operation that raised is listed")
+
+    def test_findings_are_named_with_a_repro(self) -> None:
+        varies = {f["op"]: f for f in self.by_torch["2.15.0"]["findings"]["varies_not_listed"]}
+        self.assertIn("fft.irfft", varies)
+        self.assertIn("between 1 and 2 threads", varies["fft.irfft"]["detail"])
+        self.assertTrue(varies["fft.irfft"]["repro"].endswith("suites/probes/census.py op fft.irfft"))
+        self.assertFalse([op for op in varies if op.startswith("empty")],
+                         "uninitialized memory is not a finding of variation")
+        self.assertTrue(all(self.by_torch["2.15.0"]["uninitialized"].values()),
+                        "fill_uninitialized_memory fills what the empty family returns")
+        self.assertEqual(self.by_torch["1.13.0a0"]["uninitialized"], {}, "1.13 has no fill_uninitialized_memory")
+
+    def test_base_names_match_entries_and_opinfos(self) -> None:
+        self.assertEqual(census.base_name("torch.nn.MaxUnpool2d"), "max_unpool2d")
+        self.assertEqual(census.base_name("nn.functional.max_unpool2d"), "max_unpool2d")
+        self.assertEqual(census.base_name("torch.Tensor.put_"), "put")
+        self.assertEqual(census.base_name("torch.nn.NLLLoss"), "nll_loss")
+        self.assertEqual(census.base_name("torch.Tensor.__getitem__"), "__getitem__")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ import torch
 
 import documented
 from readings import mkl_routines
+import re
 
 # What each probe records about the inputs it made: shapes chosen so that the
 # reduction is long enough for a narrower type to change the last bits
@@ -242,6 +243,10 @@ def _path(log: str, mkl: list[str]) -> str:
         return "through oneDNN" + (f" ({', '.join(kernels)})" if kernels else "")
     if mkl:
         return f"through oneMKL's {', '.join(mkl)}, not oneDNN"
+    blas = re.search(r"BLAS_INFO=([^,\s]+)", torch.__config__.show())
+    if blas and blas.group(1) != "mkl":
+        return (f"through neither oneDNN nor oneMKL: this build's BLAS ('{blas.group(1)}' in torch.__config__; "
+                "it names no kernel) or PyTorch's own kernel")
     return "through neither oneDNN nor oneMKL (PyTorch's own kernel)"
 
 

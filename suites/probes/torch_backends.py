@@ -27,6 +27,12 @@ import traceback
 import warnings
 from pathlib import Path
 
+# The pure-Python packages the probes import beside torch (expecttest,
+# opt-einsum), as pinned wheels, for a torch whose environment the harness
+# does not manage (./backendcheck sets it; first, as torch reads opt_einsum
+# on import).
+sys.path[:0] = [p for p in os.environ.get("BACKENDCHECK_PROBE_PATH", "").split(os.pathsep) if p]
+
 try:
     import torch
 except Exception as e:  # noqa: BLE001 - any import failure means "no PyTorch here"
@@ -354,6 +360,28 @@ def cublas_config() -> tuple[bool, str, dict]:
             "; ".join(f"CUBLAS_WORKSPACE_CONFIG {k}: {describe_child(v)}" for k, v in seen.items()), seen)
 
 
+def census() -> tuple[bool | None, str, dict]:
+    """Determinism over PyTorch's own OpInfo table (suites/probes/census.py):
+    per operation and float32 CPU sample, the alert under
+    use_deterministic_algorithms(True), the warning under warn_only, the
+    bits run to run, across threads and of the backward, and uninitialized
+    memory under fill_uninitialized_memory. It records; the report holds it
+    against the documented list. Not evaluated where this torch's OpInfo
+    table cannot be imported (naming the package); an operation that crashed
+    or hung is the harness's error (None), the rest kept."""
+    import census as opinfo
+    seen = opinfo.run(0 if os.environ.get("BACKENDCHECK_TIER") == "nightly" else opinfo.SAMPLES)
+    if "absent" in seen:
+        raise NotHere(seen["absent"])
+    errors = {op: r["error"] for op, r in seen["ops"].items() if "error" in r}
+    ran = sum(r.get("ran", 0) for r in seen["ops"].values())
+    raised = sorted(op for op, r in seen["ops"].items() if r.get("raised"))
+    return (None if errors else True), (
+        f"PyTorch {torch.__version__}: {len(seen['ops'])} OpInfos, {ran} float32 CPU samples run "
+        f"({seen['samples_per_op']} per operation) in {seen['seconds']} s; raised the alert: {', '.join(raised) or 'none'}"
+        + (f"; crashed or hung: {errors}" if errors else "")), seen
+
+
 def invariance() -> tuple[bool | None, str, dict]:
     """Whether each operation's bits hold still run to run, across thread
     counts, batch sizes, fresh processes, CPU capabilities and oneDNN ISAs,
@@ -456,7 +484,7 @@ PROBES = {"build_config": build_config, "defaults": defaults, "flags_scope": fla
           "cudnn_deterministic_scope": cudnn_deterministic_scope, "mkldnn_available": mkldnn_available,
           "openmp_available": openmp_available, "mps_available": mps_available,
           "seed_not_backends": seed_not_backends, "mkldnn_deterministic": mkldnn_deterministic,
-          "fp32_precision": fp32_precision, "documented": documented, "invariance": invariance, "same_torch": same_torch,
+          "fp32_precision": fp32_precision, "documented": documented, "invariance": invariance, "census": census, "same_torch": same_torch,
           "cublas_config": cublas_config, **settings.PROBES}
 
 

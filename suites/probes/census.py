@@ -1,0 +1,301 @@
+"""A census of determinism over PyTorch's own table of operations, OpInfo
+(torch.testing._internal.common_methods_invocations.op_db, which needs the
+expecttest package), for the installed torch, on the CPU in float32.
+
+For every OpInfo with a float32 CPU sample, on its first SAMPLES samples
+(every sample with --all, as the nightly tier runs it):
+
+- under use_deterministic_algorithms(True): does it raise PyTorch's alert
+  (a RuntimeError saying the operation has no deterministic implementation);
+- under warn_only=True: does it warn instead;
+- does its forward repeat its bits over two runs, and on 1 and 2 threads;
+  its backward (the gradients of the outputs' sum) over two runs, where the
+  OpInfo supports autograd;
+- for the operations that return uninitialized memory (empty, empty_like,
+  new_empty, empty_strided, empty_permuted), is it filled (NaN) under the
+  mode with torch.utils.deterministic.fill_uninitialized_memory, where the
+  version has it.
+
+The operations run in a child process, one JSON line each; a crash or a
+hang costs that operation only (recorded as its error), and the census goes
+on in a fresh child. Held against use_deterministic_algorithms's own list
+(documented.py's parser of this torch's docstring), the report lists
+operations that raise but are not listed, are listed as throwing but did not
+raise, and vary but are not listed.
+
+    python3 census.py run [N | --all]        the census, as JSON (N samples per operation)
+    python3 census.py op NAME                every sample of one OpInfo, as JSON
+    python3 census.py child START LIMIT      (child) from the START-th operation
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import subprocess
+import sys
+import time
+import warnings
+from typing import Any
+
+# As torch_backends.py: the pinned wheels of a torch the harness does not manage.
+sys.path[:0] = [p for p in os.environ.get("BACKENDCHECK_PROBE_PATH", "").split(os.pathsep) if p]
+
+import documented  # noqa: E402
+
+# The samples per operation of the ci tier (the nightly tier runs every one:
+# about 18,700 in 2.15, under a minute; 1.13's take 3.5 minutes on 2 cores).
+SAMPLES = 4
+# An operation that has not answered in this long is hung.
+HANG_S = 60.0
+UNINITIALIZED = ("empty", "empty_like", "new_empty", "empty_strided", "empty_permuted")
+
+
+def _op_db():
+    """PyTorch's OpInfo table, or why it cannot be imported."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from torch.testing._internal.common_methods_invocations import op_db
+        return op_db, ""
+    except ImportError as e:
+        return None, str(e)
+
+
+def _tensors(value: Any, torch) -> list:
+    if isinstance(value, torch.Tensor):
+        return [value] if value.layout == torch.strided else [value.to_dense()]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors(v, torch)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensors(v, torch)]
+    return []
+
+
+def _call(op, sample, torch):
+    return op(sample.input, *sample.args, **sample.kwargs)
+
+
+def _digest(value, torch) -> str:
+    return documented._digest(_tensors(value, torch))
+
+
+def _first_line(e: BaseException) -> str:
+    return (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+
+
+def _alert(text: str) -> bool:
+    return "does not have a deterministic implementation" in text
+
+
+def _check(op, sample, torch) -> dict[str, Any]:
+    """One operation's checks on one sample."""
+    out: dict[str, Any] = {}
+    torch.set_num_threads(2)
+    try:
+        first = _call(op, sample, torch)
+    except Exception as e:  # noqa: BLE001 - an operation that fails here is recorded, not the census's failure
+        return {"fails": _first_line(e)}
+    out["repeats"] = _digest(first, torch) == _digest(_call(op, sample, torch), torch)
+    torch.set_num_threads(1)
+    try:
+        out["threads"] = _digest(first, torch) == _digest(_call(op, sample, torch), torch)
+    finally:
+        torch.set_num_threads(2)
+    torch.use_deterministic_algorithms(True)
+    try:
+        _call(op, sample, torch)
+        out["raises"] = ""
+    except RuntimeError as e:
+        out["raises"] = _first_line(e) if _alert(str(e)) else ""
+        if not out["raises"]:
+            out["mode_error"] = _first_line(e)
+    finally:
+        torch.use_deterministic_algorithms(False)
+    if out["raises"]:
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                _call(op, sample, torch)
+            out["warns"] = any(_alert(str(w.message)) for w in caught)
+        except RuntimeError as e:
+            out["warns"] = False
+            out["warn_only_error"] = _first_line(e)
+        finally:
+            torch.use_deterministic_algorithms(False)
+    if op.name in UNINITIALIZED:
+        out["filled"] = _filled(op, sample, torch)
+    if getattr(op, "supports_autograd", False):
+        out["backward_repeats"] = _backward_repeats(op, sample, torch)
+    return out
+
+
+def _filled(op, sample, torch) -> bool | None:
+    deterministic = getattr(getattr(torch, "utils", None), "deterministic", None)
+    if deterministic is None or not hasattr(deterministic, "fill_uninitialized_memory"):
+        return None
+    before = deterministic.fill_uninitialized_memory
+    deterministic.fill_uninitialized_memory = True
+    torch.use_deterministic_algorithms(True)
+    try:
+        got = _tensors(_call(op, sample, torch), torch)
+        return all(bool(t.isnan().all()) for t in got if t.is_floating_point())
+    finally:
+        torch.use_deterministic_algorithms(False)
+        deterministic.fill_uninitialized_memory = before
+
+
+def _backward_repeats(op, sample, torch) -> bool | None:
+    grads = []
+    for _ in range(2):
+        leaf = sample.input.detach().clone().requires_grad_() if isinstance(sample.input, torch.Tensor) else None
+        if leaf is None or not leaf.is_floating_point():
+            return None
+        try:
+            outs = [t for t in _tensors(op(leaf, *sample.args, **sample.kwargs), torch) if t.requires_grad]
+            if not outs:
+                return None
+            (grad,) = torch.autograd.grad(sum(t.sum() for t in outs), [leaf], allow_unused=True)
+        except Exception:  # noqa: BLE001 - no backward for this sample: not checked
+            return None
+        grads.append(documented._digest([grad]) if grad is not None else "")
+    return grads[0] == grads[1]
+
+
+def _tally(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """One operation's samples, counted: how many ran, raised the alert
+    (with its first message), warned under warn_only, did not repeat their
+    bits (run to run, across threads, backward), failed to run at all, and
+    whether uninitialized outputs were filled."""
+    ran = [r for r in results if "fails" not in r and "no_sample" not in r]
+    first = lambda key: next((r[key] for r in results if r.get(key)), "")  # noqa: E731
+    tally = {"samples": len(results), "ran": len(ran), "raised": sum(bool(r.get("raises")) for r in ran),
+             "alert": first("raises"), "warned": sum(bool(r.get("warns")) for r in ran),
+             "run_differs": sum(r.get("repeats") is False for r in ran),
+             "threads_differ": sum(r.get("threads") is False for r in ran),
+             "backward_differs": sum(r.get("backward_repeats") is False for r in ran),
+             "backward_checked": sum(r.get("backward_repeats") is not None for r in ran),
+             "fails": first("fails") or first("no_sample"), "mode_error": first("mode_error")}
+    filled = [r["filled"] for r in ran if r.get("filled") is not None]
+    if filled:
+        tally["filled"] = all(filled)
+    return tally
+
+
+def _samples(op, torch, limit: int):
+    """The first `limit` float32 CPU samples of an OpInfo (0: every one)."""
+    samples = op.sample_inputs("cpu", torch.float32, requires_grad=False)
+    for i, sample in enumerate(samples):
+        if limit and i >= limit:
+            return
+        yield i, sample
+
+
+def child(start: int, limit: int) -> int:
+    """Checks the operations from the START-th on, a JSON line each, with a
+    "start" line before each (the parent's record of what hung or crashed)."""
+    import torch
+    op_db, _ = _op_db()
+    for index, op in enumerate(op_db):
+        if index < start:
+            continue
+        name = op.name + (f".{op.variant_test_name}" if getattr(op, "variant_test_name", "") else "")
+        print(json.dumps({"start": index, "op": name}), flush=True)
+        if torch.float32 not in op.supported_dtypes("cpu"):
+            print(json.dumps({"index": index, "op": name, "no_float32": True}), flush=True)
+            continue
+        results = []
+        try:
+            for i, sample in _samples(op, torch, limit):
+                results.append(_check(op, sample, torch))
+        except Exception as e:  # noqa: BLE001 - making the samples failed
+            results.append({"no_sample": _first_line(e)})
+        print(json.dumps({"index": index, "op": name, "opinfo": op.name, "aliases": [a.name for a in getattr(op, "aliases", [])],
+                          **_tally(results)}), flush=True)
+    return 0
+
+
+def one(name: str) -> int:
+    """Every sample of the OpInfo named NAME (with its variant, as the census
+    names it), checked in this process: the repro of a finding."""
+    import torch
+    op_db, why = _op_db()
+    if op_db is None:
+        print(json.dumps({"absent": why}))
+        return 3
+    for op in op_db:
+        if op.name + (f".{op.variant_test_name}" if getattr(op, "variant_test_name", "") else "") == name:
+            print(json.dumps({"op": name, **_tally([_check(op, s, torch) for _, s in _samples(op, torch, 0)])},
+                             indent=1))
+            return 0
+    print(json.dumps({"error": f"no OpInfo named {name} in PyTorch {torch.__version__}"}))
+    return 2
+
+
+def run(limit: int = SAMPLES) -> dict[str, Any]:
+    """The census: every OpInfo, through child processes (one crash or hang
+    costs one operation), with the documented list it is held against."""
+    import torch
+    op_db, why = _op_db()
+    if op_db is None:
+        return {"absent": f"PyTorch {torch.__version__}'s OpInfo table cannot be imported: {why} (requirements/"
+                          "torch.txt pins expecttest for the managed environment)"}
+    total = len(op_db)
+    ops: dict[str, Any] = {}
+    start, began = 0, time.monotonic()
+    while start < total:
+        proc = subprocess.Popen([sys.executable, __file__, "child", str(start), str(limit)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        current = None
+        selector = selectors.DefaultSelector()
+        selector.register(proc.stdout, selectors.EVENT_READ)
+        while True:
+            if not selector.select(timeout=HANG_S):
+                proc.kill()
+                proc.wait()
+                failure = f"hung: no answer in {HANG_S:.0f} s"
+                break
+            line = proc.stdout.readline()
+            if not line:
+                proc.wait()
+                err = proc.stderr.read().strip().splitlines()
+                failure = (f"the process died (exit {proc.returncode}): {err[-1][:200] if err else ''}"
+                           if proc.returncode else "")
+                break
+            r = json.loads(line)
+            if "start" in r:
+                current = r
+                continue
+            ops[r["op"] + ("" if r["op"] not in ops else f"#{r['index']}")] = r
+            current = None
+        selector.close()
+        if current is None:
+            break
+        ops[current["op"] + ("" if current["op"] not in ops else f"#{current['index']}")] = {
+            "index": current["index"], "op": current["op"], "error": failure or "stopped without a result"}
+        start = current["index"] + 1
+    listed = documented.parse(torch.use_deterministic_algorithms.__doc__ or "")
+    return {"torch": str(torch.__version__), "samples_per_op": limit or "all", "opinfos": total,
+            "seconds": round(time.monotonic() - began, 1), "ops": ops,
+            "control": documented.control(torch),
+            "listed": [{"list": e.list, "ops": e.ops, "devices": e.devices, "conditions": e.conditions,
+                        "id": e.id} for e in listed]}
+
+
+def main(argv: list[str]) -> int:
+    args = argv[1:]
+    if args[:1] == ["child"] and len(args) == 3:
+        return child(int(args[1]), int(args[2]))
+    if args[:1] == ["op"] and len(args) == 2:
+        return one(args[1])
+    if args[:1] == ["run"] and len(args) <= 2:
+        print(json.dumps(run(SAMPLES if len(args) == 1 else 0 if args[1] == "--all" else int(args[1])), indent=1))
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
