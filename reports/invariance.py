@@ -28,6 +28,7 @@ from .ruling import Ruling
 
 TEST = "TorchPython.InvarianceGrid"
 PROBE = "suites/probes/invariance.py"
+COMPILE_TEST = "TorchPython.TorchCompileOnTheCpu"
 
 _REPRO = "torch_backends.py invariance"
 _NOTES = "PyTorch docs, notes, "
@@ -56,12 +57,68 @@ VARIANT_WORDS = {"defaults": "with the defaults", "mkldnn off": "with torch.back
 RECORDED = ("run", "threads", "batch", "process", "capability", "isa")
 
 
-def _observed(evidence: Evidence) -> dict[str, Any] | None:
-    for record in reversed(evidence.cases.get(TEST, [])):
+def _observed(evidence: Evidence, test: str = TEST) -> dict[str, Any] | None:
+    for record in reversed(evidence.cases.get(test, [])):
+        if record.get("skip_reason"):
+            return {"skipped": str(record["skip_reason"])}
         for check in record.get("checks", []):
-            if isinstance(check.get("observed"), dict) and "rows" in check["observed"]:
+            if isinstance(check.get("observed"), dict):
                 return check["observed"]
     return None
+
+
+def _compiled(seen: dict[str, Any] | None) -> list[dict[str, str]]:
+    """The torch.compile checks of one platform, as lines: what was compared,
+    its state and why."""
+    if seen is None:
+        return []
+    if "skipped" in seen:
+        return [{"check": "torch.compile", "state": Ruling.NOT_EVALUATED, "why": seen["skipped"]}]
+    lines = []
+
+    def add(check: str, state: str, why: str) -> None:
+        lines.append({"check": check, "state": state, "why": why})
+    for name, run in seen.items():
+        if not isinstance(run, dict) or name == "inductor_settings":
+            continue
+        where = "" if " " not in name else f" (Inductor's {name.split()[1]} setting on)"
+        if "error" in run:
+            add(name + where, Ruling.ERROR, f"the check's process failed: {run['error']}")
+        elif name.startswith("bits"):
+            ctl = run.get("controls", {})
+            for key, words, control in (("versus_eager", "compiled against eager", "eager_one_ulp_away_differs"),
+                                        ("run_to_run", "compiled, run to run", "random_order_sum_varies"),
+                                        ("recompiled", "compiled against a second compilation",
+                                         "random_order_sum_varies")):
+                c = run.get(key, {})
+                state = ("differs" if not c.get("same") else "invariant" if ctl.get(control) else "untrusted")
+                add(words + where, state, "the same bits" if c.get("same") else _sized(c))
+        elif name.startswith("batch"):
+            for k, c in run.get("compiled", {}).items():
+                e = run.get("eager", {}).get(k, {})
+                add(f"compiled matmul, op(x)[:{k}] against op(x[:{k}]){where}", "invariant" if c.get("same")
+                    else "differs", ("the same bits" if c.get("same") else _sized(c)) +
+                    f"; eager: {'the same bits' if e.get('same') else 'differs'}")
+        elif name == "alert":
+            raised = run.get("alert", {})
+            add("use_deterministic_algorithms(True) alert of put_(accumulate=False)",
+                "invariant" if raised.get("compiled") == raised.get("eager") else "differs",
+                f"eager {'raised' if raised.get('eager') else 'ran'}; compiled "
+                f"{'raised' if raised.get('compiled') else 'ran without the alert'}")
+        elif name == "fill":
+            if "absent" in run:
+                add("fill_uninitialized_memory", Ruling.NOT_EVALUATED, run["absent"])
+            else:
+                filled = {k: "filled" if run.get(f"{k}_filled") else "not filled" for k in ("eager", "compiled")}
+                add("fill_uninitialized_memory with torch.empty",
+                    "invariant" if filled["eager"] == filled["compiled"] else "differs",
+                    f"eager {filled['eager']}; compiled {filled['compiled']}")
+    settings = seen.get("inductor_settings", {})
+    if settings:
+        add("Inductor's determinism settings", "invariant" if all(settings.values()) else Ruling.NOT_EVALUATED,
+            "; ".join(f"torch._inductor.config.{k} {'exists' if v else 'absent'}" for k, v in settings.items()) +
+            ("" if seen.get("nightly") else "; their effect is checked by the nightly tier"))
+    return lines
 
 
 def _percent(x: float) -> str:
@@ -122,7 +179,7 @@ def judge(evidence: Evidence) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for platform, ev in sorted(evidence.platforms.items()):
         grid = _observed(ev)
-        if grid is None:
+        if grid is None or "rows" not in grid:
             continue
         env = evidence.platform_env.get(platform, {})
         controls = grid.get("controls", {})
@@ -133,7 +190,8 @@ def judge(evidence: Evidence) -> dict[str, dict[str, Any]]:
             if ran and rows[key]["batch"]["state"] == "differs":
                 rows[key]["batch"] = dict(rows[key]["batch"], why=rows[key]["batch"]["why"] + "; ran " + "; ".join(
                     f"{k}: {v.get('path')}" for k, v in ran.items()))
-            rows[key]["compile"] = {"state": Ruling.NOT_EVALUATED, "why": "torch.compile is not run by this grid yet"}
+            rows[key]["compile"] = {"state": Ruling.NOT_EVALUATED, "why": "the grid does not compile its operations "
+                                    "one by one; the compiled function below (matmul, softmax, layer_norm, a sum) is"}
             rows[key]["device"] = {"state": Ruling.NOT_EVALUATED, "why": "no GPU ran this grid"}
         torch = env.get("torch") if isinstance(env.get("torch"), dict) else {}
         python = str(torch.get("python") or "python3")
@@ -142,7 +200,7 @@ def judge(evidence: Evidence) -> dict[str, dict[str, Any]]:
                                                                          grid.get("rows", {}).items()},
                          "inputs_digest": grid.get("inputs_digest"), "kernels": grid.get("kernels", {}),
                          "ks": grid.get("ks", []), "batch": grid.get("batch"),
-                         "repro": f"{python} {PROBE} grid",
+                         "repro": f"{python} {PROBE} grid", "compile": _compiled(_observed(ev, COMPILE_TEST)),
                          "evidence": f"{TEST} (./backendcheck run --case {shlex.quote(_REPRO)})"}
     _release(out)
     return out

@@ -139,6 +139,12 @@ TEST(TorchPython, OpInfoCensus) {
   setenv("BACKENDCHECK_TIER", BC_TIER, 1);
   RunTorchProbe("census");
 }
+// torch.compile on the CPU against eager (suites/probes/compiled.py); the
+// nightly tier adds Inductor's own determinism settings.
+TEST(TorchPython, TorchCompileOnTheCpu) {
+  setenv("BACKENDCHECK_TIER", BC_TIER, 1);
+  RunTorchProbe("compiled");
+}
 // Per version: not evaluated, naming the version, where it lacks the setting.
 TEST(TorchPython, MkldnnDeterministicFlagSetsAndRestores) { RunTorchProbe("mkldnn_deterministic"); }
 TEST(TorchPython, Fp32PrecisionAndAllowTf32DoNotMix) { RunTorchProbe("fp32_precision"); }

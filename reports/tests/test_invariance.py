@@ -2,8 +2,10 @@
 evidence: reports/tests/data/invariance holds the records of
 TorchPython.InvarianceGrid (grid.jsonl, suites/probes/invariance.py) and
 TorchPython.OpInfoCensus (census.jsonl, suites/probes/census.py, 4 samples per
-operation) as ctest wrote them on a 2-core AVX2 machine, for torch 1.13.0a0
-(Debian) and 2.15.0+cu132 (PyPI), each with its environment record."""
+operation) and TorchPython.TorchCompileOnTheCpu (compile.jsonl,
+suites/probes/compiled.py) as ctest wrote them on a 2-core AVX2 machine, for
+torch 1.13.0a0 (Debian) and 2.15.0+cu132 (PyPI), each with its environment
+record."""
 
 from __future__ import annotations
 
@@ -67,6 +69,18 @@ class RecordedGridTest(unittest.TestCase):
         self.assertIn("differs", states.values())
         self.assertEqual(states["rms_norm | defaults"], "not evaluated")
 
+    def test_compile_against_eager_is_shown_per_torch(self) -> None:
+        lines = {c["check"]: c for c in self.by_torch["2.15.0"]["compile"]}
+        self.assertEqual(lines["compiled against eager"]["state"], "differs")
+        self.assertIn("of elements differ", lines["compiled against eager"]["why"])
+        self.assertEqual(lines["compiled, run to run"]["state"], "invariant")
+        alert = lines["use_deterministic_algorithms(True) alert of put_(accumulate=False)"]
+        self.assertEqual((alert["state"], alert["why"]), ("differs", "eager raised; compiled ran without the alert"))
+        self.assertEqual(lines["fill_uninitialized_memory with torch.empty"]["why"], "eager filled; compiled not filled")
+        [old] = self.by_torch["1.13.0a0"]["compile"]
+        self.assertEqual(old["state"], "not evaluated")
+        self.assertIn("1.13.0a0 has no torch.compile", old["why"])
+
     def test_a_missed_control_untrusts_invariant_cells_only(self) -> None:
         raw = invariance._observed(next(iter(self.ev.platforms.values())))
         cell = invariance._cell("threads", {"per": {"1": {"same": True}}}, False, raw)
@@ -92,6 +106,7 @@ class RecordedGridTest(unittest.TestCase):
         self.assertIn("Not invariant here", page)
         self.assertEqual(sorted(data["invariance"]["levels"]), sorted(invariance.LEVELS))
         self.assertIn('id="census"', page)
+        self.assertEqual(page.count('class="invariance-compile"'), 2)
         self.assertEqual(sorted(c["torch"].split("+")[0] for c in data["census"].values()), ["1.13.0a0", "2.15.0"])
         findings = [c for c in report.between if c["kind"] == "census"]
         self.assertTrue(findings, "findings one torch has and the other has not are changes between versions")

@@ -360,6 +360,28 @@ def cublas_config() -> tuple[bool, str, dict]:
             "; ".join(f"CUBLAS_WORKSPACE_CONFIG {k}: {describe_child(v)}" for k, v in seen.items()), seen)
 
 
+def compiled() -> tuple[bool | None, str, dict]:
+    """torch.compile on the CPU against eager (suites/probes/compiled.py):
+    the bits, run to run and across compilations, the batch check, the alert
+    of a throwing operation and fill_uninitialized_memory when compiled; the
+    nightly tier adds Inductor's deterministic and batch_invariant settings.
+    It records; the report shows it. Not evaluated without torch.compile; a
+    check whose process failed is the harness's error (None)."""
+    import compiled as inductor
+    seen = inductor.run(os.environ.get("BACKENDCHECK_TIER") == "nightly")
+    if "absent" in seen:
+        raise NotHere(seen["absent"])
+    checks = {k: v for k, v in seen.items() if isinstance(v, dict) and k != "inductor_settings"}
+    errors = {k: v["error"] for k, v in checks.items() if "error" in v}
+    bits = checks.get("bits", {})
+    said = [f"compiled {'equals' if bits.get('versus_eager', {}).get('same') else 'differs from'} eager"
+            if "versus_eager" in bits else "",
+            f"alert when compiled: {checks.get('alert', {}).get('alert', {}).get('compiled')}",
+            f"uninitialized memory filled when compiled: {checks.get('fill', {}).get('compiled_filled')}"]
+    return (None if errors else True), (f"PyTorch {torch.__version__}: " + "; ".join(s for s in said if s) +
+                                        (f"; checks that failed to run: {errors}" if errors else "")), seen
+
+
 def census() -> tuple[bool | None, str, dict]:
     """Determinism over PyTorch's own OpInfo table (suites/probes/census.py):
     per operation and float32 CPU sample, the alert under
@@ -484,7 +506,7 @@ PROBES = {"build_config": build_config, "defaults": defaults, "flags_scope": fla
           "cudnn_deterministic_scope": cudnn_deterministic_scope, "mkldnn_available": mkldnn_available,
           "openmp_available": openmp_available, "mps_available": mps_available,
           "seed_not_backends": seed_not_backends, "mkldnn_deterministic": mkldnn_deterministic,
-          "fp32_precision": fp32_precision, "documented": documented, "invariance": invariance, "census": census, "same_torch": same_torch,
+          "fp32_precision": fp32_precision, "documented": documented, "invariance": invariance, "census": census, "compiled": compiled, "same_torch": same_torch,
           "cublas_config": cublas_config, **settings.PROBES}
 
 

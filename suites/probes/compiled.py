@@ -1,0 +1,164 @@
+"""torch.compile (Inductor's C++ backend) on the CPU against eager, decided
+by the torch under test, each check in a fresh process (a compiler crash or
+hang costs that check only):
+
+- bits: a compiled function (a matmul, softmax, layer_norm and a row sum)
+  against eager on the same inputs, the compiled function run twice, and a
+  second compilation after torch._dynamo.reset();
+- batch: the compiled matmul's op(x)[:k] against op(x[:k]), k = 1 and 3;
+- alert: under use_deterministic_algorithms(True), does an operation the
+  documented list says throws on every device (put_ with accumulate=False)
+  still raise when compiled;
+- fill: under use_deterministic_algorithms(True) with
+  torch.utils.deterministic.fill_uninitialized_memory, is torch.empty's
+  memory filled (NaN) when compiled, as it is in eager;
+- the nightly tier adds Inductor's own settings, where this version has
+  them: torch._inductor.config.deterministic and batch_invariant
+  (TORCHINDUCTOR_DETERMINISTIC=1, TORCHINDUCTOR_BATCH_INVARIANT=1), and what
+  they change in the bits and the batch check.
+
+Positive controls: "the same bits as eager" is trusted when eager on inputs
+one ulp away gives other bits than compiled; "the same bits run to run" when
+a sum in a fresh random order varies in that process.
+
+    python3 compiled.py CHECK      (child) one check, as JSON
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+import documented
+
+CHECKS = ("bits", "batch", "alert", "fill")
+NIGHTLY = {"bits deterministic": ("bits", {"TORCHINDUCTOR_DETERMINISTIC": "1"}),
+           "batch batch_invariant": ("batch", {"TORCHINDUCTOR_BATCH_INVARIANT": "1"})}
+KS = (1, 3)
+TIMEOUT_S = 420
+
+
+def _inputs(torch):
+    g = torch.Generator().manual_seed(40)
+    return torch.randn(64, 512, generator=g), torch.randn(512, 512, generator=g) / 23
+
+
+def _compare(torch, a, b) -> dict[str, Any]:
+    if documented._digest([a]) == documented._digest([b]):
+        return {"same": True}
+    a, b = a.double(), b.double()
+    return {"same": False, "fraction": float((a != b).float().mean()),
+            "max_rel": float((a - b).abs().max() / (a.abs().max() or 1.0))}
+
+
+def _fn(torch):
+    F = torch.nn.functional
+
+    def f(x, w):
+        y = torch.softmax(x @ w, -1)
+        return F.layer_norm(y, (y.shape[-1],)) + y.sum(-1, keepdim=True)
+    return f
+
+
+def bits(torch) -> dict[str, Any]:
+    x, w = _inputs(torch)
+    f = _fn(torch)
+    eager = f(x, w)
+    compiled = torch.compile(f)
+    first = compiled(x, w)
+    again = compiled(x, w)
+    torch._dynamo.reset()
+    recompiled = torch.compile(f)(x, w)
+    nudged = f(torch.nextafter(x, torch.full_like(x, float("inf"))), w)
+    return {"versus_eager": _compare(torch, eager, first), "run_to_run": _compare(torch, first, again),
+            "recompiled": _compare(torch, first, recompiled),
+            "controls": {"eager_one_ulp_away_differs": not _compare(torch, nudged, first)["same"],
+                         "random_order_sum_varies": documented.control(torch).get("distinct", 0) > 1}}
+
+
+def batch(torch) -> dict[str, Any]:
+    x, w = _inputs(torch)
+    compiled = torch.compile(lambda a: a @ w, dynamic=False)
+    full = compiled(x)
+    per = {str(k): _compare(torch, full[:k], compiled(x[:k].clone())) for k in KS}
+    eager = {str(k): _compare(torch, (x @ w)[:k], x[:k] @ w) for k in KS}
+    return {"compiled": per, "eager": eager}
+
+
+def alert(torch) -> dict[str, Any]:
+    def put(t, index, src):
+        return t.clone().put_(index, src, accumulate=False)
+    args = (torch.zeros(16), torch.tensor([0, 1, 1, 2]), torch.ones(4))
+    seen = {}
+    torch.use_deterministic_algorithms(True)
+    try:
+        for name, fn in (("eager", put), ("compiled", torch.compile(put))):
+            try:
+                fn(*args)
+                seen[name] = ""
+            except Exception as e:  # noqa: BLE001 - the alert, or a compile error that says something else
+                seen[name] = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+    finally:
+        torch.use_deterministic_algorithms(False)
+    return {"raised": seen, "alert": {k: "does not have a deterministic implementation" in v for k, v in seen.items()}}
+
+
+def fill(torch) -> dict[str, Any]:
+    det = getattr(getattr(torch, "utils", None), "deterministic", None)
+    if det is None or not hasattr(det, "fill_uninitialized_memory"):
+        return {"absent": f"PyTorch {torch.__version__} has no torch.utils.deterministic.fill_uninitialized_memory"}
+    torch.use_deterministic_algorithms(True)
+    det.fill_uninitialized_memory = True
+    try:
+        eager = torch.empty(64)
+        compiled = torch.compile(lambda: torch.empty(64))()
+    finally:
+        torch.use_deterministic_algorithms(False)
+    return {"eager_filled": bool(eager.isnan().all()), "compiled_filled": bool(compiled.isnan().all())}
+
+
+def _child(check: str) -> int:
+    import torch
+    started = time.monotonic()
+    out = globals()[check](torch)
+    out["seconds"] = round(time.monotonic() - started, 1)
+    print(json.dumps(out))
+    return 0
+
+
+def run(nightly: bool) -> dict[str, Any]:
+    """Every check in a fresh process; the nightly ones under Inductor's own
+    settings, where this version has them."""
+    import torch
+    if not hasattr(torch, "compile"):
+        return {"absent": f"PyTorch {torch.__version__} has no torch.compile (it arrived in 2.0)"}
+    from torch._inductor import config
+    plan = {name: (name, {}) for name in CHECKS}
+    settings = {}
+    for name, (check, env) in NIGHTLY.items():
+        setting = name.split()[1]
+        settings[setting] = hasattr(config, setting)
+        if nightly and settings[setting]:
+            plan[name] = (check, env)
+    out: dict[str, Any] = {"torch": str(torch.__version__), "inductor_settings": settings, "nightly": nightly}
+    for name, (check, env) in plan.items():
+        try:
+            r = subprocess.run([sys.executable, __file__, check], env=dict(os.environ, **env), capture_output=True,
+                               text=True, timeout=TIMEOUT_S, check=False)
+            lines = r.stdout.strip().splitlines()
+            out[name] = (json.loads(lines[-1]) if r.returncode == 0 and lines else
+                         {"error": f"exit {r.returncode}: " + ((r.stderr.strip().splitlines() or [''])[-1][:300])})
+        except subprocess.TimeoutExpired:
+            out[name] = {"error": f"no answer in {TIMEOUT_S} s"}
+    return out
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 2 and sys.argv[1] in CHECKS:
+        sys.exit(_child(sys.argv[1]))
+    print(__doc__, file=sys.stderr)
+    sys.exit(2)
