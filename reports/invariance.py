@@ -196,7 +196,7 @@ def judge(evidence: Evidence) -> dict[str, dict[str, Any]]:
         torch = env.get("torch") if isinstance(env.get("torch"), dict) else {}
         python = str(torch.get("python") or "python3")
         out[platform] = {"torch": torch_of(env), "levels_set": grid.get("levels_set", {}),
-                         "controls": controls, "rows": rows, "digests": {k: r.get("digest") for k, r in
+                         "controls": {k: dict(v) for k, v in controls.items()}, "rows": rows, "digests": {k: r.get("digest") for k, r in
                                                                          grid.get("rows", {}).items()},
                          "inputs_digest": grid.get("inputs_digest"), "kernels": grid.get("kernels", {}),
                          "ks": grid.get("ks", []), "batch": grid.get("batch"),
@@ -217,6 +217,10 @@ def _release(platforms: dict[str, dict[str, Any]]) -> None:
         for p in names:
             other = next((q for q in names if q != p), None)
             grid = platforms[p]
+            mine = grid["controls"].get("release", {})
+            theirs_control = platforms[other]["controls"].get("release", {}) if other else {}
+            mine["varied"] = bool(mine.get("digest") and theirs_control.get("digest")
+                                  and mine["digest"] != theirs_control["digest"])
             for key, row in grid["rows"].items():
                 if other is None:
                     row["release"] = {"state": Ruling.NOT_EVALUATED, "why": "one torch install on this machine"}
@@ -231,7 +235,8 @@ def _release(platforms: dict[str, dict[str, Any]]) -> None:
                     row["release"] = {"state": Ruling.NOT_EVALUATED, "why": f"not run on torch {theirs['torch']}"}
                 else:
                     same = grid["digests"][key] == theirs["digests"][key]
-                    row["release"] = {"state": "invariant" if same else "differs",
+                    row["release"] = {"state": "differs" if not same else "invariant" if mine["varied"]
+                                      else "untrusted",
                                       "why": f"torch {grid['torch']} against {theirs['torch']}: "
                                              + ("the same bits" if same else "other bits")}
 

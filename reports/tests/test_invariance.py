@@ -45,7 +45,7 @@ class RecordedGridTest(unittest.TestCase):
 
     def test_every_level_has_a_control_that_varied(self) -> None:
         for g in self.by_torch.values():
-            self.assertEqual(sorted(g["controls"]), sorted(invariance.RECORDED))
+            self.assertEqual(sorted(g["controls"]), sorted(invariance.RECORDED + ("release",)))
             self.assertTrue(all(c["varied"] for c in g["controls"].values()), g["controls"])
 
     def test_batch_dependence_of_mm_is_a_cell_with_its_k_and_kernel(self) -> None:

@@ -245,6 +245,7 @@ def digests() -> dict[str, Any]:
     capability = torch.backends.cpu.get_cpu_capability() if not _has("torch.backends.cpu.get_cpu_capability") else ""
     return {"ops": out, "capability": capability, "isa": isa,
             "controls": {"process": _digest(x[order].cumsum(0)),
+                         "release": _digest(_chunked_sum(x, len(str(torch.__version__)) + 1)),
                          "capability": _digest(_chunked_sum(x, len(capability) + 1)),
                          "isa": _digest(_chunked_sum(x, len(isa) + 1))}}
 
@@ -315,6 +316,8 @@ def grid() -> dict[str, Any]:
     mm = ops["mm"]
     kernels = {"mm": {f"k={k}": _kernels(mm, slice(0, k)) for k in (1, 3, 4)} | {"full": _kernels(mm, None)}}
     errors = {level: child["error"] for level, child in children.items() if "error" in child}
+    controls["release"] = {"what": "a sum in as many chunks as the version string has characters (compared "
+                                  "between installs by the report)", "digest": base.get("controls", {}).get("release")}
     return {"torch": str(torch.__version__), "errors": errors, "threads_all": os.cpu_count(), "ks": list(KS), "middle": list(MIDDLE),
             "batch": BATCH, "variants": list(VARIANTS), "rows": rows, "controls": controls, "levels_set": settings_seen,
             "inputs_digest": inputs, "kernels": kernels}
