@@ -29,6 +29,11 @@ from .ruling import Ruling
 TEST = "TorchPython.InvarianceGrid"
 PROBE = "suites/probes/invariance.py"
 COMPILE_TEST = "TorchPython.TorchCompileOnTheCpu"
+# The library below PyTorch on the grid's matmul, through the harness's
+# engines (suites/blame_test.cc), by the path PyTorch's mm took.
+BLAME_TESTS = {"onednn": "Libraries/Blame.LibraryMatmulAcrossBatchSlices/onednn",
+               "cblas": "Libraries/Blame.LibraryMatmulAcrossBatchSlices/cblas"}
+BLAMED_ROWS = ("mm | defaults", "addmm | defaults", "linear | defaults")
 
 _REPRO = "torch_backends.py invariance"
 _NOTES = "PyTorch docs, notes, "
@@ -65,6 +70,43 @@ def _observed(evidence: Evidence, test: str = TEST) -> dict[str, Any] | None:
             if isinstance(check.get("observed"), dict):
                 return check["observed"]
     return None
+
+
+def _engine_of(path: str) -> str:
+    """The harness engine for the library PyTorch's path names ("" when the
+    harness has none: oneMKL)."""
+    if "through oneDNN" in path:
+        return "onednn"
+    if "this build's BLAS" in path:
+        return "cblas"
+    return ""
+
+
+def _blame(cell: dict[str, Any], path: str, ev: Evidence) -> dict[str, Any]:
+    """Whether the library below PyTorch varies with the batch by itself:
+    the harness's engine for it on the same matmul and slices."""
+    engine = _engine_of(path)
+    if not engine:
+        return {"state": Ruling.NOT_EVALUATED, "why": f"PyTorch ran {path.removeprefix('through ')}, a library the "
+                                                       "harness has no engine for"}
+    seen = _observed(ev, BLAME_TESTS[engine])
+    if seen is None or "per" not in seen:
+        return {"state": Ruling.NOT_EVALUATED, "why": (seen or {}).get("skipped", f"the {engine} engine's batch "
+                                                                                  "slices did not run")}
+    library = sorted((k for k, c in seen["per"].items() if not c.get("same")), key=int)
+    torch_ks = [k for k in cell.get("at", []) if ":" not in k]
+    name = f"{seen.get('library')} ({seen.get('implementation')}, through the harness's {engine} engine)"
+    if not seen.get("control_varied"):
+        return {"state": "untrusted", "why": f"{name}: its control did not vary"}
+    if library and set(torch_ks) <= set(library):
+        blamed = "the library"
+    elif not library:
+        blamed = "PyTorch's own code"
+    else:
+        blamed = "both"
+    return {"state": "differs" if library else "invariant", "blamed": blamed,
+            "why": f"{name} alone " + (f"differs at k = {', '.join(library)}" if library else "holds its bits at every k")
+                   + f"; PyTorch differs at k = {', '.join(torch_ks) or 'none'}: {blamed} varies"}
 
 
 def _compiled(seen: dict[str, Any] | None) -> list[dict[str, str]]:
@@ -190,6 +232,11 @@ def judge(evidence: Evidence) -> dict[str, dict[str, Any]]:
             if ran and rows[key]["batch"]["state"] == "differs":
                 rows[key]["batch"] = dict(rows[key]["batch"], why=rows[key]["batch"]["why"] + "; ran " + "; ".join(
                     f"{k}: {v.get('path')}" for k, v in ran.items()))
+            path = grid.get("kernels", {}).get("mm", {}).get("full", {}).get("path", "")
+            if key in BLAMED_ROWS and rows[key]["batch"]["state"] == "differs" and path:
+                blame = _blame(rows[key]["batch"], path, ev)
+                rows[key]["batch"] = dict(rows[key]["batch"], blame=blame,
+                                          why=rows[key]["batch"]["why"] + f"; below PyTorch: {blame['why']}")
             rows[key]["compile"] = {"state": Ruling.NOT_EVALUATED, "why": "the grid does not compile its operations "
                                     "one by one; the compiled function below (matmul, softmax, layer_norm, a sum) is"}
             rows[key]["device"] = {"state": Ruling.NOT_EVALUATED, "why": "no GPU ran this grid"}

@@ -3,7 +3,8 @@ evidence: reports/tests/data/invariance holds the records of
 TorchPython.InvarianceGrid (grid.jsonl, suites/probes/invariance.py) and
 TorchPython.OpInfoCensus (census.jsonl, suites/probes/census.py, 4 samples per
 operation) and TorchPython.TorchCompileOnTheCpu (compile.jsonl,
-suites/probes/compiled.py) as ctest wrote them on a 2-core AVX2 machine, for
+suites/probes/compiled.py) and Libraries/Blame.* (blame.jsonl,
+suites/blame_test.cc) as ctest wrote them on a 2-core AVX2 machine, for
 torch 1.13.0a0 (Debian) and 2.15.0+cu132 (PyPI), each with its environment
 record."""
 
@@ -68,6 +69,14 @@ class RecordedGridTest(unittest.TestCase):
         states = {k: r["release"]["state"] for k, r in g["rows"].items() if k.endswith("| defaults")}
         self.assertIn("differs", states.values())
         self.assertEqual(states["rms_norm | defaults"], "not evaluated")
+
+    def test_blame_names_the_library_below_pytorch(self) -> None:
+        old = self.by_torch["1.13.0a0"]["rows"]["mm | defaults"]["batch"]["blame"]
+        self.assertEqual(old["blamed"], "the library", "Debian's torch calls the system BLAS, which varies alone")
+        self.assertIn("OpenBLAS", old["why"])
+        new = self.by_torch["2.15.0"]["rows"]["mm | defaults"]["batch"]["blame"]
+        self.assertEqual(new["state"], "not evaluated")
+        self.assertIn("oneMKL", new["why"])
 
     def test_compile_against_eager_is_shown_per_torch(self) -> None:
         lines = {c["check"]: c for c in self.by_torch["2.15.0"]["compile"]}
