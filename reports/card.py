@@ -90,6 +90,20 @@ def _cost(cost_id: str, by_id: dict[str, Verdict], platform: str) -> dict[str, A
     return {"claim": cost_id, "verdict": pv.verdict, "text": timing_text(t), "timing": t}
 
 
+def _error(error_id: str, by_id: dict[str, Verdict], platform: str) -> dict[str, Any]:
+    """What a reduced-precision setting costs in accuracy: the error against
+    fp64 that the claim's probe recorded, with the setting and without."""
+    pv = by_id[error_id].on(platform)
+    runs = [r for f in pv.facts for rec in f.records for c in rec.get("checks", [])
+            for r in ((c.get("observed") or {}).get("runs") or {}).values() if isinstance(r, dict) and "error" in r]
+    if not runs:
+        why = reason_group(pv.reason) if pv.verdict == Ruling.NOT_EVALUATED else f"{pv.verdict}: {pv.reason[:160]}"
+        return {"claim": error_id, "verdict": pv.verdict, "text": f"not measured here ({why})"}
+    text = "; ".join(f"{r['setting']}='{r['precision']}': error against fp64 {r['error'][r['precision']]:.3g} "
+                     f"(fp32 {r['error']['none']:.3g}, bound {r['bound']:.3g})" for r in runs)
+    return {"claim": error_id, "verdict": pv.verdict, "text": text}
+
+
 def card(verdicts: list[Verdict], platform: str) -> dict[str, Any]:
     """The card of one platform."""
     by_id = {v.claim.id: v for v in verdicts}
@@ -106,7 +120,7 @@ def card(verdicts: list[Verdict], platform: str) -> dict[str, Any]:
                                                                      "goal": c["goal"]})
             continue
         line = lines.setdefault((c["goal"], c["setting"]), {"goal": c["goal"], "setting": c["setting"],
-                                                            "claims": [], "figures": [], "cost": []})
+                                                            "claims": [], "figures": [], "cost": [], "error": []})
         line["claims"].append(entry)
         if c["goal"] == "speed":
             t = timing(pv, faster=True)
@@ -114,6 +128,9 @@ def card(verdicts: list[Verdict], platform: str) -> dict[str, Any]:
                 line["figures"].append({"claim": v.claim.id, "text": timing_text(t), "timing": t})
         if c.get("cost") and not any(x["claim"] == c["cost"] for x in line["cost"]):
             line["cost"].append(_cost(c["cost"], by_id, platform))
+        for name in filter(None, (x.strip() for x in c.get("error", "").split(","))):
+            if not any(x["claim"] == name for x in line["error"]):
+                line["error"].append(_error(name, by_id, platform))
     for line in lines.values():
         line["verdict"] = gravest(e["verdict"] for e in line["claims"])
         line["says"] = SAYS.get((line["goal"], line["verdict"]), line["verdict"])

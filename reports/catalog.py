@@ -115,16 +115,20 @@ def load_catalog(path: Path) -> list[Claim]:
         cost = c.card.get("cost")
         if cost and (cost not in ids or ids[cost].rule != "ratio"):
             raise error(("claim", i, "card", "cost"), f"card cost must name a ratio claim of this catalog, not '{cost}'")
+        for name in filter(None, (x.strip() for x in c.card.get("error", "").split(","))):
+            if name not in ids or ids[name].rule != "fact":
+                raise error(("claim", i, "card", "error"), f"card error must name fact claims of this catalog (their "
+                                                           f"probes record the error), not '{name}'")
     return claims
 
 
 def _card(card: Any, here: tuple[str | int, ...], error: Any, claim: Claim) -> dict[str, str]:
     """The claim's line on the report's "What to set on this stack" card."""
     if not isinstance(card, dict):
-        raise error(here, "card must be a table { goal, setting, cost }")
+        raise error(here, "card must be a table { goal, setting, cost, error }")
     for key in card:
-        if key not in ("goal", "setting", "cost"):
-            raise error(here + (key,), f"unknown card key '{key}' (known: goal, setting, cost)")
+        if key not in ("goal", "setting", "cost", "error"):
+            raise error(here + (key,), f"unknown card key '{key}' (known: goal, setting, cost, error)")
     if card.get("goal") not in CARD_GOALS:
         raise error(here + ("goal",), f"card goal must be one of {', '.join(CARD_GOALS)}")
     if not isinstance(card.get("setting"), str) or not card["setting"].strip():
@@ -133,6 +137,8 @@ def _card(card: Any, here: tuple[str | int, ...], error: Any, claim: Claim) -> d
         raise error(here + ("goal",), "card goal speed needs a ratio claim: its gain is the claim's own comparisons")
     if "cost" in card and card["goal"] != "reproducibility":
         raise error(here + ("cost",), "card cost: only a reproducibility card names a cost claim")
+    if "error" in card and card["goal"] != "speed":
+        raise error(here + ("error",), "card error: only a speed card names the claims that measure its error")
     return {k: str(v) for k, v in card.items()}
 
 

@@ -169,6 +169,33 @@ class CostTest(unittest.TestCase):
         self.assertIn("not measured here", cost["text"])
 
 
+class ErrorTest(unittest.TestCase):
+    """A speed line of a reduced precision names its measured error: the
+    error against fp64 that the claims its card names recorded."""
+
+    def test_the_error_is_the_probes_record(self) -> None:
+        fast = claim(id="fast", rule="ratio", metric="steady_ns", supports_when="below", tests=["X/*"],
+                     card={"goal": "speed", "setting": "bf16", "error": "precise"})
+        precise = claim(id="precise", tests=["P.*"])
+        run = {"matmul": {"setting": "mkldnn.matmul.fp32_precision", "precision": "bf16", "bound": 0.0171,
+                          "error": {"none": 3.02e-07, "bf16": 2.1e-03}}}
+        rng = random.Random(3)
+        records = {f"X/Compare.SideBySide/S{i}": [{"repro": f"s{i}", "compare": {
+            "a": {"repro": f"s{i}", "steady_ns": a}, "b": {"repro": f"s{i}", "steady_ns": [x * 0.5 for x in a]},
+            "versus_flags": {"mkldnn.fp32_precision": "bf16"}}}]
+            for i, a in enumerate([[1000 * rng.lognormvariate(0, 0.01) for _ in range(9)] for _ in range(3)])}
+        records["P.Bf16"] = [{"repro": "p", "checks": [{"name": "p", "outcome": "passed", "detail": "d",
+                                                         "observed": {"runs": run}}]}]
+        with tempfile.TemporaryDirectory() as tmp:
+            ev = read_evidence([write_run(Path(tmp) / "r", environment("m1"), records)])
+        card = next(iter(cards(judge_all([fast, precise], [], ev), list(ev.platforms)).values()))
+        line = _line(card, "speed", "bf16")
+        [error] = line["error"]
+        self.assertEqual(error["claim"], "precise")
+        self.assertIn("error against fp64 0.0021 (fp32 3.02e-07, bound 0.0171)", error["text"])
+        self.assertEqual(line["figures"][0]["timing"]["faster"], 3)
+
+
 class CardCatalogTest(unittest.TestCase):
     BASE = ('[[claim]]\nid = "a"\nstatement = "s"\nsource = "s"\nkind = "folklore"\nabout = "any"\n'
             '[claim.evidence]\nrule = "{rule}"\nsystem = "any"\n{extra}tests = ["T.*"]\n[claim.card]\n{card}')
@@ -190,7 +217,9 @@ class CardCatalogTest(unittest.TestCase):
                                          ('goal = "speed"\nsetting = ""\n', "ratio", ratio, "setting"),
                                          ('goal = "speed"\nsetting = "x"\ncost = "a"\n', "ratio", ratio, "cost"),
                                          ('goal = "reproducibility"\nsetting = "x"\ncost = "b"\n', "fact", "", "cost"),
-                                         ('goal = "no effect"\nsetting = "x"\nwhy = "y"\n', "fact", "", "why")):
+                                         ('goal = "no effect"\nsetting = "x"\nwhy = "y"\n', "fact", "", "why"),
+                                         ('goal = "no effect"\nsetting = "x"\nerror = "a"\n', "fact", "", "error"),
+                                         ('goal = "speed"\nsetting = "x"\nerror = "zz"\n', "ratio", ratio, "error")):
             with self.subTest(card=card), self.assertRaises(SpecError) as e:
                 self.load(card, rule, extra)
             text = str(e.exception)
