@@ -1,0 +1,112 @@
+"""How often each verdict that noise can move flips between runs of the same
+install on the same machine (BENCHMARKS.md, "Verdict stability").
+
+Only the claims whose evidence is a timing can move with noise: the ratio
+claims (Compare suites: mkldnn-accel, det-alg-slower, cpu-bf16-speed) and the
+model's predictions beside them. Every other verdict on this machine is a
+fact that does not depend on timing: a probe's reading of a setting, bits
+compared (each repeat-and-threads check carries a positive control that must
+vary, run until it does within its budget, so a loaded machine shows a race
+sooner, not later), an alert raised or not.
+
+For each build directory (one torch install), the suites those claims take
+evidence from run RUNS times, each into a fresh evidence directory; runs from
+--stress-from on have `stress-ng --cpu 2` beside them (stopped by its PID).
+Each run is judged alone by the catalog's own rules; a claim's flips are the
+runs whose verdict is not its most common one.
+
+    python3 -m reports.flip_rates --claims suites/claims.toml --runs 10 \\
+        --stress-from 6 --out flips.json BUILD_DIR [BUILD_DIR ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from .catalog import load_catalog
+from .evidence import read_evidence, read_manifest
+from .verdicts import judge_all
+from .ruling import Ruling
+
+# The suites whose outcome timing decides (their prefixes in ctest's names).
+TIMED = ("PytorchMkldnn/", "PytorchDetAlg/", "PytorchBf16/", "CpuMkldnn/")
+
+
+def _claims(path: Path, manifest: list[dict[str, Any]]) -> list:
+    """The catalog's claims whose evidence (or prediction) is a timing."""
+    return [c for c in load_catalog(path) if c.rule == "ratio" or (c.prediction and c.prediction.rule == "ratio")]
+
+
+def _run(build: Path, stress: bool) -> tuple[Path, float]:
+    out = Path(tempfile.mkdtemp(prefix="flips-"))
+    env = dict(os.environ, BACKENDCHECK_EVIDENCE_DIR=str(out))
+    load = subprocess.Popen(["stress-ng", "--cpu", "2", "--quiet"], start_new_session=True) if stress else None
+    started = time.monotonic()
+    try:
+        subprocess.run(["ctest", "--test-dir", str(build), "-j", "2", "-R", "^(" + "|".join(TIMED) + ")"],
+                       env=env, capture_output=True, text=True, check=False)
+    finally:
+        if load is not None:
+            os.killpg(load.pid, signal.SIGTERM)
+            load.wait()
+    return out, time.monotonic() - started
+
+
+def measure(claims_path: Path, builds: list[Path], runs: int, stress_from: int) -> dict[str, Any]:
+    result: dict[str, Any] = {"runs": runs, "stress_from": stress_from, "installs": {}}
+    for build in builds:
+        manifest = read_manifest(build / "generated" / "cases.json")
+        claims = _claims(claims_path, manifest)
+        seen: dict[str, list[str]] = {}
+        seconds = []
+        for i in range(1, runs + 1):
+            evidence_dir, took = _run(build, stress=i >= stress_from)
+            seconds.append(round(took, 1))
+            ev = read_evidence([evidence_dir])
+            for v in judge_all(claims, manifest, ev, partial=True):
+                seen.setdefault(v.claim.id, []).append(str(v.verdict))
+                if v.prediction is not None:
+                    seen.setdefault(f"{v.claim.id} (model's prediction)", []).append(str(v.prediction.verdict))
+            shutil.rmtree(evidence_dir, ignore_errors=True)
+        platform = next(iter(ev.platforms), str(build))
+        flips = {}
+        for claim_id, verdicts in seen.items():
+            mode, count = Counter(verdicts).most_common(1)[0]
+            flips[claim_id] = {"verdicts": verdicts, "most_common": mode, "flips": len(verdicts) - count,
+                               "idle": verdicts[:stress_from - 1], "loaded": verdicts[stress_from - 1:]}
+        result["installs"][platform] = {"build": str(build), "seconds": seconds, "claims": flips}
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--claims", type=Path, required=True)
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--stress-from", type=int, default=6, help="the first run with stress-ng beside it")
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("builds", type=Path, nargs="+")
+    a = ap.parse_args(argv)
+    result = measure(a.claims, a.builds, a.runs, a.stress_from)
+    a.out.write_text(json.dumps(result, indent=1) + "\n")
+    for platform, r in result["installs"].items():
+        print(f"{platform}: runs of {r['seconds']} s")
+        for claim_id, f in r["claims"].items():
+            if set(f["verdicts"]) == {Ruling.NOT_EVALUATED}:
+                continue
+            print(f"  {claim_id}: {f['flips']} flip(s) in {len(f['verdicts'])}: idle {f['idle']}, "
+                  f"under stress-ng --cpu 2 {f['loaded']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,52 @@
+"""reports/flip_rates.py: each run judged alone by the catalog's rules, a
+claim's flips counted against its most common verdict. The runs are the
+recorded Compare records of reports/tests/data/two-torch (mkldnn on against
+off, with and without use_deterministic_algorithms), one install's per run."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from reports import flip_rates
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "reports" / "tests" / "data" / "two-torch"
+
+
+class FlipRatesTest(unittest.TestCase):
+    def measure(self, installs: list[str]) -> dict:
+        runs = iter(installs)
+
+        def fake_run(build: Path, stress: bool) -> tuple[Path, float]:
+            out = Path(tempfile.mkdtemp(prefix="flips-test-"))
+            shutil.copytree(DATA / next(runs), out, dirs_exist_ok=True)
+            return out, 1.0
+        with tempfile.TemporaryDirectory() as tmp:
+            build = Path(tmp)
+            (build / "generated").mkdir()
+            shutil.copy(DATA / "cases.json", build / "generated" / "cases.json")
+            with mock.patch.object(flip_rates, "_run", fake_run):
+                result = flip_rates.measure(ROOT / "suites" / "claims.toml", [build], len(installs), 3)
+        [install] = result["installs"].values()
+        return install["claims"]
+
+    def test_the_same_evidence_never_flips(self) -> None:
+        claims = self.measure(["torch-2.15.0"] * 4)
+        self.assertIn("mkldnn-accel", claims)
+        self.assertTrue(all(c["flips"] == 0 for c in claims.values()), claims)
+
+    def test_a_different_verdict_is_a_flip_against_the_most_common(self) -> None:
+        claims = self.measure(["torch-1.13.0a0", "torch-1.13.0a0", "torch-2.15.0", "torch-1.13.0a0"])
+        accel = claims["mkldnn-accel"]
+        self.assertEqual(accel["most_common"], "supported")
+        self.assertEqual(accel["flips"], 1, accel)
+        self.assertEqual((len(accel["idle"]), len(accel["loaded"])), (2, 2))
+        self.assertTrue(all(c["flips"] == 0 for c in claims.values() if c["verdicts"][0] == "not evaluated"))
+
+
+if __name__ == "__main__":
+    unittest.main()
