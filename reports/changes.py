@@ -172,15 +172,70 @@ def between_versions(verdicts: list[Any], evidence: Evidence, listed: dict[str, 
                                           _side(vb, out_b + (f": {why_b}" if why_b else ""), env_b, test, rb)]})
             if ra is None or rb is None:
                 continue
+            cause, noise = _cause(ra, rb, env_a, env_b)
             if ra.get("digest") and rb.get("digest") and ra.get("digest") != rb.get("digest"):
-                changes.append({**base, "kind": "bits", "test": test, "what": f"{test}: digest",
-                                "sides": [_side(va, ra["digest"], env_a, test, ra),
-                                          _side(vb, rb["digest"], env_b, test, rb)]})
+                changes.append({**base, "kind": "bits", "test": test, "what": f"{test}: digest", "cause": cause,
+                                "noise": noise, "sides": [_side(va, ra["digest"], env_a, test, ra),
+                                                          _side(vb, rb["digest"], env_b, test, rb)]})
             ka, kb = _kernel(ra), _kernel(rb)
             if ka and kb and ka != kb:
-                changes.append({**base, "kind": "kernel", "test": test, "what": f"{test}: kernel",
+                changes.append({**base, "kind": "kernel", "test": test, "what": f"{test}: kernel", "cause": cause,
+                                "noise": noise if noise and "its own runs" not in noise else "",
                                 "sides": [_side(va, ka, env_a, test, ra), _side(vb, kb, env_b, test, rb)]})
+    for c in changes:
+        if "cause" not in c:
+            c["cause"] = CAUSES[c["kind"]]
+        c.setdefault("noise", "")
     return changes
+
+
+# The cause of a change that is not a case's bits or kernel, by its kind.
+CAUSES = {"verdict": "a claim's verdict", "documented": "an entry of use_deterministic_algorithms's own list",
+          "observed": "what a probe of PyTorch read (a setting, a flag, a default, the build)",
+          "outcome": "a test's outcome (a setting one version lacks, mostly)", "speed": "a speed ratio",
+          "invariance": "a cell of the invariance grid", "census": "a finding of the OpInfo census"}
+
+
+def _noise(record: dict[str, Any]) -> str:
+    """Why a case's bits or kernel may differ between two runs of one
+    install: a positive control (it varies by design), runs of its own that
+    gave several results, or an algorithm chosen by timing."""
+    if any(c.get("positive_control") for c in record.get("checks", [])):
+        return "a positive control, which varies by design"
+    if int(record.get("distinct_digests") or 1) > 1:
+        return f"its own runs gave {record['distinct_digests']} results"
+    if (record.get("selection") or {}).get("time_ns"):
+        return "its algorithm is chosen by timing (benchmark mode), which differs run to run"
+    return ""
+
+
+def _cause(ra: dict[str, Any], rb: dict[str, Any], env_a: dict[str, Any], env_b: dict[str, Any]) -> tuple[str, str]:
+    """What a case's bits or kernel changed with between two installs, and
+    why it is run-to-run noise rather than a change ("" when it is not)."""
+    noise = _noise(ra) or _noise(rb)
+    torch_a, torch_b = (env.get("torch") if isinstance(env.get("torch"), dict) else {} for env in (env_a, env_b))
+    if ra.get("engine") == "pytorch" or ra.get("system") == "pytorch":
+        ka, kb = _kernel(ra).lower(), _kernel(rb).lower()
+        if "mkldnn" in ka or "mkldnn" in kb:
+            return f"oneDNN inside PyTorch: {torch_a.get('onednn', '?')} against {torch_b.get('onednn', '?')}", noise
+        return (f"PyTorch's native path (its own kernels and the BLAS it calls): {torch_of(env_a)} against "
+                f"{torch_of(env_b)}"), noise
+    onednn = [((env.get("backends") or {}).get("onednn") or {}).get("version", "?").split(" ")[0]
+              for env in (env_a, env_b)]
+    return f"the model's oneDNN: {onednn[0]} against {onednn[1]}", noise
+
+
+def grouped(changes: list[dict[str, Any]]) -> dict[str, Any]:
+    """The changes by cause, the largest group first, each with its count
+    and first example; and those set aside as run-to-run noise."""
+    real = [c for c in changes if not c.get("noise")]
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for c in real:
+        groups.setdefault(c["cause"], []).append(c)
+    return {"real": len(real), "noise": len(changes) - len(real),
+            "groups": [{"cause": cause, "count": len(items), "example": items[0], "changes": items}
+                       for cause, items in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))],
+            "set_aside": [c for c in changes if c.get("noise")]}
 
 
 def _ratio_facts(v: Any) -> dict[str, Any]:

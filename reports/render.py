@@ -24,6 +24,7 @@ from .pipeline import Report
 from .ruling import VERDICTS, Ruling
 from .verdicts import Fact, Verdict
 from .invariance import LEVELS
+from .changes import grouped
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 REPORT_SCHEMA = 1
@@ -157,6 +158,7 @@ def to_json(report: Report) -> dict[str, Any]:
         "expectations": {"changed": [vars(c) for c in report.expectation_changes],
                          "missing": report.no_expectations},
         "changes": report.between,
+        "changes_grouped": grouped(report.between),
         "installs": report.installs,
         "documented": report.listed,
         "census": report.censuses,

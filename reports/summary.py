@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from .evidence import torch_of
 from .ruling import VERDICTS, Ruling
 from .verdicts import Verdict, refuted_guarantees
+from .changes import grouped
 
 if TYPE_CHECKING:
     from .pipeline import Report
@@ -92,9 +93,11 @@ def lines(report: Report, page: Path) -> list[str]:
     for i in report.installs:
         out.append(f"torch install {i['version'] or i['torch']}: {i['status']}" + (f" ({i['why']})" if i["why"] else ""))
     if len(report.evidence.platforms) > 1:
-        kinds = Counter(c["kind"] for c in report.between)
-        out.append(f"changed between versions: {len(report.between)}" +
-                   (" (" + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + ")" if kinds else ""))
+        g = grouped(report.between)
+        out.append(f"changed between versions: {g['real']} in {len(g['groups'])} cause(s)" +
+                   (" (" + "; ".join(f"{x['count']} {x['cause']}" for x in g["groups"][:4]) +
+                    ("; ..." if len(g["groups"]) > 4 else "") + ")" if g["groups"] else "") +
+                   f", {g['noise']} set aside as run-to-run noise")
     torches = {p: torch_of(env) for p, env in report.evidence.platform_env.items()}
     return out + verdict_lines(report.verdicts, torches, page)
 

@@ -600,6 +600,40 @@ class VersionsTest(unittest.TestCase):
         bits = next(c for c in changes if c["kind"] == "bits")
         self.assertIn(f"--torch /venv-old/bin/python --case '{self.REPRO}'", bits["sides"][0]["repro"])
 
+    def test_changes_group_by_cause_and_noise_is_set_aside(self) -> None:
+        """A case's bits and kernel change with what ran them (here PyTorch's
+        mkldnn path: oneDNN inside PyTorch); a positive control's bits and a
+        choice made by timing are run-to-run noise, set aside."""
+        from reports.changes import grouped
+        runs = []
+        for name, version, onednn, digest in (("old", "1.13.0a0", "2.6.3", "aaaa"), ("new", "2.15.0+cu132", "3.13.3",
+                                                                                     "bbbb")):
+            env = {**environment("m1"), "torch": {"version": version, "python": f"/venv-{name}/bin/python",
+                                                  "onednn": onednn}}
+            case = {"repro": self.REPRO, "engine": "pytorch", "digest": digest, "distinct_digests": 1,
+                    "implementation": f"PyTorch {version.split('+')[0]} at::convolution [ConvBackend::Mkldnn]"}
+            control = {"repro": self.REPRO.replace("engine=pytorch", "engine=reference algo=atomic"),
+                       "engine": "reference", "digest": digest,
+                       "checks": [{"name": "bitwise", "outcome": "passed", "detail": "caught",
+                                   "positive_control": True}]}
+            timed = {"repro": self.REPRO.replace("engine=pytorch", "engine=select") + " cudnn.benchmark=true",
+                     "engine": "select", "digest": digest,
+                     "implementation": f"{name}-kernel",
+                     "selection": {"chosen": f"{name}-kernel", "candidates": [], "eligible": [], "cache": "miss",
+                                   "chosen_determinism": "deterministic", "reason": "fastest timed",
+                                   "search_ns": 3.0, "time_ns": {"a": 1.0, "b": 2.0}}}
+            runs.append(write_run(self.t / name, env, {"P/D.B/Fwd": [case], "C/D.B/Control": [control],
+                                                       "S/D.B/Timed": [timed]}))
+        ev = read_evidence(runs)
+        g = grouped(Report.of(judge_all([], [], ev), [], ev).between)
+        [group] = g["groups"]
+        self.assertEqual((group["cause"], group["count"]), ("oneDNN inside PyTorch: 2.6.3 against 3.13.3", 1))
+        self.assertEqual(g["real"], 1, "the kernel's name is the same once versions are left out")
+        why = {c["what"]: c["noise"] for c in g["set_aside"]}
+        self.assertEqual(why["C/D.B/Control: digest"], "a positive control, which varies by design")
+        self.assertIn("chosen by timing", why["S/D.B/Timed: kernel"])
+        self.assertEqual(g["noise"], 3)
+
     def test_a_speed_ratio_that_moved_beyond_its_noise(self) -> None:
         """The paired ratio of each install's Compare: listed when the newer
         interval clears the older one by the margin, not when it stays within."""
