@@ -307,9 +307,10 @@ def _row_cell(row: dict[str, Any], level: str, grid: dict[str, Any]) -> dict[str
     return _cell(level, row.get(level), bool(grid.get("controls", {}).get(level, {}).get("varied")), grid)
 
 
-def card_lines(grid: dict[str, Any]) -> list[dict[str, str]]:
+def card_lines(grid: dict[str, Any]) -> list[dict[str, Any]]:
     """The card's "Invariant here" and "Not invariant here" lines for the
-    levels a user controls (batch size, thread count), over the default rows."""
+    levels a user controls (batch size, thread count), over the default rows:
+    the operations that are not named, those that are counted (and named)."""
     lines = []
     for level in ("batch", "threads"):
         cells = {k.split(" | ")[0]: r[level] for k, r in grid["rows"].items() if k.endswith("| defaults")}
@@ -317,9 +318,9 @@ def card_lines(grid: dict[str, Any]) -> list[dict[str, str]]:
         same = sorted(op for op, c in cells.items() if c["state"] == "invariant")
         name = LEVELS[level][0]
         if differ:
-            lines.append({"says": "Not invariant here", "level": name, "ops": ", ".join(differ)})
+            lines.append({"says": "Not invariant here", "level": name, "ops": ", ".join(differ), "count": len(differ)})
         if same:
-            lines.append({"says": "Invariant here", "level": name, "ops": ", ".join(same)})
+            lines.append({"says": "Invariant here", "level": name, "ops": ", ".join(same), "count": len(same)})
     return lines
 
 

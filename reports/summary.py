@@ -34,6 +34,7 @@ _GROUPS = (
     (r"^needs (\w+) evidence", "need evidence of another system"),
     (r"no case of this run's matrix", "have no case in this run's matrix"),
     (r"no fast bf16 kernel", "need a CPU with fast bf16 kernels (avx512_bf16 or AMX)"),
+    (r"has no AMX-FP16", "need a CPU with AMX-FP16 (TF32 kernels)"),
     (r"does not have|lacks|has no attribute|no such flag|has no torch\.|is not installed beside",
      "name a flag, API or package this torch lacks"),
     (r"two torch installs|merge their runs|DIR1 DIR2|two architectures", "need a second platform's evidence merged in"),
