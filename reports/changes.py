@@ -126,25 +126,18 @@ def between_versions(verdicts: list[Any], evidence: Evidence, listed: dict[str, 
                                       {"torch": vb, "observed": f"{b.verdict}: {_cut(b.reason)}",
                                        "evidence": [f.test for f in b.facts][:20]}]})
 
-        if older in listed and newer in listed:
-            la, lb = listed[older], listed[newer]
-            for entry_id, shown_a, shown_b in documented.changes(la, lb):
-                changes.append({**base, "kind": "documented", "what": f"documented entry {entry_id}",
-                                "sides": [{"torch": va, "observed": _cut(shown_a), "evidence": [la["evidence"]]},
-                                          {"torch": vb, "observed": _cut(shown_b), "evidence": [lb["evidence"]]}]})
-
-        if older in grids and newer in grids:
-            ga, gb = grids[older], grids[newer]
-            for cell, shown_a, shown_b in invariance.changes(ga, gb):
-                changes.append({**base, "kind": "invariance", "what": f"invariance of {cell}",
-                                "sides": [{"torch": va, "observed": _cut(shown_a), "evidence": [ga["evidence"]]},
-                                          {"torch": vb, "observed": _cut(shown_b), "evidence": [gb["evidence"]]}]})
-        ca, cb = censuses.get(older, {}), censuses.get(newer, {})
-        if "findings" in ca and "findings" in cb:
-            for finding, shown_a, shown_b in census.changes(ca, cb):
-                changes.append({**base, "kind": "census", "what": f"OpInfo census: {finding}",
-                                "sides": [{"torch": va, "observed": _cut(shown_a), "evidence": [ca["evidence"]]},
-                                          {"torch": vb, "observed": _cut(shown_b), "evidence": [cb["evidence"]]}]})
+        # The judged sections: each lists its own changes (id, older, newer),
+        # shown with the section's evidence on both sides.
+        for kind, what, section, differ in (("documented", "documented entry {}", listed, documented.changes),
+                                           ("invariance", "invariance of {}", grids, invariance.changes),
+                                           ("census", "OpInfo census: {}", censuses, census.changes)):
+            ja, jb = section.get(older, {}), section.get(newer, {})
+            if "evidence" not in ja or "evidence" not in jb or (kind == "census" and "findings" not in ja):
+                continue
+            for item, shown_a, shown_b in differ(ja, jb):
+                changes.append({**base, "kind": kind, "what": what.format(item),
+                                "sides": [{"torch": va, "observed": _cut(shown_a), "evidence": [ja["evidence"]]},
+                                          {"torch": vb, "observed": _cut(shown_b), "evidence": [jb["evidence"]]}]})
 
         ev_a, ev_b = evidence.platforms[older], evidence.platforms[newer]
         # Each test's last case record (a fact's, or a case's).
