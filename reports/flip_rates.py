@@ -13,7 +13,10 @@ For each build directory (one torch install), the suites those claims take
 evidence from run RUNS times, each into a fresh evidence directory; runs from
 --stress-from on have `stress-ng --cpu 2` beside them (stopped by its PID).
 Each run is judged alone by the catalog's own rules; a claim's flips are the
-runs whose verdict is not its most common one.
+runs whose verdict is not its most common one. A run whose Compares were
+timed while other processes took more of the CPU than the ratio rule trusts
+(statistics.LOAD_LIMIT) gives no verdict: it is counted as withheld, apart
+from the flips, and each run's largest share taken by others is kept.
 
     python3 -m reports.flip_rates --claims suites/claims.toml --runs 10 \\
         --stress-from 6 --out flips.json BUILD_DIR [BUILD_DIR ...]
@@ -35,16 +38,25 @@ from typing import Any
 
 from .catalog import load_catalog
 from .evidence import read_evidence, read_manifest
-from .verdicts import judge_all
+from .verdicts import Verdict, judge_all
 from .ruling import Ruling
 
 # The suites whose outcome timing decides (their prefixes in ctest's names).
 TIMED = ("PytorchMkldnn/", "PytorchDetAlg/", "PytorchBf16/", "CpuMkldnn/")
+WITHHELD = "withheld (busy machine)"
 
 
 def _claims(path: Path, manifest: list[dict[str, Any]]) -> list:
     """The catalog's claims whose evidence (or prediction) is a timing."""
     return [c for c in load_catalog(path) if c.rule == "ratio" or (c.prediction and c.prediction.rule == "ratio")]
+
+
+def _others_cpu(v: Verdict) -> float | None:
+    """The largest share of the CPU other processes took during the
+    verdict's Compares (None where none recorded it)."""
+    shares = [r["compare"]["others_cpu"] for f in v.facts for r in f.records
+              if "others_cpu" in r.get("compare", {})]
+    return round(max(shares), 3) if shares else None
 
 
 def _run(build: Path, stress: bool) -> tuple[Path, float]:
@@ -67,22 +79,26 @@ def measure(claims_path: Path, builds: list[Path], runs: int, stress_from: int) 
     for build in builds:
         manifest = read_manifest(build / "generated" / "cases.json")
         claims = _claims(claims_path, manifest)
-        seen: dict[str, list[str]] = {}
+        seen: dict[str, list[Verdict]] = {}
         seconds = []
         for i in range(1, runs + 1):
             evidence_dir, took = _run(build, stress=i >= stress_from)
             seconds.append(round(took, 1))
             ev = read_evidence([evidence_dir])
             for v in judge_all(claims, manifest, ev, partial=True):
-                seen.setdefault(v.claim.id, []).append(str(v.verdict))
+                seen.setdefault(v.claim.id, []).append(v)
                 if v.prediction is not None:
-                    seen.setdefault(f"{v.claim.id} (model's prediction)", []).append(str(v.prediction.verdict))
+                    seen.setdefault(f"{v.claim.id} (model's prediction)", []).append(v.prediction)
             shutil.rmtree(evidence_dir, ignore_errors=True)
         platform = next(iter(ev.platforms), str(build))
         flips = {}
-        for claim_id, verdicts in seen.items():
-            mode, count = Counter(verdicts).most_common(1)[0]
-            flips[claim_id] = {"verdicts": verdicts, "most_common": mode, "flips": len(verdicts) - count,
+        for claim_id, judged in seen.items():
+            verdicts = [WITHHELD if v.withheld else str(v.verdict) for v in judged]
+            decided = [x for x in verdicts if x != WITHHELD]
+            mode, count = Counter(decided).most_common(1)[0] if decided else (WITHHELD, 0)
+            flips[claim_id] = {"verdicts": verdicts, "most_common": mode, "flips": len(decided) - count,
+                               "withheld": len(verdicts) - len(decided),
+                               "others_cpu": [_others_cpu(v) for v in judged],
                                "idle": verdicts[:stress_from - 1], "loaded": verdicts[stress_from - 1:]}
         result["installs"][platform] = {"build": str(build), "seconds": seconds, "claims": flips}
     return result
@@ -103,8 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         for claim_id, f in r["claims"].items():
             if set(f["verdicts"]) == {Ruling.NOT_EVALUATED}:
                 continue
-            print(f"  {claim_id}: {f['flips']} flip(s) in {len(f['verdicts'])}: idle {f['idle']}, "
-                  f"under stress-ng --cpu 2 {f['loaded']}")
+            print(f"  {claim_id}: {f['flips']} flip(s), {f['withheld']} withheld in {len(f['verdicts'])}: "
+                  f"idle {f['idle']}, under stress-ng --cpu 2 {f['loaded']}; others' CPU share {f['others_cpu']}")
     return 0
 
 

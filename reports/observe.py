@@ -68,6 +68,8 @@ def sentence(v: Verdict) -> str:
     if claim.rule == "across":
         return f"Compared the digests of {len(facts)} test(s) across sides: {v.reason}"
     if claim.rule == "ratio":
+        if v.withheld:
+            return f"Timed {len(facts)} comparison(s), withheld: {v.reason}."
         ran = [f for f in facts if "ratio" in f.figures]
         if not ran:
             return f"{len(facts)} comparison(s), none timed: {_example(facts[0], '')}"

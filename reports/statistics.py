@@ -23,6 +23,14 @@ BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20261120
 LEVEL = 0.90   # of the bootstrap interval of the median per-rep ratio
 MARGIN = 0.03  # the interval must clear the bound by this much (relative)
+# A Compare records the share of the machine's CPU time that other processes
+# took while it ran. Above this share its ratio is withheld, not decided:
+# with another process on the cores, PyTorch's OpenMP threads wait for each
+# other at every barrier while one is descheduled, and paths with more
+# barriers lose more, so the ratio measures the contention rather than the
+# setting (BENCHMARKS.md, "Verdict stability": idle Compares here see at most
+# a few percent, under stress-ng --cpu 2 about half).
+LOAD_LIMIT = 0.10
 
 
 def paired_ratios(a: list[float], b: list[float]) -> list[float]:

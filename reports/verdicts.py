@@ -56,7 +56,7 @@ from .catalog import MIN_REPS, Claim
 from .evidence import PLATFORM_PARTS, Evidence, ctest_outcome, differing_parts
 from .invariance import LEVELS, VARIANT_WORDS, level_cells
 from .ruling import Ruling
-from .statistics import LEVEL, MANY_RULE, MARGIN, decide_many, decide_ratio
+from .statistics import LEVEL, LOAD_LIMIT, MANY_RULE, MARGIN, decide_many, decide_ratio
 
 
 
@@ -82,6 +82,7 @@ class Verdict:
     platforms: dict[str, Verdict] = field(default_factory=dict)  # per platform, when judged per platform
     decided_by: str = ""  # the system whose evidence decided it ("" when no evidence could)
     prediction: Verdict | None = None  # what the model's evidence says, shown beside, never deciding
+    withheld: bool = False  # not evaluated because its timings were taken on a busy machine
 
     def on(self, platform: str) -> Verdict:
         """The verdict on one platform (itself, when it was not judged per platform)."""
@@ -269,11 +270,21 @@ def _invariance(claim: Claim, facts: list[Fact]) -> Verdict:
 
 
 def _ratio(claim: Claim, facts: list[Fact]) -> Verdict:
-    """One Compare per fact; the claim holds when every decisive fact agrees."""
+    """One Compare per fact; the claim holds when every decisive fact agrees.
+    A Compare timed while other processes took more than LOAD_LIMIT of the
+    machine's CPU time decides nothing: the claim is then not evaluated, and
+    marked withheld."""
     outcomes: list[str] = []
+    busy: list[float] = []
     for f in facts:
         compare = next((r["compare"] for r in f.records if "compare" in r), None)
         if f.outcome != "passed" or compare is None:
+            continue
+        others = compare.get("others_cpu")
+        if others is not None and others > LOAD_LIMIT:
+            busy.append(others)
+            f.figures = {"others_cpu": others, "note": f"timed while other processes took {others:.0%} of the "
+                                                       f"machine's CPU time"}
             continue
         a = [float(x) for x in compare["a"].get(claim.metric, [])]
         b = [float(x) for x in compare["b"].get(claim.metric, [])]
@@ -289,6 +300,12 @@ def _ratio(claim: Claim, facts: list[Fact]) -> Verdict:
                      "unit": "bytes" if claim.metric.endswith("_bytes") else "ns", "bound": claim.bound}
         f.figures["text"] = _ratio_text(claim, f)
         outcomes.append(outcome)
+    if busy:
+        return Verdict(claim, Ruling.NOT_EVALUATED,
+                       f"{len(busy)} of {len(busy) + len(outcomes)} comparisons were timed while other processes "
+                       f"took up to {max(busy):.0%} of the machine's CPU time; a ratio is decided only on timings "
+                       f"taken while others took under {LOAD_LIMIT:.0%}, since on a busy machine it measures the "
+                       f"contention rather than the setting: rerun on a quiet machine", facts, withheld=True)
     if not outcomes:
         return _judge_facts(claim, facts) if any(f.outcome != "passed" for f in facts) else Verdict(
             claim, Ruling.ERROR, "no Compare record among the selected tests", facts)
@@ -523,7 +540,7 @@ def judge_platforms(claim: Claim, manifest: list[dict[str, Any]], evidence: Evid
         return worst
     reason = "; ".join(f"{p}: {v.verdict}" for p, v in per.items()) + f". {worst.reason}"
     return Verdict(claim, worst.verdict, reason, worst.facts, worst.observations, per, worst.decided_by,
-                   worst.prediction)
+                   worst.prediction, worst.withheld)
 
 
 def judge_all(claims: list[Claim], manifest: list[dict[str, Any]], evidence: Evidence,

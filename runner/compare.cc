@@ -1,6 +1,12 @@
 #include "runner/compare.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string>
 
 #include "harness/timer.h"
 
@@ -24,6 +30,40 @@ Sample Measure(const CaseRun& run) {
   s.first_ns = run.steps.front().times_ns.empty() ? 0 : run.steps.front().times_ns.front();
   s.steady_ns = later.empty() ? static_cast<double>(run.steps.back().times_ns.back()) : Median(later);
   return s;
+}
+
+CpuTimes ReadCpuTimes() {
+  CpuTimes t;
+  rusage self{};
+  if (getrusage(RUSAGE_SELF, &self) == 0) {
+    t.self_s = static_cast<double>(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
+               static_cast<double>(self.ru_utime.tv_usec + self.ru_stime.tv_usec) * 1e-6;
+  }
+  // The first line sums every CPU: user nice system idle iowait irq softirq
+  // steal (guest time is already inside user).
+  std::ifstream stat("/proc/stat");
+  std::string line, label;
+  if (!std::getline(stat, line)) return t;
+  std::istringstream in(line);
+  int64_t v[8] = {};
+  in >> label;
+  for (int64_t& x : v) in >> x;
+  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+  if (!in || label != "cpu" || tick <= 0) return t;
+  int64_t total = 0;
+  for (int64_t x : v) total += x;
+  t.machine_total_s = static_cast<double>(total) / tick;
+  t.machine_busy_s = static_cast<double>(total - v[3] - v[4]) / tick;
+  return t;
+}
+
+double OthersCpuShare(const CpuTimes& begin, const CpuTimes& end) {
+  if (begin.machine_total_s < 0 || end.machine_total_s < 0) return -1;
+  const double total = end.machine_total_s - begin.machine_total_s;
+  if (total <= 0) return -1;
+  // /proc/stat counts in ticks, rusage in microseconds: clamp the rounding.
+  const double others = (end.machine_busy_s - begin.machine_busy_s) - (end.self_s - begin.self_s);
+  return std::clamp(others / total, 0.0, 1.0);
 }
 
 }  // namespace bc

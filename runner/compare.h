@@ -28,4 +28,20 @@ Sample Measure(const CaseRun& run);
 // even reps, B first on odd ones, so drift on a shared machine hits both alike.
 inline bool CompareRunsA(int rep, int k) { return (k == 0) == (rep % 2 == 0); }
 
+// The machine's CPU time and this process's, read together, so that the
+// share other processes took over an interval can be known: a ratio timed
+// while another process held the cores measures that contention, not the
+// setting compared (the ratio rule withholds it, reports/statistics.py).
+struct CpuTimes {
+  double machine_busy_s = -1;  // every CPU's non-idle time, /proc/stat (steal included); -1 where unreadable
+  double machine_total_s = -1;
+  double self_s = 0;           // this process's user and system time, all threads
+};
+CpuTimes ReadCpuTimes();
+
+// The share (0 to 1) of the machine's CPU time between the two readings
+// that went to other processes (the hypervisor's steal included); -1 where
+// /proc/stat could not be read or no tick passed.
+double OthersCpuShare(const CpuTimes& begin, const CpuTimes& end);
+
 }  // namespace bc

@@ -199,6 +199,7 @@ nlohmann::json ToJson(const CaseRecord& r) {
                     {"b", ToJson(r.compare->repro_b, r.compare->b)},
                     {"versus_flags", r.compare->versus_flags},
                     {"reps", r.compare->reps}};
+    if (r.compare->others_cpu >= 0) j["compare"]["others_cpu"] = r.compare->others_cpu;
   }
   if (r.cross_process) {
     const CrossProcessRecord& x = *r.cross_process;

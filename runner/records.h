@@ -90,6 +90,7 @@ struct CompareRecord {
   std::vector<Sample> a, b;
   nlohmann::json versus_flags = nlohmann::json::object();  // the spec's {flag: value} for B
   int reps = 0;
+  double others_cpu = -1;  // the share of the machine's CPU time other processes took meanwhile; -1 unknown
 };
 
 // CrossProcess: one probe process.

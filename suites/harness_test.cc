@@ -1,6 +1,8 @@
 // Unit tests of harness/: flags, descriptors, data, numerics, evidence.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -18,6 +20,7 @@
 #include "harness/problem.h"
 #include "harness/tensor_data.h"
 #include "harness/tf32.h"
+#include "runner/compare.h"
 
 namespace bc {
 namespace {
@@ -558,6 +561,54 @@ Result<int> Quarter(int x) {
   BC_ASSIGN_OR_RETURN(const int half, Half(x));
   BC_ASSIGN_OR_RETURN(const int quarter, Half(half));
   return quarter;
+}
+
+namespace {
+// Burns about `seconds` of this thread's CPU time.
+void BurnCpu(double seconds) {
+  const CpuTimes start = ReadCpuTimes();
+  volatile double x = 1;
+  while (ReadCpuTimes().self_s - start.self_s < seconds) {
+    for (int i = 0; i < 100000; ++i) x = x * 1.0000001 + 1e-9;
+  }
+}
+}  // namespace
+
+// A Compare records the CPU time other processes took while it ran, so the
+// ratio rule can withhold a timing taken on a busy machine. Positive control:
+// a child that burns CPU while this process sleeps is counted as another
+// process, at least by the CPU time the kernel charged it. This process's own
+// burning is not: what the machine was busy with beyond it is at most what
+// the rest of the machine did, whatever other load runs beside the test.
+TEST(CpuTimes, OtherProcessesCountThisOneDoesNot) {
+  const CpuTimes a = ReadCpuTimes();
+  ASSERT_GT(a.machine_total_s, 0) << "/proc/stat unreadable";
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    BurnCpu(0.3);
+    _exit(0);
+  }
+  int status = 0;
+  rusage used{};
+  ASSERT_EQ(wait4(child, &status, 0, &used), child);
+  const CpuTimes b = ReadCpuTimes();
+  const double child_s = static_cast<double>(used.ru_utime.tv_sec + used.ru_stime.tv_sec) +
+                         static_cast<double>(used.ru_utime.tv_usec + used.ru_stime.tv_usec) * 1e-6;
+  const double others_s = OthersCpuShare(a, b) * (b.machine_total_s - a.machine_total_s);
+  EXPECT_GE(others_s, child_s - 0.05) << "the child's " << child_s << " s of CPU time, counted " << others_s;
+
+  const CpuTimes c = ReadCpuTimes();
+  BurnCpu(0.3);
+  const CpuTimes d = ReadCpuTimes();
+  const double self_s = d.self_s - c.self_s;
+  ASSERT_GE(self_s, 0.3);
+  const double busy_s = d.machine_busy_s - c.machine_busy_s;
+  // Ticks of 1/CLK_TCK s on each CPU: the busy time may round below self_s.
+  EXPECT_GE(busy_s, self_s - 0.05) << "the machine's busy time misses this process's";
+  EXPECT_NEAR(OthersCpuShare(c, d) * (d.machine_total_s - c.machine_total_s), std::max(0.0, busy_s - self_s), 1e-9);
+
+  EXPECT_EQ(OthersCpuShare(CpuTimes{}, d), -1) << "an unreadable /proc/stat is unknown, not idle";
 }
 
 TEST(Status, AssignOrReturnPassesValuesAndReturnsErrors) {

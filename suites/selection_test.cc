@@ -152,6 +152,7 @@ TEST_P(Compare, SideBySide) {
   const int reps = options.value("reps", 9);
   std::vector<Sample> sa, sb;
   std::optional<CaseRun> last_a;
+  const CpuTimes began = ReadCpuTimes();
   for (int rep = 0; rep < reps; ++rep) {
     for (int k = 0; k < 2; ++k) {
       const bool is_a = CompareRunsA(rep, k);
@@ -172,7 +173,8 @@ TEST_P(Compare, SideBySide) {
                                  .a = std::move(sa),
                                  .b = std::move(sb),
                                  .versus_flags = options.value("versus_flags", nlohmann::json::object()),
-                                 .reps = reps};
+                                 .reps = reps,
+                                 .others_cpu = OthersCpuShare(began, ReadCpuTimes())};
   record.checks.push_back(Check("measured", true, std::to_string(reps) + " interleaved reps"));
   WriteEvidence(std::move(record));
 }

@@ -5,6 +5,7 @@ off, with and without use_deterministic_algorithms), one install's per run."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 import unittest
@@ -18,33 +19,51 @@ DATA = ROOT / "reports" / "tests" / "data" / "two-torch"
 
 
 class FlipRatesTest(unittest.TestCase):
-    def measure(self, installs: list[str]) -> dict:
+    def measure(self, installs: list[str], loaded: bool = True) -> dict:
         runs = iter(installs)
 
         def fake_run(build: Path, stress: bool) -> tuple[Path, float]:
             out = Path(tempfile.mkdtemp(prefix="flips-test-"))
             shutil.copytree(DATA / next(runs), out, dirs_exist_ok=True)
+            if stress:  # what a Compare records beside stress-ng --cpu 2 on two cores
+                for path in out.glob("*.jsonl"):
+                    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+                    for r in lines:
+                        if "compare" in r:
+                            r["compare"]["others_cpu"] = 0.5
+                    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
             return out, 1.0
         with tempfile.TemporaryDirectory() as tmp:
             build = Path(tmp)
             (build / "generated").mkdir()
             shutil.copy(DATA / "cases.json", build / "generated" / "cases.json")
             with mock.patch.object(flip_rates, "_run", fake_run):
-                result = flip_rates.measure(ROOT / "suites" / "claims.toml", [build], len(installs), 3)
+                result = flip_rates.measure(ROOT / "suites" / "claims.toml", [build], len(installs),
+                                            3 if loaded else len(installs) + 1)
         [install] = result["installs"].values()
         return install["claims"]
 
     def test_the_same_evidence_never_flips(self) -> None:
-        claims = self.measure(["torch-2.15.0"] * 4)
+        claims = self.measure(["torch-2.15.0"] * 4, loaded=False)
         self.assertIn("mkldnn-accel", claims)
         self.assertTrue(all(c["flips"] == 0 for c in claims.values()), claims)
 
+    def test_runs_timed_on_a_busy_machine_are_withheld_not_flips(self) -> None:
+        """Runs 3 and 4 have stress-ng beside them: their Compares record that
+        others took half the CPU, so they give no verdict, whatever their
+        ratios say (here another install's, which would be a flip)."""
+        claims = self.measure(["torch-1.13.0a0", "torch-1.13.0a0", "torch-2.15.0", "torch-2.15.0"])
+        accel = claims["mkldnn-accel"]
+        self.assertEqual((accel["most_common"], accel["flips"], accel["withheld"]), ("supported", 0, 2), accel)
+        self.assertEqual(accel["loaded"], [flip_rates.WITHHELD] * 2)
+        self.assertEqual(accel["others_cpu"][2:], [0.5, 0.5])
+
     def test_a_different_verdict_is_a_flip_against_the_most_common(self) -> None:
-        claims = self.measure(["torch-1.13.0a0", "torch-1.13.0a0", "torch-2.15.0", "torch-1.13.0a0"])
+        claims = self.measure(["torch-1.13.0a0", "torch-1.13.0a0", "torch-2.15.0", "torch-1.13.0a0"], loaded=False)
         accel = claims["mkldnn-accel"]
         self.assertEqual(accel["most_common"], "supported")
         self.assertEqual(accel["flips"], 1, accel)
-        self.assertEqual((len(accel["idle"]), len(accel["loaded"])), (2, 2))
+        self.assertEqual((len(accel["idle"]), len(accel["loaded"])), (4, 0))
         self.assertTrue(all(c["flips"] == 0 for c in claims.values() if c["verdicts"][0] == "not evaluated"))
 
 

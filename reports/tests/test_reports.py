@@ -185,10 +185,12 @@ class RenderTest(unittest.TestCase):
 
 
 class RuleTest(unittest.TestCase):
-    def compare_evidence(self, a: list[float], b: list[float]) -> Evidence:
+    def compare_evidence(self, a: list[float], b: list[float], others_cpu: float | None = None) -> Evidence:
         ev = evidence(**{"P/Compare.SideBySide/X": "passed"})
         ev.cases["P/Compare.SideBySide/X"] = [{"kind": "case", "compare": {
             "a": {"repro": "A", "steady_ns": a}, "b": {"repro": "B", "steady_ns": b}, "versus_flags": {}}}]
+        if others_cpu is not None:
+            ev.cases["P/Compare.SideBySide/X"][0]["compare"]["others_cpu"] = others_cpu
         return ev
 
     def ratio_claim(self, when: str) -> Claim:
@@ -202,6 +204,19 @@ class RuleTest(unittest.TestCase):
         same = judge(self.ratio_claim("below"), [], self.compare_evidence(fast, list(reversed(fast))))
         self.assertEqual(same.verdict, "inconclusive")
         self.assertIn("B/A", same.reason)
+
+    def test_a_ratio_timed_on_a_busy_machine_is_withheld(self) -> None:
+        from reports.statistics import LOAD_LIMIT
+        fast = [10.0 + i * 0.1 for i in range(9)]
+        slow = [20.0 + i * 0.1 for i in range(9)]
+        quiet = judge(self.ratio_claim("below"), [], self.compare_evidence(slow, fast, others_cpu=LOAD_LIMIT / 2))
+        self.assertEqual((quiet.verdict, quiet.withheld), ("supported", False))
+        busy = judge(self.ratio_claim("below"), [], self.compare_evidence(slow, fast, others_cpu=0.48))
+        self.assertEqual((busy.verdict, busy.withheld), ("not evaluated", True))
+        self.assertIn("took up to 48% of the machine's CPU time", busy.reason)
+        self.assertIn("rerun on a quiet machine", busy.reason)
+        from reports.observe import sentence
+        self.assertIn("withheld: 1 of 1 comparisons were timed while", sentence(busy))
 
     def test_ratio_needs_nine_reps(self) -> None:
         v = judge(self.ratio_claim("below"), [], self.compare_evidence([20.0] * 5, [10.0] * 5))
