@@ -28,8 +28,8 @@ MARGIN = 0.03  # the interval must clear the bound by this much (relative)
 # with another process on the cores, PyTorch's OpenMP threads wait for each
 # other at every barrier while one is descheduled, and paths with more
 # barriers lose more, so the ratio measures the contention rather than the
-# setting (BENCHMARKS.md, "Verdict stability": idle Compares here see at most
-# a few percent, under stress-ng --cpu 2 about half).
+# setting. BENCHMARKS.md, "Verdict stability": idle runs here saw 0.6-8.1%,
+# runs beside stress-ng --cpu 2 about half, and at 15% a verdict already moved.
 LOAD_LIMIT = 0.10
 
 

@@ -20,6 +20,9 @@ Rules:
   statistics.decide_many: supported when more than half are decisively for
   it and none against, refuted when more than half are against, otherwise
   inconclusive with the counts.
+  A Compare timed while other processes took more than
+  statistics.LOAD_LIMIT of the machine's CPU time decides nothing: the claim
+  is not evaluated, withheld, naming the share.
 - distribution: CrossProcess records; whether choices (or digests) vary
   across fresh processes. Not seeing variation is inconclusive, not a
   refutation, for a claim that something *may* vary.
