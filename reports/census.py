@@ -129,11 +129,14 @@ def judge(evidence: Evidence) -> dict[str, dict[str, Any]]:
 
 def changes(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, str, str]]:
     """(finding kind and operation, older side, newer side) for every finding
-    that one torch has and the other does not."""
+    that one torch has and the other does not; none when either census
+    has no findings (it did not run)."""
+    if "findings" not in a or "findings" not in b:
+        return []
     out = []
     for kind, words in FINDINGS.items():
-        fa = {f["op"]: f for f in a.get("findings", {}).get(kind, [])}
-        fb = {f["op"]: f for f in b.get("findings", {}).get(kind, [])}
+        fa = {f["op"]: f for f in a["findings"].get(kind, [])}
+        fb = {f["op"]: f for f in b["findings"].get(kind, [])}
         for op in sorted(set(fa) ^ set(fb)):
             shown = lambda f: f"{words}: {f['detail']}" if f else "not a finding"  # noqa: E731
             out.append((f"{op} ({words})", shown(fa.get(op)), shown(fb.get(op))))

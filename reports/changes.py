@@ -132,7 +132,7 @@ def between_versions(verdicts: list[Any], evidence: Evidence, listed: dict[str, 
                                            ("invariance", "invariance of {}", grids, invariance.changes),
                                            ("census", "OpInfo census: {}", censuses, census.changes)):
             ja, jb = section.get(older, {}), section.get(newer, {})
-            if "evidence" not in ja or "evidence" not in jb or (kind == "census" and "findings" not in ja):
+            if "evidence" not in ja or "evidence" not in jb:
                 continue
             for item, shown_a, shown_b in differ(ja, jb):
                 changes.append({**base, "kind": kind, "what": what.format(item),

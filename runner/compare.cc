@@ -1,6 +1,5 @@
 #include "runner/compare.h"
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,13 +31,15 @@ Sample Measure(const CaseRun& run) {
   return s;
 }
 
+double CpuSeconds(const rusage& usage) {
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+}
+
 CpuTimes ReadCpuTimes() {
   CpuTimes t;
   rusage self{};
-  if (getrusage(RUSAGE_SELF, &self) == 0) {
-    t.self_s = static_cast<double>(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
-               static_cast<double>(self.ru_utime.tv_usec + self.ru_stime.tv_usec) * 1e-6;
-  }
+  if (getrusage(RUSAGE_SELF, &self) == 0) t.self_s = CpuSeconds(self);
   // The first line sums every CPU: user nice system idle iowait irq softirq
   // steal (guest time is already inside user).
   std::ifstream stat("/proc/stat");

@@ -4,6 +4,8 @@
 // statistics on exactly the samples the perf claims are judged on.
 #pragma once
 
+#include <sys/resource.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -32,6 +34,9 @@ inline bool CompareRunsA(int rep, int k) { return (k == 0) == (rep % 2 == 0); }
 // share other processes took over an interval can be known: a ratio timed
 // while another process held the cores measures that contention, not the
 // setting compared (the ratio rule withholds it, reports/statistics.py).
+// User plus system time of a getrusage() reading, in seconds.
+double CpuSeconds(const rusage& usage);
+
 struct CpuTimes {
   double machine_busy_s = -1;  // every CPU's non-idle time, /proc/stat (steal included); -1 where unreadable
   double machine_total_s = -1;

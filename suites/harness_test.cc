@@ -1,7 +1,6 @@
 // Unit tests of harness/: flags, descriptors, data, numerics, evidence.
 #include <gtest/gtest.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -593,8 +592,7 @@ TEST(CpuTimes, OtherProcessesCountThisOneDoesNot) {
   rusage used{};
   ASSERT_EQ(wait4(child, &status, 0, &used), child);
   const CpuTimes b = ReadCpuTimes();
-  const double child_s = static_cast<double>(used.ru_utime.tv_sec + used.ru_stime.tv_sec) +
-                         static_cast<double>(used.ru_utime.tv_usec + used.ru_stime.tv_usec) * 1e-6;
+  const double child_s = CpuSeconds(used);
   const double others_s = OthersCpuShare(a, b) * (b.machine_total_s - a.machine_total_s);
   EXPECT_GE(others_s, child_s - 0.05) << "the child's " << child_s << " s of CPU time, counted " << others_s;
 
