@@ -9,11 +9,19 @@ matches among the build's tests is one that `run` runs.
 
 reads the build's tests with their labels (`ctest --show-only=json-v1`), prints
 one line per test a claim would lose, and exits 1 if any.
+
+It also holds the label `torch-free` to its meaning, since `test` over several
+installs runs those tests on the first install only: each is a selftest, runs
+the build's own python3 (the same for every install), and names nothing of the
+build but bc_problem (which links neither torch nor oneDNN) and the folder
+its screenshots go to.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import re
 import subprocess
 import sys
@@ -28,6 +36,11 @@ from .verdicts import select_tests
 
 # The label of the tests `run` leaves out (./backendcheck's SELFTEST_LABEL).
 SELFTEST_LABEL = "selftest"
+# The selftests `test` runs on the first install only (TORCH_FREE_LABEL).
+TORCH_FREE_LABEL = "torch-free"
+# What of the build a torch-free test may name: bc_problem, and the folder
+# the browser check writes its screenshots into.
+TORCH_FREE_USES = ("bc_problem", "artifacts")
 SCRIPT = Path(__file__).resolve().parents[1] / "backendcheck"
 
 
@@ -50,9 +63,45 @@ def lost(claims: list[Claim], manifest: list[dict], ev: Evidence) -> list[str]:
     return lines
 
 
-def script_label() -> str:
-    """The label ./backendcheck's run leaves out, as the script spells it."""
-    found = re.search(r"^SELFTEST_LABEL=(\S+)$", SCRIPT.read_text(encoding="utf-8"), re.MULTILINE)
+def not_torch_free(tests: list[dict], build_dir: Path, python: str) -> list[str]:
+    """"test: why" for each test labelled torch-free whose outcome could
+    depend on the install: not a selftest, run by an interpreter other than
+    the build's own python3 (`python`, found on PATH, so the same for every
+    install of one run), or
+    naming something of the build other than bc_problem and the artifacts
+    folder (in its command or environment)."""
+    build = str(build_dir.resolve())
+    lines = []
+    for t in tests:
+        props = {p["name"]: p["value"] for p in t.get("properties", [])}
+        labels = props.get("LABELS", [])
+        if TORCH_FREE_LABEL not in labels:
+            continue
+        name, command = t["name"], t.get("command", [])
+        words = command + [v.split("=", 1)[-1] for v in props.get("ENVIRONMENT", [])]
+        if SELFTEST_LABEL not in labels:
+            lines.append(f"{name}: labelled {TORCH_FREE_LABEL} but not {SELFTEST_LABEL}, so it may decide a claim")
+        # Not resolved: a virtual environment's python links to the system's.
+        if command and os.path.abspath(command[0]) != os.path.abspath(python):
+            lines.append(f"{name}: labelled {TORCH_FREE_LABEL} but run by {command[0]}, not the build's own "
+                         f"python3 ({python}), the same for every install")
+        for w in words:
+            if w.startswith(build) and Path(w).name not in TORCH_FREE_USES:
+                lines.append(f"{name}: labelled {TORCH_FREE_LABEL} but uses {w}, a file of this build")
+    return lines
+
+
+def build_python(build_dir: Path) -> str:
+    """The build's own python3 (its tools' interpreter), as its cache names it."""
+    cache = build_dir / "CMakeCache.txt"
+    found = re.search(r"^Python3_EXECUTABLE:[A-Z]+=(.*)$", cache.read_text(encoding="utf-8"), re.MULTILINE) \
+        if cache.is_file() else None
+    return found.group(1).strip() if found else sys.executable
+
+
+def script_label(variable: str = "SELFTEST_LABEL") -> str:
+    """A label ./backendcheck names, as the script spells it."""
+    found = re.search(rf"^{variable}=(\S+)$", SCRIPT.read_text(encoding="utf-8"), re.MULTILINE)
     return found.group(1) if found else ""
 
 
@@ -81,14 +130,20 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 1
     bad = lost(claims, manifest, ev)
+    bad += not_torch_free(json.loads(listed.stdout).get("tests", []), args.build_dir,
+                          build_python(args.build_dir))
     if script_label() != SELFTEST_LABEL:
         bad.append(f"{SCRIPT}: run leaves out the label {script_label()!r}, this check {SELFTEST_LABEL!r}")
+    if script_label("TORCH_FREE_LABEL") != TORCH_FREE_LABEL:
+        bad.append(f"{SCRIPT}: test runs the label {script_label('TORCH_FREE_LABEL')!r} once, this check "
+                   f"{TORCH_FREE_LABEL!r}")
     for line in bad:
         print(line, file=sys.stderr)
     left = run_leaves_out(ev)
+    free = sum(TORCH_FREE_LABEL in ev.labels.get(t, []) for t in ev.registered)
     print(f"run.selection: run runs {len(ev.registered) - len(left)} of {len(ev.registered)} tests "
-          f"(leaves out {len(left)} labelled {SELFTEST_LABEL}); "
-          + (f"{len(bad)} claim evidence test(s) lost" if bad else "every claim keeps its evidence"))
+          f"(leaves out {len(left)} labelled {SELFTEST_LABEL}); {free} labelled {TORCH_FREE_LABEL}; "
+          + (f"{len(bad)} fault(s)" if bad else "every claim keeps its evidence"))
     return 1 if bad else 0
 
 
