@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import json
 import os
-import selectors
-import subprocess
 import sys
 import time
 import warnings
@@ -42,6 +40,7 @@ from typing import Any
 # As torch_backends.py: the pinned wheels of a torch the harness does not manage.
 sys.path[:0] = [p for p in os.environ.get("BACKENDCHECK_PROBE_PATH", "").split(os.pathsep) if p]
 
+import children  # noqa: E402
 import documented  # noqa: E402
 
 # The samples per operation of the ci tier (the nightly tier runs every one:
@@ -244,38 +243,10 @@ def run(limit: int = SAMPLES) -> dict[str, Any]:
                           "torch.txt pins expecttest for the managed environment)"}
     total = len(op_db)
     ops: dict[str, Any] = {}
-    start, began = 0, time.monotonic()
-    while start < total:
-        proc = subprocess.Popen([sys.executable, __file__, "child", str(start), str(limit)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        current = None
-        selector = selectors.DefaultSelector()
-        selector.register(proc.stdout, selectors.EVENT_READ)
-        while True:
-            if not selector.select(timeout=HANG_S):
-                proc.kill()
-                proc.wait()
-                failure = f"hung: no answer in {HANG_S:.0f} s"
-                break
-            line = proc.stdout.readline()
-            if not line:
-                proc.wait()
-                err = proc.stderr.read().strip().splitlines()
-                failure = (f"the process died (exit {proc.returncode}): {err[-1][:200] if err else ''}"
-                           if proc.returncode else "")
-                break
-            r = json.loads(line)
-            if "start" in r:
-                current = r
-                continue
-            ops[r["op"] + ("" if r["op"] not in ops else f"#{r['index']}")] = r
-            current = None
-        selector.close()
-        if current is None:
-            break
-        ops[current["op"] + ("" if current["op"] not in ops else f"#{current['index']}")] = {
-            "index": current["index"], "op": current["op"], "error": failure or "stopped without a result"}
-        start = current["index"] + 1
+    began = time.monotonic()
+    for r in children.run_resuming(lambda start: [sys.executable, __file__, "child", str(start), str(limit)],
+                                   total, HANG_S):
+        ops[r["op"] + ("" if r["op"] not in ops else f"#{r['index']}")] = r
     listed = documented.parse(torch.use_deterministic_algorithms.__doc__ or "")
     return {"torch": str(torch.__version__), "samples_per_op": limit or "all", "opinfos": total,
             "seconds": round(time.monotonic() - began, 1), "ops": ops,

@@ -6,8 +6,8 @@ operations that "will act deterministically when mode=True" and those that
 "will throw a RuntimeError when mode=True" (1.13 adds the cuBLAS ones that
 raise unless CUBLAS_WORKSPACE_CONFIG is set), each with its condition. This
 module parses that text into entries (parse(), no torch needed) and checks
-each entry on a device of this machine (run_entry(), in a process of its
-own, with torch):
+each entry on a device of this machine (run_entry(), in a child process,
+with torch):
 
 - throws: with mode=True a RuntimeError (its text and whether it names the
   operation), with warn_only=True a warning and a result, with mode=False a
@@ -29,7 +29,9 @@ not understood, with its text.
 
     python3 documented.py list            the entries, as JSON
     python3 documented.py run ID          one entry's (or beyond:OP's) check, as JSON
-    python3 documented.py all             every entry, each in a fresh process
+    python3 documented.py run START ID... (a child of `all`) the entries from the START-th on
+    python3 documented.py all             every entry, in child processes that take
+                                          many each (one crash or hang costs one entry)
 
 BACKENDCHECK_PROBE_FAULT=documented:ID makes that entry's check raise, for
 the test that such a failure is the harness's error (reports/tests/probe_error.py).
@@ -41,11 +43,12 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import sys
 import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+import children
 
 # The headers of the lists, and what their entries promise.
 HEADERS = (
@@ -533,11 +536,12 @@ def control(torch) -> dict[str, Any]:
     return _repeat(torch, shuffled_sum, False)
 
 
-def run_all(python: str, timeout: float = 60.0) -> dict[str, Any]:
+def run_all(python: str, hang_s: float = 60.0) -> dict[str, Any]:
     """Every entry of this torch's docstring, and every BEYOND operation,
-    each checked in a fresh process of `python` (a crash or a hang costs that
-    entry only, recorded as its error); entries with nothing to run here are
-    recorded without a process."""
+    checked in child processes of `python` that each take many entries (a
+    crash or a hang costs that entry only, recorded as its error, and a new
+    child goes on from the next: children.py); entries with nothing to run
+    here are recorded without a process."""
     import torch
     doc = torch.use_deterministic_algorithms.__doc__ or ""
     entries = parse(doc)
@@ -549,23 +553,16 @@ def run_all(python: str, timeout: float = 60.0) -> dict[str, Any]:
     only = [x for x in os.environ.get(ONLY, "").split(",") if x]
     ids = [i for i in ids if i in only] if only else ids
     wanted = {e.id: e for e in entries}
+    to_run = []
     for entry_id in ids:
         e = wanted.get(entry_id)
         if e is not None and not any(d in here for d in (e.devices or ["cpu"])):
             results[entry_id] = {"id": entry_id, "devices": {d: {"not_evaluated": f"no {d.upper()} device on this machine"}
                                                              for d in e.devices}}
-            continue
-        try:
-            p = subprocess.run([python, __file__, "run", entry_id], capture_output=True, text=True, timeout=timeout)
-            if p.returncode != 0:
-                results[entry_id] = {"id": entry_id, "error": f"exit {p.returncode}: "
-                                     + (p.stderr.strip().splitlines() or ["no output"])[-1][:300]}
-            else:
-                results[entry_id] = json.loads(p.stdout)
-        except subprocess.TimeoutExpired:
-            results[entry_id] = {"id": entry_id, "error": f"timed out after {timeout:g} s"}
-        except json.JSONDecodeError as e:
-            results[entry_id] = {"id": entry_id, "error": f"unparsed output: {e}"}
+        else:
+            to_run.append(entry_id)
+    for r in children.run_resuming(lambda start: [python, __file__, "run", str(start), *to_run], len(to_run), hang_s):
+        results[r["id"]] = {"id": r["id"], "error": r["error"]} if "error" in r else r
     return {"torch": torch.__version__, "devices_here": here, "control": control(torch),
             "smoke_failures": smoke(torch, entries),
             "entries": [dict(asdict(e), result=results.get(e.id)) for e in entries],
@@ -610,6 +607,14 @@ def main(argv: list[str]) -> int:
         return 0
     if len(argv) == 3 and argv[1] == "run":
         print(json.dumps(run_entry(argv[2])))
+        return 0
+    if len(argv) >= 4 and argv[1] == "run" and argv[2].isdigit():
+        # A child of run_all: the entries from the START-th on, each after
+        # its start line (children.py).
+        for index in range(int(argv[2]), len(argv) - 3):
+            entry_id = argv[3 + index]
+            print(json.dumps({"start": index, "id": entry_id}), flush=True)
+            print(json.dumps(run_entry(entry_id)), flush=True)
         return 0
     if len(argv) == 2 and argv[1] == "all":
         print(json.dumps(run_all(sys.executable)))
