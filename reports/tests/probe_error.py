@@ -52,7 +52,7 @@ def _run(binary: Path, evidence: Path, fault: str, test: str = TEST, only: str =
 
 
 def _listed_entry_fault(binary: Path, evidence: Path) -> list[str]:
-    """One entry of the documented list fails in its own process: the
+    """One entry of the documented list fails, ending the child that ran it: the
     harness's error, the rest of the list kept and judged."""
     from reports import documented
     # The faulty entry and one other, not the whole list: what is checked is
