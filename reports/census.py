@@ -93,7 +93,8 @@ def judge(evidence: Evidence) -> dict[str, dict[str, Any]]:
                                                       f"raised: {r.get('alert', '')}", "repro": repro(name)})
             moved = _varies(r)
             if moved and not bases[name] & set(UNINITIALIZED) and not bases[name] & named:
-                findings["varies_not_listed"].append({"op": name, "detail": moved, "repro": repro(name)})
+                findings["varies_not_listed"].append({"op": name, "detail": moved, "repro": repro(name),
+                                                      "by_chance": not r.get("threads_differ")})
         covered = 0
         for e in cpu:
             if e.get("list") != "throws":
@@ -127,10 +128,19 @@ def judge(evidence: Evidence) -> dict[str, dict[str, Any]]:
     return out
 
 
-def changes(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """(finding kind and operation, older side, newer side) for every finding
-    that one torch has and the other does not; none when either census
-    has no findings (it did not run)."""
+# Why a finding seen on one side only may be run-to-run noise: an operation
+# that varies run to run shows it in a given run by chance.
+BY_CHANCE = ("it varied run to run, and whether such variation shows in one run is chance: two runs of one "
+             "install can differ so")
+
+
+def changes(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """(finding kind and operation, older side, newer side, why it is noise
+    or "") for every finding that one torch has and the other does not;
+    none when either census has no findings (it did not run). A finding of
+    run-to-run variation alone (no difference between threads of a
+    repeatable sample) is noise: it is not shown that the other side has
+    none, only that it did not show."""
     if "findings" not in a or "findings" not in b:
         return []
     out = []
@@ -139,5 +149,7 @@ def changes(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, str, str]]:
         fb = {f["op"]: f for f in b["findings"].get(kind, [])}
         for op in sorted(set(fa) ^ set(fb)):
             shown = lambda f: f"{words}: {f['detail']}" if f else "not a finding"  # noqa: E731
-            out.append((f"{op} ({words})", shown(fa.get(op)), shown(fb.get(op))))
+            found = fa.get(op) or fb.get(op)
+            noise = BY_CHANCE if kind == "varies_not_listed" and found.get("by_chance") else ""
+            out.append((f"{op} ({words})", shown(fa.get(op)), shown(fb.get(op)), noise))
     return out

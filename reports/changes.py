@@ -15,7 +15,9 @@ in version order. For every pair this lists, by comparing the evidence alone
                class and oneDNN kernel, or the model's algorithm);
   speed        a ratio claim's comparison (B/A of paired reps) whose interval
                moved beyond the other version's by the ratio rule's margin
-               (reports.statistics.ratio_moved);
+               (reports.statistics.ratio_moved); set aside as run-to-run
+               noise unless it moved from one side of 1 to the other, each
+               side clearing 1 by BETWEEN_RUNS_MARGIN;
   documented   an entry of use_deterministic_algorithms's own list added,
                removed or judged differently (reports.documented).
 
@@ -33,7 +35,7 @@ from inputs.repro import split_repro
 
 from . import census, documented, invariance
 from .evidence import Evidence, platform_of, torch_of
-from .statistics import LEVEL, ratio_moved
+from .statistics import BETWEEN_RUNS_MARGIN, LEVEL, ratio_moved, side
 
 # Values shown in a change are cut to this many characters.
 MAX_SHOWN = 300
@@ -134,8 +136,9 @@ def between_versions(verdicts: list[Any], evidence: Evidence, listed: dict[str, 
             ja, jb = section.get(older, {}), section.get(newer, {})
             if "evidence" not in ja or "evidence" not in jb:
                 continue
-            for item, shown_a, shown_b in differ(ja, jb):
-                changes.append({**base, "kind": kind, "what": what.format(item),
+            # A section may say why a change of its is run-to-run noise.
+            for item, shown_a, shown_b, *noise in differ(ja, jb):
+                changes.append({**base, "kind": kind, "what": what.format(item), "noise": noise[0] if noise else "",
                                 "sides": [{"torch": va, "observed": _cut(shown_a), "evidence": [ja["evidence"]]},
                                           {"torch": vb, "observed": _cut(shown_b), "evidence": [jb["evidence"]]}]})
 
@@ -238,6 +241,11 @@ def _ratio_facts(v: Any) -> dict[str, Any]:
     return {f.test: f for f in facts if "ci" in f.figures}
 
 
+# Where a ratio's interval lies against 1 across runs (statistics.side, by
+# BETWEEN_RUNS_MARGIN), in words.
+WHERE = {"below": "below 1", "above": "above 1", "": "within run-to-run noise of 1"}
+
+
 def _speed(v: Any, older: str, newer: str, base: dict[str, Any], env_a: dict[str, Any],
            env_b: dict[str, Any]) -> list[dict[str, Any]]:
     """The comparisons of one ratio claim whose ratio moved between two
@@ -252,11 +260,22 @@ def _speed(v: Any, older: str, newer: str, base: dict[str, Any], env_a: dict[str
         moved = ratio_moved(tuple(x["ci"]), tuple(y["ci"]))
         if not moved:
             continue
+        # How far a ratio lies from 1 moves between runs of one install
+        # (each run's interval is of its own reps only): fresh clones of one
+        # commit listed different moves. Only a move across 1, each side
+        # clearing it by the margin that runs of one install stay within,
+        # counts.
+        sides = (side(tuple(x["ci"]), margin=BETWEEN_RUNS_MARGIN),
+                 side(tuple(y["ci"]), margin=BETWEEN_RUNS_MARGIN))
+        noise = "" if set(sides) == {"below", "above"} else (
+            f"B/A is {WHERE[sides[0]]} on one and {WHERE[sides[1]]} on the other: how far it lies from 1 moves "
+            f"between runs of one install, so only a move from below 1 to above it, or back, each clearing 1 by "
+            f"{100 * BETWEEN_RUNS_MARGIN:.0f}%, counts")
         shown = lambda f: (f"{f['metric']} B/A = {f['ratio']:.3g} [{100 * LEVEL:.0f}% CI {f['ci'][0]:.3g}, "
                            f"{f['ci'][1]:.3g}] over {f['reps']} paired reps")
         ra = next((r for r in fa[test].records if "compare" in r), None)
         rb = next((r for r in fb[test].records if "compare" in r), None)
-        out.append({**base, "kind": "speed", "claim": v.claim.id, "test": test, "moved": moved,
+        out.append({**base, "kind": "speed", "claim": v.claim.id, "test": test, "moved": moved, "noise": noise,
                     "what": f"{test}: {x['metric']} B/A ({x['b']} against {x['a']}) moved {moved}",
                     "sides": [_side(base["versions"][0], shown(x), env_a, test, ra),
                               _side(base["versions"][1], shown(y), env_b, test, rb)]})

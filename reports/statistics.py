@@ -31,6 +31,13 @@ MARGIN = 0.03  # the interval must clear the bound by this much (relative)
 # setting. BENCHMARKS.md, "Verdict stability": idle runs here saw 0.6-8.1%,
 # runs beside stress-ng --cpu 2 about half, and at 15% a verdict already moved.
 LOAD_LIMIT = 0.10
+# One run's interval is of its own reps: it does not hold the difference
+# between two runs. Two fresh clones of one commit (BENCHMARKS.md, "Between
+# runs") put 10 of 52 comparisons on one side of 1 in one run and not in the
+# other, the decided one clearing 1 by up to 22.7%. A ratio is taken to lie on
+# a side of 1 across runs (two installs' runs, say) only when it clears 1 by
+# this much.
+BETWEEN_RUNS_MARGIN = 0.25
 
 
 def paired_ratios(a: list[float], b: list[float]) -> list[float]:
@@ -53,6 +60,17 @@ def bootstrap_median_ci(values: list[float], level: float = LEVEL) -> tuple[floa
     return medians[int((1 - level) / 2 * (len(medians) - 1))], medians[int((1 + level) / 2 * (len(medians) - 1))]
 
 
+def side(ci: tuple[float, float], bound: float = 1.0, margin: float = MARGIN) -> str:
+    """Where a ratio's interval lies against `bound`, by `margin`: "below"
+    (the whole interval under bound / (1 + margin)), "above" (over
+    bound x (1 + margin)), or "" (within noise of it)."""
+    if ci[1] < bound / (1 + margin):
+        return "below"
+    if ci[0] > bound * (1 + margin):
+        return "above"
+    return ""
+
+
 def decide_ratio(a: list[float], b: list[float], bound: float,
                  supports_when: str) -> tuple[str, float, tuple[float, float]]:
     """The ratio rule on one comparison of paired reps: (outcome, median of
@@ -66,10 +84,10 @@ def decide_ratio(a: list[float], b: list[float], bound: float,
         return Ruling.INCONCLUSIVE, 1.0, (1.0, 1.0)
     ratio = statistics.median(ratios)
     lo, hi = bootstrap_median_ci(ratios)
-    below, above = hi < bound / (1 + MARGIN), lo > bound * (1 + MARGIN)
-    if not (below or above):
+    where = side((lo, hi), bound)
+    if not where:
         outcome = Ruling.INCONCLUSIVE
-    elif below == (supports_when == "below"):
+    elif where == supports_when:
         outcome = Ruling.SUPPORTED
     else:
         outcome = Ruling.REFUTED

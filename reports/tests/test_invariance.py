@@ -20,6 +20,7 @@ from reports.catalog import load_catalog
 from reports.evidence import read_evidence
 from reports.pipeline import Report
 from reports.render import write_report
+from reports.tests.test_reports import environment, write_run
 from reports.verdicts import judge_all
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -184,6 +185,26 @@ class RecordedCensusTest(unittest.TestCase):
         self.assertTrue(all(self.by_torch["2.15.0"]["uninitialized"].values()),
                         "fill_uninitialized_memory fills what the empty family returns")
         self.assertEqual(self.by_torch["1.13.0a0"]["uninitialized"], {}, "1.13 has no fill_uninitialized_memory")
+
+    def test_a_finding_of_run_to_run_variation_alone_is_set_aside_between_versions(self) -> None:
+        """Seen on one side only, variation run to run may just not have shown
+        on the other: noise. A difference between threads of a repeatable
+        sample, or an alert, is a change."""
+        old, new = self.by_torch["1.13.0a0"], self.by_torch["2.15.0"]
+        listed = {item: noise for item, _, _, noise in census.changes(old, new)}
+        self.assertEqual(listed["fft.irfft (varies but is not listed)"], "", "threads: a change")
+        ran = {"ran": 4, "samples": 4, "raised": 0, "warned": 0, "threads_differ": 0, "backward_differs": 0}
+        runs = {"ops": {"sgn": {**ran, "run_differs": 1}, "mm": {**ran, "run_differs": 0}}, "listed": []}
+        repeats = {"ops": {"sgn": {**ran, "run_differs": 0}, "mm": {**ran, "run_differs": 0, "threads_differ": 1}},
+                   "listed": []}
+        with tempfile.TemporaryDirectory() as tmp:
+            judged = [census.judge(read_evidence([write_run(Path(tmp) / str(i), environment("m1"), {census.TEST: [
+                {"repro": "census", "checks": [{"name": "census", "outcome": "passed", "observed": observed}]}]})]))
+                for i, observed in enumerate((runs, repeats))]
+        a, b = (next(iter(j.values())) for j in judged)
+        listed = {item: noise for item, _, _, noise in census.changes(a, b)}
+        self.assertEqual(listed["sgn (varies but is not listed)"], census.BY_CHANCE)
+        self.assertEqual(listed["mm (varies but is not listed)"], "")
 
     def test_base_names_match_entries_and_opinfos(self) -> None:
         self.assertEqual(census.base_name("torch.nn.MaxUnpool2d"), "max_unpool2d")

@@ -651,7 +651,8 @@ class VersionsTest(unittest.TestCase):
 
     def test_a_speed_ratio_that_moved_beyond_its_noise(self) -> None:
         """The paired ratio of each install's Compare: listed when the newer
-        interval clears the older one by the margin, not when it stays within."""
+        interval clears the older one by the margin, not when it stays within;
+        real only when it crossed 1, else set aside as run-to-run noise."""
         rng = random.Random(3)
 
         def run(name: str, version: str, factors: dict[str, float]) -> Path:
@@ -664,16 +665,28 @@ class VersionsTest(unittest.TestCase):
                                                                     "b": {"repro": self.REPRO, "steady_ns": b}}}]
             return write_run(self.t / name, env, records)
 
-        old = run("old", "2.7.1+cu126", {"S/Compare.SideBySide/Moved": 0.5, "S/Compare.SideBySide/Same": 0.8})
-        new = run("new", "2.15.0+cu132", {"S/Compare.SideBySide/Moved": 0.9, "S/Compare.SideBySide/Same": 0.8})
+        old = run("old", "2.7.1+cu126", {"S/Compare.SideBySide/Moved": 0.5, "S/Compare.SideBySide/Same": 0.8,
+                                          "S/Compare.SideBySide/Crossed": 0.7, "S/Compare.SideBySide/Near": 0.85})
+        new = run("new", "2.15.0+cu132", {"S/Compare.SideBySide/Moved": 0.7, "S/Compare.SideBySide/Same": 0.8,
+                                          "S/Compare.SideBySide/Crossed": 1.4, "S/Compare.SideBySide/Near": 1.2})
         ev = read_evidence([old, new])
         ratio = claim(id="faster", rule="ratio", metric="steady_ns", bound=1.0, supports_when="below",
                       tests=["S/*"])
         speed = [c for c in Report.of(judge_all([ratio], [], ev), [], ev).between if c["kind"] == "speed"]
         self.assertEqual([(c["test"], c["moved"], c["claim"]) for c in speed],
-                         [("S/Compare.SideBySide/Moved", "up", "faster")])
+                         [("S/Compare.SideBySide/Crossed", "up", "faster"), ("S/Compare.SideBySide/Moved", "up", "faster"),
+                          ("S/Compare.SideBySide/Near", "up", "faster")])
         self.assertEqual([s["torch"] for s in speed[0]["sides"]], ["2.7.1+cu126", "2.15.0+cu132"])
         self.assertTrue(all("paired reps" in s["observed"] and s["evidence"] for s in speed[0]["sides"]))
+        self.assertEqual(speed[0]["noise"], "", "from below 1 to above it: a change")
+        self.assertEqual(speed[1]["noise"], "B/A is below 1 on one and below 1 on the other: how far it lies from 1 "
+                         "moves between runs of one install, so only a move from below 1 to above it, or back, each "
+                         "clearing 1 by 25%, counts")
+        self.assertIn("within run-to-run noise of 1 on the other", speed[2]["noise"],
+                      "1.2 crosses 1, but by less than runs of one install differ")
+        from reports.changes import grouped
+        g = grouped(speed)
+        self.assertEqual((g["real"], g["noise"]), (1, 2))
 
     def test_gpu_platforms_pair_although_each_wheel_brings_its_cudnn(self) -> None:
         from reports.changes import pairs
