@@ -139,6 +139,7 @@ Result<DispatchDecision> Dispatcher::Decide(const CaseSpec& c, const Problem& p,
     options.cache_limit = rules.cache_limit;
     options.cache_without_benchmark = rules.cache_without_benchmark;
     options.retry_at_execution = rules.retry_at_execution;
+    options.store_without_benchmark = rules.store_without_benchmark;
     options.deterministic = flags.CudnnDeterministicEffective();
   } else {
     options.deterministic =

@@ -196,11 +196,14 @@ HeurMode GraphHeuristicMode(bool benchmark, bool mode_b) {
 }
 
 int V8CacheLimit(const char* value) {
-  if (value == nullptr || *value == '\0') return kV8CacheLimitDefault;
+  // Conv_v8.cpp's std::stoi: leading spaces and a sign, then the longest run
+  // of digits; what follows is ignored ("10abc" is 10). No digits, or a value
+  // outside int, throws there, and PyTorch warns and keeps its default.
+  if (value == nullptr) return kV8CacheLimitDefault;
   char* end = nullptr;
   errno = 0;
   const long v = std::strtol(value, &end, 10);
-  if (*end != '\0' || errno != 0 || v < INT_MIN || v > INT_MAX) return kV8CacheLimitDefault;
+  if (end == value || errno == ERANGE || v < INT_MIN || v > INT_MAX) return kV8CacheLimitDefault;
   return static_cast<int>(v);
 }
 
@@ -208,7 +211,8 @@ SelectionRules CudnnRules(Api api, bool benchmark, bool deterministic, int lru_l
   if (api == Api::kGraph) {
     return {.cache_without_benchmark = true, .benchmark_limit = true, .cache_limit = lru_limit, .retry_at_execution = true};
   }
-  return {.cache_without_benchmark = !(deterministic && !benchmark), .benchmark_limit = false, .retry_at_execution = true};
+  return {.cache_without_benchmark = !(deterministic && !benchmark), .benchmark_limit = false, .retry_at_execution = true,
+          .store_without_benchmark = true};
 }
 
 std::string ConfigName(const RawConfig& c) {

@@ -102,11 +102,13 @@ HeurMode GraphHeuristicMode(bool benchmark, bool mode_b);
 
 // Conv_v8.cpp looks its cache up, and stores what ran, whatever benchmark
 // says; benchmark_limit bounds its timed plans (0: all). Conv_v7.cpp does the
-// same except with deterministic on and benchmark off (the pinned default,
-// no lookup), and never applies benchmark_limit (cudnnFind*AlgorithmEx
+// same except with deterministic on and benchmark off (the pinned default:
+// no lookup, but try_all inserts what ran, which a later benchmark call with
+// the same key reuses), and never applies benchmark_limit (cudnnFind*AlgorithmEx
 // times every algorithm; PyTorch documents the limit for the v8 API only).
-// TORCH_CUDNN_V8_API_LRU_CACHE_LIMIT as PyTorch reads it: unset or not a
-// number, 10000; 0 unbounded; negative no caching.
+// TORCH_CUDNN_V8_API_LRU_CACHE_LIMIT as PyTorch reads it (std::stoi): unset,
+// without leading digits or outside int, 10000; digits then anything, the
+// digits ("10abc" is 10); 0 unbounded; negative no caching.
 inline constexpr int kV8CacheLimitDefault = 10000;
 int V8CacheLimit(const char* torch_cudnn_v8_api_lru_cache_limit);
 // Conv_v8's plan cache is an LRU of `lru_limit` entries (V8CacheLimit); the

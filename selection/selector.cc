@@ -114,7 +114,7 @@ Result<Selection> AlgorithmSelector::Select(const std::string& key, const std::s
   }
   if (!options.benchmark) {
     s = ChooseWithoutTiming(std::move(s), options);
-    if (options.cache_without_benchmark) Store(key, options, s);
+    if (options.cache_without_benchmark || options.store_without_benchmark) Store(key, options, s);
     return s;
   }
   s.cache = "miss";

@@ -16,7 +16,8 @@
 // - cache_without_benchmark (cuDNN's own paths, selection/cudnn_policy.h):
 //   the cache is consulted, and a benchmark-off choice stored, whatever
 //   benchmark says, as Conv_v7.cpp and Conv_v8.cpp do; the key carries no
-//   benchmark field.
+//   benchmark field. store_without_benchmark stores the choice without
+//   consulting the cache (Conv_v7's pinned default).
 // Every decision is returned as a Selection: the candidates, the times, the
 // choice, whether the cache hit, and why. The selector calls no engine; the
 // caller passes a function that times one candidate (TimeCandidate).
@@ -45,6 +46,7 @@ struct SelectorOptions {
   std::string pinned_deterministic;  // Candidate::Id() pinned for deterministic, benchmark off
   int cache_limit = 0;               // SelectionRules::cache_limit
   bool retry_at_execution = false;   // SelectionRules::retry_at_execution
+  bool store_without_benchmark = false;  // SelectionRules::store_without_benchmark
 };
 
 // How PyTorch's choice cache and cudnn.benchmark_limit apply to an engine's
@@ -59,6 +61,10 @@ struct SelectionRules {
   // gives way to the next candidate (Selection::then), as Conv_v7's try_all
   // and Conv_v8's try_configs and try_plans do.
   bool retry_at_execution = false;
+  // A benchmark-off choice is stored even where the cache is not read:
+  // Conv_v7's try_all runs the pinned default without a lookup, then inserts
+  // it, and a later call with benchmark on and the same key reuses it.
+  bool store_without_benchmark = false;
 };
 
 struct Selection {

@@ -170,6 +170,7 @@ TEST(CudnnPolicy, CacheAndBenchmarkLimitPerPath) {
       EXPECT_FALSE(legacy.benchmark_limit) << "cudnnFind*AlgorithmEx times every algorithm";
       EXPECT_EQ(legacy.cache_without_benchmark, !(deterministic && !benchmark))
           << "the pinned default skips the cache; everything else reads it";
+      EXPECT_TRUE(legacy.store_without_benchmark) << "try_all inserts what ran, the pinned default too";
       EXPECT_TRUE(graph.retry_at_execution) << "try_configs, try_plans";
       EXPECT_TRUE(legacy.retry_at_execution) << "try_all";
     }
@@ -354,6 +355,15 @@ TEST(CudnnPolicy, TheGraphPlanCacheLimitIsReadAsPytorchReadsIt) {
   EXPECT_EQ(V8CacheLimit("0"), 0) << "unbounded";
   EXPECT_EQ(V8CacheLimit("-1"), -1) << "no caching";
   EXPECT_EQ(V8CacheLimit("lots"), 10000);
+  // std::stoi, as Conv_v8.cpp reads it: the leading number, spaces and sign
+  // allowed, the rest ignored; out of int's range, the default.
+  EXPECT_EQ(V8CacheLimit("10abc"), 10);
+  EXPECT_EQ(V8CacheLimit(" 12"), 12);
+  EXPECT_EQ(V8CacheLimit("+7"), 7);
+  EXPECT_EQ(V8CacheLimit("-2x"), -2);
+  EXPECT_EQ(V8CacheLimit("0x10"), 0) << "base 10: the 0, then x ignored";
+  EXPECT_EQ(V8CacheLimit("99999999999"), 10000);
+  EXPECT_EQ(V8CacheLimit("-"), 10000);
   EXPECT_EQ(CudnnRules(Api::kGraph, true, false, 256).cache_limit, 256);
   EXPECT_EQ(CudnnRules(Api::kLegacy, true, false, 256).cache_limit, 0) << "the legacy cache is unbounded";
 }

@@ -115,6 +115,31 @@ TEST(Selector, CachedIsTheHitPathWithoutCandidatesAndOnlyInBenchmarkMode) {
   EXPECT_EQ(t.calls, 4);
 }
 
+// Conv_v7's pinned default (deterministic on, benchmark off) reads no cache
+// but try_all inserts it; the key has no benchmark field, so a later call
+// with benchmark on reuses it and searches nothing.
+TEST(Selector, ThePinnedDefaultIsStoredAndABenchmarkCallReusesIt) {
+  AlgorithmSelector sel;
+  FakeTimer t;
+  const SelectorOptions pinned{.deterministic = true, .pinned_deterministic = kPool[1].Id(),
+                               .store_without_benchmark = true};
+  Result<Selection> first = sel.Select("k", "p", kPool, pinned, t.fn());
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->cache, "none") << "not read";
+  EXPECT_EQ(first->chosen.Id(), kPool[1].Id());
+  Result<Selection> again = sel.Select("k", "p", kPool, pinned, t.fn());
+  EXPECT_EQ(again->cache, "none") << "the pinned default never reads the cache";
+  Result<Selection> benchmark = sel.Select("k", "p", kPool, {.benchmark = true, .deterministic = true}, t.fn());
+  ASSERT_TRUE(benchmark.ok());
+  EXPECT_EQ(benchmark->cache, "hit");
+  EXPECT_EQ(benchmark->chosen.Id(), kPool[1].Id());
+  EXPECT_EQ(t.calls, 0) << "nothing was timed";
+  // Without the rule the benchmark call searches.
+  AlgorithmSelector plain;
+  ASSERT_TRUE(plain.Select("k", "p", kPool, {.deterministic = true, .pinned_deterministic = kPool[1].Id()}, t.fn()).ok());
+  EXPECT_EQ(plain.Select("k", "p", kPool, {.benchmark = true, .deterministic = true}, t.fn())->cache, "miss");
+}
+
 // cuDNN's own paths (Conv_v7.cpp, Conv_v8.cpp) cache whatever ran, with or
 // without benchmark: the first choice for a key is reused by every later
 // call, even one with benchmark on, which then searches nothing.
