@@ -61,13 +61,13 @@ def bootstrap_median_ci(values: list[float], level: float = LEVEL) -> tuple[floa
     return medians[int((1 - level) / 2 * (len(medians) - 1))], medians[int((1 + level) / 2 * (len(medians) - 1))]
 
 
-def side(ci: tuple[float, float], bound: float = 1.0, margin: float = MARGIN) -> str:
-    """Where a ratio's interval lies against `bound`, by `margin`: "below"
-    (the whole interval under bound / (1 + margin)), "above" (over
-    bound x (1 + margin)), or "" (within noise of it)."""
-    if ci[1] < bound / (1 + margin):
+def side(ci: tuple[float, float], bound: float) -> str:
+    """Where a ratio's interval lies against `bound`, by the rule's margin:
+    "below" (the whole interval under bound / (1 + MARGIN)), "above" (over
+    bound x (1 + MARGIN)), or "" (within noise of it)."""
+    if ci[1] < bound / (1 + MARGIN):
         return "below"
-    if ci[0] > bound * (1 + margin):
+    if ci[0] > bound * (1 + MARGIN):
         return "above"
     return ""
 

@@ -41,24 +41,23 @@ def run_resuming(argv_from: Callable[[int], list[str]], count: int, hang_s: floa
         # pipe and stall as if it hung.
         with tempfile.TemporaryFile() as stderr:
             proc = subprocess.Popen(argv_from(start), stdout=subprocess.PIPE, stderr=stderr, env=env)
-            current, failure, pending, done = None, "", b"", False
+            current, failure, pending, chunk = None, "", b"", b"-"
             with selectors.DefaultSelector() as selector:
                 selector.register(proc.stdout, selectors.EVENT_READ)
-                while not done:
+                while chunk:
                     # Whole lines only, read from the descriptor itself: a
                     # buffered reader could hold a line that select() no
                     # longer reports.
                     if not selector.select(timeout=hang_s):
                         proc.kill()
                         proc.wait()
-                        failure, done = f"hung: no answer in {hang_s:.0f} s", True
+                        failure = f"hung: no answer in {hang_s:.0f} s"
                         break
                     chunk = os.read(proc.stdout.fileno(), 1 << 16)
                     if not chunk:
                         proc.wait()
                         failure = (f"the process died (exit {proc.returncode}): {_last_line(stderr)}"
                                    if proc.returncode else "")
-                        done = True
                     *lines, pending = (pending + chunk).split(b"\n")
                     for line in lines:
                         r = json.loads(line)
