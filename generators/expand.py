@@ -161,6 +161,8 @@ def expand_suite(suite: Suite, spec: Spec, flags: dict[str, Flag], limit: int | 
             raise SpecError(suite.path, suite.line, f"suite '{suite.name}': two cases are named {name}")
         seen[name] = repro
         identity = f"{fixture.name}|{repro}|{suite.repeats}|{int(suite.positive_control)}|{sorted(options.items())}"
+        if "replicate" in point:
+            identity += f"|replicate {point['replicate']}"
         binary = fixture.binaries[device]
         cases.append(Case(
             id=hashlib.blake2b(identity.encode(), digest_size=8).hexdigest(),

@@ -31,7 +31,10 @@ SUITE_KEYS = {"name", "fixture", "prefix", "repeats", "positive_control", "axes"
     k for keys in FIXTURE_OPTIONS.values() for k in keys}
 TOP_KEYS = {"shapes", "schedules", "suite", "memory_budget_mib"}
 DEFAULT_MEMORY_BUDGET_MIB = 4096
-AXES = ("device", "direction", "dtype", "layout", "engine", "threads", "shape", "schedule")
+AXES = ("device", "direction", "dtype", "layout", "engine", "threads", "shape", "schedule", "replicate")
+# A replicate runs the same case again as a test of its own, in a process of
+# its own: it enters the test's name and identity, never the repro.
+MAX_REPLICATES = 20
 EXPECT = ("observe", "same_choice", "same_digest")
 MAX_REPEATS = 1000
 MAX_THREADS = 1024
@@ -376,6 +379,9 @@ def _axis_value(ctx: _Ctx, where: tuple[str | int, ...], axis: str, value: Any, 
     elif axis == "threads":
         if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_THREADS:
             raise bad(f"threads must be integers in 1..{MAX_THREADS}, not {value!r}")
+    elif axis == "replicate":
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_REPLICATES:
+            raise bad(f"replicate must be integers in 1..{MAX_REPLICATES}, not {value!r}")
     elif axis == "shape":
         if value not in spec.shapes:
             raise bad(f"unknown shape {value!r}: define it under [shapes]")

@@ -190,6 +190,24 @@ class ScheduleAndOptionsTest(SpecTestCase):
         self.assertEqual(cases["xp"].options, {"processes": 3, "expect": "same_digest",
                                                "env": [{"OMP_NUM_THREADS": "1"}, {"OMP_NUM_THREADS": "2"}]})
 
+    def test_replicates_are_tests_of_their_own_with_one_repro(self) -> None:
+        """A replicate runs the same case again in a process of its own: the
+        name and the identity change, the repro does not; an exclude can keep
+        one replicate of the cases that need no more."""
+        text = SCHEDULES.replace('schedule = ["fixed", "varying"]\n',
+                                 'schedule = ["fixed", "varying"]\nreplicate = [1, 2, 3]\n'
+                                 '[[suite.exclude]]\nschedule = "varying"\nreplicate = [2, 3]\n', 1)
+        cases = [c for c in expand([load_spec(self.write(text), self.flags)], self.flags) if c.suite == "sched"]
+        self.assertEqual([c.name for c in cases], ["Fixed_Replicate1", "Fixed_Replicate2", "Fixed_Replicate3",
+                                                   "Varying_Replicate1"])
+        fixed = cases[:3]
+        self.assertEqual(len({c.repro for c in fixed}), 1)
+        self.assertEqual(len({c.id for c in cases}), 4)
+        self.assertEqual([c.axes["replicate"] for c in fixed], [1, 2, 3])
+        for bad in ("0", "21", "true", '"1"'):
+            self.assertIn("replicate must be integers in 1..20",
+                          self.error(text.replace("replicate = [1, 2, 3]", f"replicate = [1, {bad}]")).message)
+
     def test_option_errors(self) -> None:
         for old, new, expected in (
                 ('versus = { "cudnn.benchmark" = true }', 'versus = { "cudnn.benchmark" = false }', "changes nothing"),

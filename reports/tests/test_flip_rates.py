@@ -5,14 +5,19 @@ off, with and without use_deterministic_algorithms), one install's per run."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import shutil
+import subprocess
+import sys
 import tempfile
 import unittest
 from pathlib import Path
 from unittest import mock
 
 from reports import flip_rates
+from reports.evidence import read_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "reports" / "tests" / "data" / "two-torch"
@@ -22,7 +27,8 @@ class FlipRatesTest(unittest.TestCase):
     def measure(self, installs: list[str], loaded: bool = True) -> dict:
         runs = iter(installs)
 
-        def fake_run(build: Path, stress: bool) -> tuple[Path, float]:
+        def fake_run(build: Path, stress: bool, suites: tuple[str, ...]) -> tuple[Path, float]:
+            self.assertEqual(suites, flip_rates.TIMED)
             out = Path(tempfile.mkdtemp(prefix="flips-test-"))
             shutil.copytree(DATA / next(runs), out, dirs_exist_ok=True)
             if stress:  # what a Compare records beside stress-ng --cpu 2 on two cores
@@ -65,6 +71,30 @@ class FlipRatesTest(unittest.TestCase):
         self.assertEqual(accel["flips"], 1, accel)
         self.assertEqual((len(accel["idle"]), len(accel["loaded"])), (4, 0))
         self.assertTrue(all(c["flips"] == 0 for c in claims.values() if c["verdicts"][0] == "not evaluated"))
+
+
+    def test_the_timed_claims_are_those_the_timed_suites_give_evidence(self) -> None:
+        """The claims measured are those whose evidence or prediction comes
+        from a timed suite, read from the generator's own expansion of the
+        repository's specs: the ratio claims and the model's timing-based
+        choices; --suites narrows them."""
+        with tempfile.TemporaryDirectory() as tmp:
+            subprocess.run([sys.executable, "-m", "generators", "expand", "--out", tmp,
+                            *(str(ROOT / "suites" / "matrices" / n) for n in ("cpu.toml", "gpu.toml", "selection.toml"))],
+                           cwd=ROOT, check=True, capture_output=True)
+            manifest = read_manifest(Path(tmp) / "cases.json")
+        claims = ROOT / "suites" / "claims.toml"
+        ids = {c.id for c in flip_rates._claims(claims, manifest, flip_rates.TIMED)}
+        self.assertTrue({"mkldnn-accel", "det-alg-slower", "cpu-bf16-speed", "bench-fixed-faster",
+                         "bench-varying-slower", "bench-memory", "det-slower", "bench-unstable",
+                         "det-bench-cross-run"} <= ids, ids)
+        self.assertNotIn("heuristic-stable", ids)  # heuristics choose the same in every process
+        self.assertNotIn("defaults", ids)
+        model = {c.id for c in flip_rates._claims(claims, manifest, ("CpuBenchmark/",))}
+        self.assertEqual(model, {"bench-fixed-faster", "bench-varying-slower", "bench-memory"})
+        with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()) as err:
+            flip_rates.main(["--claims", str(claims), "--suites", "Nope/", "--out", "/dev/null", "x"])
+        self.assertIn("not Nope/", err.getvalue())
 
 
 if __name__ == "__main__":
