@@ -19,6 +19,32 @@ ASPECTS = (("same_kernel_class", "kernel class"), ("same_onednn_kernel", "oneDNN
            ("same_alert", "alert"))
 
 
+# Where the model's cuDNN path is known, from reading PyTorch's Conv_v7.cpp
+# and Conv_v8.cpp, to differ from PyTorch's and is not mended: each a named
+# class, with what each side does and when it shows. The others found so
+# far are mended in the model (selection/cudnn_policy.h: the LRU limit read
+# as std::stoi reads it, the pinned default stored for a later benchmark
+# call, time_sorted_plan's equal times and limit, getAlignment's 32 bytes).
+GPU_PATH_DIFFERENCES = (
+    {"name": "legacy benchmark: Find's list",
+     "pytorch": "with TORCH_CUDNN_V8_API_DISABLED=1 and benchmark on, runs cudnnFind*AlgorithmEx's results in "
+                "their order (successful ones, deterministic ones when asked), the first that runs winning",
+     "model": "chooses among cudnnGetConvolution*Algorithm_v7's list, with the times cudnnFind gave looked up "
+              "by algorithm",
+     "shows": "where Find returns an algorithm Get_v7 does not list, or the reverse, or two share a time: "
+              "another choice or another order after a failure"},
+    {"name": "graph path: out of memory on a cached plan",
+     "pytorch": "a cached plan that runs out of memory is dropped for this call and the search runs again "
+                "(run_single_conv catches the out-of-memory)",
+     "model": "reports the out-of-memory (a cached choice has nothing to try after it)",
+     "shows": "only under memory pressure, on a problem seen before"},
+    {"name": "graph path: the search workspace's bound",
+     "pytorch": "leaves out the plans needing more than the caching allocator's largest cached block",
+     "model": "leaves out those needing more than the device's free memory (cudaMemGetInfo)",
+     "shows": "only when memory is fragmented or held by other processes"},
+)
+
+
 def _why(aspect: str, model: dict[str, Any], pytorch: dict[str, Any]) -> str:
     """Why a known disagreement stays; "" for one that is not explained."""
     mv, pv = model.get("onednn_version", ""), pytorch.get("onednn_version", "")
@@ -57,4 +83,5 @@ def summarize(evidence: Evidence) -> dict[str, Any]:
     # Unexplained classes first, then the largest.
     grouped = sorted(classes.values(), key=lambda c: (bool(c["why"]), -len(c["rows"]), c["aspect"]))
     return {"cases": len(rows), "agree": agree, "rows": rows, "disagreements": disagreements, "classes": grouped,
-            "unexplained": sum(1 for d in disagreements if not d["why"]), "onednn_versions": versions}
+            "unexplained": sum(1 for d in disagreements if not d["why"]), "onednn_versions": versions,
+            "gpu_path_differences": list(GPU_PATH_DIFFERENCES)}

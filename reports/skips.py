@@ -21,7 +21,11 @@ def required_ran(ev: Evidence, tests_json: Path, device: str) -> str | None:
     """Why the run fails --require DEVICE, or None when a test of it ran."""
     labelled = Evidence()
     read_registered(tests_json, labelled)
-    mine = sorted(t for t, labels in labelled.labels.items() if DEVICE_LABELS[device] in labels)
+    # A test labelled for both devices (a PyTorch probe with CUDA entries)
+    # runs on either: it counts for neither.
+    others = set(DEVICE_LABELS.values()) - {DEVICE_LABELS[device]}
+    mine = sorted(t for t, labels in labelled.labels.items()
+                  if DEVICE_LABELS[device] in labels and not others & set(labels))
     if not mine:
         return f"--require {device}: this build has no {device} test"
     ran = [t for t in mine if ev.results.get(t, {}).get("outcome") in ("passed", "failed")]

@@ -321,6 +321,16 @@ Result<WorkspaceFit> FitSearchWorkspace(const std::vector<int64_t>& plan_bytes, 
   return fit;
 }
 
+bool KeepTimedPlan(std::set<float>& kept, float ms) { return kept.insert(ms).second; }
+
+int64_t TensorByteAlignment(uintptr_t address) {
+  int64_t alignment = 1;
+  for (; alignment < 32; alignment *= 2) {
+    if (address % static_cast<uintptr_t>(alignment * 2) != 0) return alignment;
+  }
+  return alignment;
+}
+
 Result<std::vector<Algorithm>> GraphCandidates(const std::vector<std::pair<std::string, bool>>& configs,
                                                bool benchmark, const std::function<Result<int64_t>(size_t)>& build) {
   const auto as_algorithm = [](const std::pair<std::string, bool>& c, int64_t workspace) {

@@ -158,6 +158,21 @@ struct WorkspaceFit {
 Result<WorkspaceFit> FitSearchWorkspace(const std::vector<int64_t>& plan_bytes, int64_t largest_free,
                                         const std::function<bool(int64_t)>& allocate);
 
+// cudnn-frontend's time_sorted_plan keeps the plans it timed in a std::set
+// ordered by their time (float milliseconds, as cudaEventElapsedTime gives
+// them): a plan timed equal to one already kept is dropped, so it is
+// neither chosen nor tried after the choice fails. Records `ms` in `kept`
+// and returns whether no kept plan had that time.
+bool KeepTimedPlan(std::set<float>& kept, float ms);
+
+// Conv_v8's getAlignment: the largest power of two, up to 32, dividing a
+// tensor's address in bytes. The tensor descriptors declare it, and the plan
+// cache's key holds it.
+int64_t TensorByteAlignment(uintptr_t address);
+// cudaMalloc's allocations start on 256-byte boundaries (PyTorch's caching
+// allocator's on 512): a tensor at the start of one is 32-byte aligned.
+inline constexpr uintptr_t kDeviceAllocationAlignment = 256;
+
 // One engine config as heuristics or the fallback list returned it.
 struct RawConfig {
   bool fallback = false;  // from CUDNN_HEUR_MODE_FALLBACK

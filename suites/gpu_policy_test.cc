@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <set>
 
 #include "backends/cublas/workspace_config.h"
 #include "backends/cuda/status_map.h"
@@ -262,6 +263,41 @@ TEST(CudnnPolicy, AnErrataFileIsReadOrRefusedWithItsField) {
 // generate_and_filter_plans: a plan over the largest free block is left out
 // before the workspace is sized; the workspace halves on out-of-memory and
 // then leaves out the plans over it.
+// time_sorted_plan's std::set: the second plan of a time is dropped, the
+// first of each time kept; the search counts both against the limit
+// (TimeUntilLimit's run returns true once a warm-up ran).
+TEST(CudnnPolicy, APlanTimedEqualToAKeptOneIsDroppedAsTimeSortedPlanDropsIt) {
+  std::set<float> kept;
+  EXPECT_TRUE(KeepTimedPlan(kept, 0.25f));
+  EXPECT_TRUE(KeepTimedPlan(kept, 0.5f));
+  EXPECT_FALSE(KeepTimedPlan(kept, 0.25f)) << "equal to the first plan's time";
+  EXPECT_TRUE(KeepTimedPlan(kept, 0.2500001f)) << "a float apart is another time";
+  EXPECT_EQ(kept.size(), 3u);
+  // In the search: warm-ups that run count against benchmark_limit whatever
+  // their time; a failed warm-up neither counts nor stops the search.
+  const std::vector<float> times = {0.25f, 0.25f, -1.0f, 0.5f, 0.1f};
+  std::set<float> seen;
+  std::vector<size_t> timed;
+  const size_t tried = TimeUntilLimit(times.size(), 3, [&](size_t i) {
+    if (times[i] < 0) return false;
+    if (KeepTimedPlan(seen, times[i])) timed.push_back(i);
+    return true;
+  });
+  EXPECT_EQ(tried, 4u) << "plans 0, 1 and 3 ran; 2 failed its warm-up";
+  EXPECT_EQ(timed, (std::vector<size_t>{0, 3})) << "plan 1 tied plan 0 and is gone";
+}
+
+// Conv_v8's getAlignment: the largest power of two up to 32 dividing the
+// address; an allocation's start (256 bytes at least) gives 32.
+TEST(CudnnPolicy, TensorAlignmentIsConvV8sUpTo32Bytes) {
+  EXPECT_EQ(TensorByteAlignment(kDeviceAllocationAlignment), 32);
+  EXPECT_EQ(TensorByteAlignment(0x7f0000000200), 32);
+  EXPECT_EQ(TensorByteAlignment(0x7f0000000210), 16);
+  EXPECT_EQ(TensorByteAlignment(0x7f0000000208), 8);
+  EXPECT_EQ(TensorByteAlignment(0x7f0000000202), 2);
+  EXPECT_EQ(TensorByteAlignment(0x7f0000000201), 1);
+}
+
 TEST(CudnnPolicy, TheSearchWorkspaceFitsAsPytorchFitsIt) {
   const std::vector<int64_t> needs = {0, 4096, 1 << 20, 64 << 20, 8 << 20};
   std::vector<int64_t> asked;

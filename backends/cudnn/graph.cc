@@ -37,7 +37,9 @@ Result<Descriptor> Tensor(int64_t uid, DataType dtype, Layout layout, int64_t n,
   const std::array<int64_t, 4> dims = {n, c, h, w};
   const std::array<int64_t, 4> strides = layout == Layout::kNchw ? std::array<int64_t, 4>{c * h * w, h * w, w, 1}
                                                                  : std::array<int64_t, 4>{h * w * c, 1, w * c, c};
-  const int64_t alignment = 16;
+  // The model's tensors each start a cudaMalloc allocation (DeviceTensors), so
+  // Conv_v8's getAlignment gives them 32 bytes, as it does PyTorch's.
+  const int64_t alignment = TensorByteAlignment(kDeviceAllocationAlignment);
   BC_RETURN_IF_ERROR(Set(*t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt));
   BC_RETURN_IF_ERROR(Set(*t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims.data()));
   BC_RETURN_IF_ERROR(Set(*t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides.data()));

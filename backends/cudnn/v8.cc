@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "backends/cudnn/graph.h"
 #include "backends/cudnn/paths.h"
@@ -151,14 +152,18 @@ Result<EngineSearch> V8Search(cudnnHandle_t h, const Conv2dProblem& p, const Bac
   EngineSearch out;
   out.peak_device_bytes = cuda::DeviceBytesInUse();
   cuda::EventTimer timer;
+  std::set<float> kept;
+  // time_sorted_plan: a plan whose warm-up fails is passed over and not
+  // counted against the limit; the timed run's status is not checked; a
+  // plan timed equal to one kept is dropped (KeepTimedPlan).
   TimeUntilLimit(plans.size(), flags.cudnn_benchmark_limit, [&](size_t i) {
     const Plan& plan = *plans[i];
     if (!ExecutePlan(h, plan, pack).ok()) return false;  // the warm-up run
     timer.Start();
-    if (!ExecutePlan(h, plan, pack).ok()) return false;
+    (void)ExecutePlan(h, plan, pack);
     Result<double> ms = timer.StopMs();
-    if (ms.ok()) out.time_ns[plan.name] = ms.value() * 1e6;
-    return ms.ok();
+    if (ms.ok() && KeepTimedPlan(kept, static_cast<float>(ms.value()))) out.time_ns[plan.name] = ms.value() * 1e6;
+    return true;
   });
   return out;
 }

@@ -96,6 +96,18 @@ class VerdictTest(unittest.TestCase):
         self.assertEqual(judge(claim(tests=[], cases={"engine": "onednn"}), manifest, ev).verdict, "supported")
         self.assertEqual(judge(claim(tests=[], cases={"engine": "reference"}), manifest, ev).verdict, "refuted")
 
+    def test_an_engine_selector_with_an_algorithm_selects_that_algorithm_only(self) -> None:
+        """atomics-cudnn is about one algorithm: its selector names it, and the
+        engine's other controls are not its evidence."""
+        from reports.verdicts import select_tests
+        manifest = [{"test": f"P/F.T/{a}", "axes": {"engine": f"cudnn:{a}"}} for a in ("algo_0", "algo_3")]
+        manifest.append({"test": "P/F.T/S", "axes": {"engine": "select:onednn"}})
+        self.assertEqual(select_tests([], {"engine": "cudnn:algo_0"}, manifest, Evidence()), ["P/F.T/algo_0"])
+        self.assertEqual(select_tests([], {"engine": "cudnn"}, manifest, Evidence()), ["P/F.T/algo_0", "P/F.T/algo_3"])
+        self.assertEqual(select_tests([], {"engine": "select:onednn"}, manifest, Evidence()), ["P/F.T/S"])
+        [atomics] = [c for c in load_catalog(ROOT / "suites" / "claims.toml") if c.id == "atomics-cudnn"]
+        self.assertEqual((atomics.cases["engine"], atomics.cases["direction"]), ("cudnn:algo_0", "bwd_weights"))
+
     def test_out_of_scope(self) -> None:
         v = judge(claim(rule="out-of-scope", kind="out-of-scope", reason="not a flag"), [], Evidence())
         self.assertEqual(v.verdict, "not evaluated")
@@ -941,7 +953,9 @@ class H100EvidenceTest(unittest.TestCase):
         v = self.verdicts["atomics-cudnn"]
         self.assertEqual(v.verdict, "supported", v.reason)
         self.assertEqual(v.decided_by, "cudnn")
-        self.assertEqual(len(v.facts), 10, "legacy BWD_FILTER 0/3, BWD_DATA 0, graph NONDETERMINISTIC configs")
+        self.assertEqual([f.test for f in v.facts], ["GpuControl/Determinism.Bitwise/CudnnAlgo0_R50Conv2",
+                                                     "GpuControl/Determinism.Bitwise/CudnnAlgo0_R50Conv4"],
+                         "BWD_FILTER_ALGO_0 only: the other nondeterministic controls are not what it says")
 
     def test_pytorch_convolutions_are_not_cudnn_evidence(self) -> None:
         # GpuPytorch records are PyTorch's: they never decide what cuDNN does.
@@ -970,7 +984,7 @@ class H100EvidenceTest(unittest.TestCase):
                 self.assertNotIn("fact(s) hold", said, k)
                 self.assertNotIn("evaluated fact", said, k)
         said = sentence(self.verdicts["atomics-cudnn"])
-        self.assertRegex(said, r"^Ran 10 test\(s\) on cuDNN 9", "what ran, on which system and version")
+        self.assertRegex(said, r"^Ran 2 test\(s\) on cuDNN 9", "what ran, on which system and version")
         self.assertIn("cuDNN", said, "in the system's own words, naming it")
 
 
@@ -1115,6 +1129,19 @@ class ConformanceTest(unittest.TestCase):
                          [("bits", "mkldnn", "native", 1, False), ("kernel class", "mkldnn", "native", 1, False),
                           ("bits", "native", "native", 1, True)])
         self.assertEqual(sum(len(k["rows"]) for k in s["classes"]), len(s["disagreements"]))
+
+    def test_the_cudnn_paths_known_differences_are_named_classes_on_the_page(self) -> None:
+        """What the model's cuDNN path does otherwise than PyTorch's and is not
+        mended is listed by name, with both sides and when it shows, in the
+        conformance section, with or without conformance cases."""
+        from reports.conformance import GPU_PATH_DIFFERENCES, summarize
+        self.assertEqual([k["name"] for k in summarize(Evidence())["gpu_path_differences"]],
+                         [k["name"] for k in GPU_PATH_DIFFERENCES])
+        self.assertTrue(all(k["pytorch"] and k["model"] and k["shows"] for k in GPU_PATH_DIFFERENCES))
+        with tempfile.TemporaryDirectory() as tmp:
+            page = write_report(Path(tmp), Report.of([], [], Evidence())).read_text()
+        self.assertEqual(page.count('class="gpu-path-difference"'), len(GPU_PATH_DIFFERENCES))
+        self.assertIn("out of memory on a cached plan", page)
 
     def test_different_onednn_versions_explain_kernel_and_bits_and_are_named(self) -> None:
         from reports.conformance import summarize
