@@ -67,18 +67,22 @@ def plan_tests(build: Path, label: str, regex: str, ctest: str) -> list[str]:
     return [t["name"] for t in json.loads(out).get("tests", [])]
 
 
+def remaining(plan: list[str], state: dict[str, Any]) -> list[str]:
+    """The tests still to run, in order: those cut in an earlier call first,
+    then the plan's."""
+    done = set(state["done"]) | set(state["too_long"])
+    return [t for t in dict.fromkeys(state["cut"] + plan) if t not in done]
+
+
 def next_test(plan: list[str], state: dict[str, Any], elapsed: float, budget: float,
               expected: dict[str, float], first: bool) -> str | None:
-    """The next test to start, or None: the tests cut in an earlier call
-    first, then the plan's order; a test starts only when its expected time
-    fits in what is left (the first of a call always starts)."""
-    done = set(state["done"]) | set(state["too_long"])
-    order = [t for t in state["cut"] if t not in done] + [t for t in plan if t not in done and t not in state["cut"]]
-    for test in order:
-        if first or elapsed + expected.get(test, DEFAULT_S) <= budget:
-            return test
-        return None  # in order: a later, shorter test does not jump ahead
-    return None
+    """The next of the remaining tests, or None when its expected time does
+    not fit in what is left (the first of a call always starts; a later,
+    shorter test does not jump ahead)."""
+    order = remaining(plan, state)
+    if not order or not (first or elapsed + expected.get(order[0], DEFAULT_S) <= budget):
+        return None
+    return order[0]
 
 
 def _outcome(junit: Path, returncode: int) -> str:
@@ -125,6 +129,12 @@ class Call:
         for f in a.done:
             for x in json.loads(Path(f).read_text()).get("ran", []):
                 self.state["done"].setdefault(x["test"], x["outcome"])
+        # What the report reads beside the evidence, the same all call long.
+        if (a.build / "generated" / "cases.json").exists():
+            shutil.copy(a.build / "generated" / "cases.json", self.work / "cases.json")
+        tests = subprocess.run([a.ctest, "--test-dir", str(a.build), "--show-only=json-v1"], capture_output=True,
+                               text=True)
+        (self.work / "ctest-tests.json").write_text(tests.stdout)
         self.expected = dict(json.loads(a.durations.read_text())) if a.durations else {}
         self.expected.update(self.state["seconds"])
         self.ran: list[dict[str, Any]] = []
@@ -139,8 +149,7 @@ class Call:
         tmp.replace(self.state_dir / "state.json")
 
     def left(self) -> list[str]:
-        done = set(self.state["done"]) | set(self.state["too_long"])
-        return [t for t in dict.fromkeys(self.state["cut"] + self.plan) if t not in done]
+        return remaining(self.plan, self.state)
 
     def write_archive(self) -> list[Path]:
         """The call's archive, written anew: parts of at most MAX_FILE."""
@@ -149,13 +158,6 @@ class Call:
                    "ran": self.ran, "cut": self.cut_now, "too_long": self.state["too_long"], "left": self.left()}
         (self.work / "kit-steps.json").write_text(json.dumps(summary, indent=1) + "\n")
         ET.ElementTree(self.junit).write(self.work / "ctest-junit.xml", encoding="utf-8", xml_declaration=True)
-        for name in ("cases.json",):
-            src = a.build / "generated" / name
-            if src.exists():
-                shutil.copy(src, self.work / name)
-        tests = subprocess.run([a.ctest, "--test-dir", str(a.build), "--show-only=json-v1"], capture_output=True,
-                               text=True)
-        (self.work / "ctest-tests.json").write_text(tests.stdout)
         a.out.mkdir(parents=True, exist_ok=True)
         final = a.out / f"backendcheck-gpu-{self.tag}.tar.gz"
         fd, tmp_name = tempfile.mkstemp(dir=a.out, prefix=".archive-")
