@@ -4,9 +4,12 @@ back an archive of what it completed, small enough for the runner's return
 limits; the next call resumes.
 
     python3 -m ci.kit_steps test --build BUILD --state DIR --out DIR --budget SECONDS \\
-        [--label L] [--regex R] [--name NAME] [--durations FILE]
+        [--label L] [--exclude-label L] [--regex R] [--name NAME] [--durations FILE]
 
-- The tests are ctest's for the label (and --regex), in ctest's order, fixed
+- The tests are ctest's for the label (and --regex), less those of the
+  excluded label (by default selftest: the harness's checks of itself,
+  which record no evidence of a backend and run in ./backendcheck test),
+  in ctest's order, fixed
   at the first call (DIR/plan.json). Each runs alone, in a process group of
   its own, with an evidence directory of its own.
 - A test starts only when its expected time (measured in an earlier call, or
@@ -56,11 +59,14 @@ DEFAULT_S = 5.0              # the H100 GPU tests' mean (GPU.md), where nothing 
 OUTCOMES = ("passed", "failed", "skipped")
 
 
-def plan_tests(build: Path, label: str, regex: str, ctest: str) -> list[str]:
-    """ctest's tests for the label and regex, in ctest's order."""
+def plan_tests(build: Path, label: str, regex: str, ctest: str, exclude: str = "") -> list[str]:
+    """ctest's tests for the label and regex, less the excluded label's, in
+    ctest's order."""
     cmd = [ctest, "--test-dir", str(build), "--show-only=json-v1"]
     if label:
         cmd += ["-L", label]
+    if exclude:
+        cmd += ["-LE", exclude]
     if regex:
         cmd += ["-R", regex]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
@@ -122,7 +128,7 @@ class Call:
         shutil.rmtree(self.running, ignore_errors=True)
         plan_file = self.state_dir / "plan.json"
         if not plan_file.exists():
-            plan_file.write_text(json.dumps(plan_tests(a.build, a.label, a.regex, a.ctest)))
+            plan_file.write_text(json.dumps(plan_tests(a.build, a.label, a.regex, a.ctest, a.exclude_label)))
         self.plan: list[str] = json.loads(plan_file.read_text())
         # Tests an earlier machine's calls completed (their kit-steps.json,
         # brought back): done, so that a fresh machine does not run them again.
@@ -154,7 +160,7 @@ class Call:
     def write_archive(self) -> list[Path]:
         """The call's archive, written anew: parts of at most MAX_FILE."""
         a = self.a
-        summary = {"call": self.k, "label": a.label, "regex": a.regex, "budget_s": a.budget,
+        summary = {"call": self.k, "label": a.label, "exclude_label": a.exclude_label, "regex": a.regex, "budget_s": a.budget,
                    "ran": self.ran, "cut": self.cut_now, "too_long": self.state["too_long"], "left": self.left()}
         (self.work / "kit-steps.json").write_text(json.dumps(summary, indent=1) + "\n")
         ET.ElementTree(self.junit).write(self.work / "ctest-junit.xml", encoding="utf-8", xml_declaration=True)
@@ -293,6 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--out", type=Path, required=True)
     t.add_argument("--budget", type=float, required=True, help="seconds; 0: no budget")
     t.add_argument("--label", default="gpu")
+    t.add_argument("--exclude-label", default="selftest", help="ctest -LE: tests of this label are not run ('': none)")
     t.add_argument("--regex", default="")
     t.add_argument("--name", default="node")
     t.add_argument("--durations", type=Path, help="JSON {test: seconds} expected times (a recorded run's)")

@@ -27,10 +27,12 @@ ROOT = Path(__file__).resolve().parents[2]
 FAKE_CTEST = textwrap.dedent('''\
     #!{python}
     import json, os, sys, time
-    TESTS = {{"A": 0.1, "B": 0.1, "Slow": 4.0, "C": 0.1, "Fails": 0.1}}
+    TESTS = {{"A": 0.1, "B": 0.1, "Slow": 4.0, "C": 0.1, "Fails": 0.1, "Self": 0.1}}
+    SELFTESTS = {{"Self"}}
     args = sys.argv[1:]
     if "--show-only=json-v1" in args:
-        print(json.dumps({{"tests": [{{"name": n}} for n in TESTS]}}))
+        excluded = args[args.index("-LE") + 1] if "-LE" in args else ""
+        print(json.dumps({{"tests": [{{"name": n}} for n in TESTS if not (excluded == "selftest" and n in SELFTESTS)]}}))
         sys.exit(0)
     name = args[args.index("-R") + 1][1:-1].replace("\\\\", "")
     ev = os.environ["BACKENDCHECK_EVIDENCE_DIR"]
@@ -102,6 +104,14 @@ class KitStepsTest(unittest.TestCase):
         self.assertEqual(steps["left"], [])
         self.assertEqual(sorted(r["test"] for r in records if r["kind"] == "result"), ["C", "Fails"])
 
+    def test_the_harness_s_own_checks_are_left_out_unless_asked_for(self) -> None:
+        build, ctest = self.t / "build", str(self.ctest)
+        self.assertEqual(kit_steps.plan_tests(build, "", "", ctest, "selftest"), ["A", "B", "Slow", "C", "Fails"])
+        self.assertEqual(kit_steps.plan_tests(build, "", "", ctest, ""), ["A", "B", "Slow", "C", "Fails", "Self"])
+        self.call(0)
+        self.assertEqual(json.loads((self.t / "state" / "plan.json").read_text()), ["A", "B", "Slow", "C", "Fails"],
+                         "by default a call's plan has no selftest")
+
     def test_a_fresh_machine_skips_what_earlier_calls_brought_back(self) -> None:
         earlier = self.t / "kit-steps.json"
         earlier.write_text(json.dumps({"ran": [{"test": "A", "outcome": "passed"},
@@ -130,7 +140,7 @@ class KitStepsTest(unittest.TestCase):
         noise.write_bytes(os.urandom(50_000))  # does not compress
         a = argparse.Namespace(
             build=self.t / "build", state=self.t / "state", out=self.t / "out", budget=0.0, label="", regex="",
-            name="node", durations=None, ctest=str(self.ctest), done=[])
+            exclude_label="selftest", name="node", durations=None, ctest=str(self.ctest), done=[])
         with mock.patch.object(kit_steps, "MAX_FILE", 16_000):
             parts = kit_steps.Call(a).write_archive()
         self.assertEqual([p.name for p in parts], [f"backendcheck-gpu-node-1.tar.gz.part{i}" for i in (1, 2, 3, 4)])

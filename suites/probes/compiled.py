@@ -1,6 +1,6 @@
 """torch.compile (Inductor's C++ backend) on the CPU against eager, decided
 by the torch under test, each check in a fresh process (a compiler crash or
-hang costs that check only):
+hang costs that check only), two at a time:
 
 - bits: a compiled function (a matmul, softmax, layer_norm and a row sum)
   against eager on the same inputs, the compiled function run twice, and a
@@ -31,6 +31,7 @@ import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import documented
@@ -40,6 +41,7 @@ NIGHTLY = {"bits deterministic": ("bits", {"TORCHINDUCTOR_DETERMINISTIC": "1"}),
            "batch batch_invariant": ("batch", {"TORCHINDUCTOR_BATCH_INVARIANT": "1"})}
 KS = (1, 3)
 TIMEOUT_S = 420
+PARALLEL = 2
 
 
 def _inputs(torch):
@@ -145,15 +147,21 @@ def run(nightly: bool) -> dict[str, Any]:
         if nightly and settings[setting]:
             plan[name] = (check, env)
     out: dict[str, Any] = {"torch": str(torch.__version__), "inductor_settings": settings, "nightly": nightly}
-    for name, (check, env) in plan.items():
+
+    def one(check: str, env: dict[str, str]) -> dict[str, Any]:
         try:
             r = subprocess.run([sys.executable, __file__, check], env=dict(os.environ, **env), capture_output=True,
                                text=True, timeout=TIMEOUT_S, check=False)
-            lines = r.stdout.strip().splitlines()
-            out[name] = (json.loads(lines[-1]) if r.returncode == 0 and lines else
-                         {"error": f"exit {r.returncode}: " + ((r.stderr.strip().splitlines() or [''])[-1][:300])})
         except subprocess.TimeoutExpired:
-            out[name] = {"error": f"no answer in {TIMEOUT_S} s"}
+            return {"error": f"no answer in {TIMEOUT_S} s"}
+        lines = r.stdout.strip().splitlines()
+        return (json.loads(lines[-1]) if r.returncode == 0 and lines else
+                {"error": f"exit {r.returncode}: " + ((r.stderr.strip().splitlines() or [''])[-1][:300])})
+    # Two checks at a time: most of a check is Inductor compiling, and no
+    # check reads another's bits; the record keeps the plan's order.
+    with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+        futures = {name: pool.submit(one, check, env) for name, (check, env) in plan.items()}
+        out.update({name: f.result() for name, f in futures.items()})
     return out
 
 

@@ -5,3 +5,6 @@
 # A test labelled for both devices counts for neither in --require DEVICE.
 set_tests_properties([==[TorchPython.CublasNeedsItsWorkspaceConfigUnderDeterministicAlgorithms]==]
   [==[TorchPython.DocumentedDeterminismList]==] PROPERTIES LABELS "pytorch;gpu")
+
+# torch.compile's checks run two processes at a time (suites/probes/compiled.py).
+set_tests_properties([==[TorchPython.TorchCompileOnTheCpu]==] PROPERTIES PROCESSORS 2)
