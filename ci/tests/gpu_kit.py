@@ -11,6 +11,8 @@ first stopped, and their merged report judging as one call without a budget.
 
     python3 -m ci.tests.gpu_kit BUILD_DIR TORCH_PYTHON     (ci.gpu_kit)
     python3 -m ci.tests.gpu_kit --rehearse BUILD_DIR       (ci.gpu_kit_rehearsal, after it)
+    python3 -m ci.tests.gpu_kit --calls WORK BUDGET [-L LABEL] [-R REGEX]
+        the same over a kit built by hand (ci/gpu-kit build KIT --work WORK)
 
 Exit status 77 (ctest's skip) where this machine cannot make a network
 namespace.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -44,6 +47,8 @@ def check(ok: bool, what: str) -> None:
 def main(argv: list[str]) -> int:
     if argv[0] == "--rehearse":
         return rehearsal(Path(argv[1]).resolve())
+    if argv[0] == "--calls":
+        return accept(Path(argv[1]).resolve(), int(argv[2]), tuple(argv[3:]))
     build, torch_python = Path(argv[0]).resolve(), argv[1]
     if subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode != 0:
         print("SKIP: no network namespace here (unshare -n refused): the offline run cannot be shown")
@@ -123,21 +128,30 @@ BUDGET = 12
 MAX_FILE, MAX_FILES = 16 * 1024 * 1024, 8
 
 
-def calls(t: Path, work: Path, env: dict[str, str], name: str, budget: int) -> list[Path]:
+def kit_name(work: Path) -> str:
+    """The NAME the kit's build gave the node (its archives' names)."""
+    for line in (work / "kit.env").read_text().splitlines():
+        if line.startswith("KIT_NAME="):
+            return shlex.split(line.partition("=")[2])[0]
+    return "node"
+
+
+def calls(t: Path, work: Path, env: dict[str, str], name: str, budget: int,
+          select: tuple[str, ...] = REHEARSAL, max_calls: int = 19) -> list[Path]:
     """Test calls under unshare -n until none is left; each call's archive."""
-    out, archives = t / name, []
-    for k in range(1, 20):
+    out, archives, node = t / name, [], kit_name(work)
+    for k in range(1, max_calls + 1):
         r = subprocess.run(["unshare", "-n", str(ROOT / "ci" / "gpu-kit"), "test", "--work", str(work),
                             "--state", str(t / f"{name}-state"), "--budget", str(budget), "--out", str(out),
-                            *REHEARSAL], env=env, capture_output=True, text=True, timeout=600)
+                            *select], env=env, capture_output=True, text=True, timeout=1800 if budget else None)
         check(r.returncode in (0, 3), f"{name} call {k} exit {r.returncode}: {(r.stdout + r.stderr)[-2000:]}")
-        files = sorted(out.glob(f"backendcheck-gpu-kit-node-{k}.tar.gz*"))
+        files = sorted(out.glob(f"backendcheck-gpu-{node}-{k}.tar.gz*"))
         check(0 < len(files) <= MAX_FILES and all(f.stat().st_size <= MAX_FILE for f in files),
               f"{name} call {k} returned {[(f.name, f.stat().st_size) for f in files]}")
         archives += files
         if r.returncode == 0:
             return archives
-    check(False, f"{name}: tests still left after 19 calls")
+    check(False, f"{name}: tests still left after {max_calls} calls")
     return archives
 
 
@@ -161,10 +175,11 @@ def judged(t: Path, archives: list[Path], manifest: Path, name: str) -> tuple[di
     return {c["id"]: c["verdict"] for c in data["claims"]}, steps
 
 
-def rehearse(t: Path, work: Path, env: dict[str, str], manifest: Path) -> None:
-    budgeted = calls(t, work, env, "budgeted", BUDGET)
-    check(len(budgeted) >= 2, f"a budget of {BUDGET} s took {len(budgeted)} call(s), not two or more")
-    whole = calls(t, work, env, "whole", 0)
+def rehearse(t: Path, work: Path, env: dict[str, str], manifest: Path, select: tuple[str, ...] = REHEARSAL,
+             budget: int = BUDGET, max_calls: int = 19) -> None:
+    budgeted = calls(t, work, env, "budgeted", budget, select, max_calls)
+    check(len(budgeted) >= 2, f"a budget of {budget} s took {len(budgeted)} call(s), not two or more")
+    whole = calls(t, work, env, "whole", 0, select)
     v_budgeted, steps = judged(t, budgeted, manifest, "budgeted")
     v_whole, [one] = judged(t, whole, manifest, "whole")
     ran = [[x["test"] for x in s["ran"]] for s in steps]
@@ -175,8 +190,26 @@ def rehearse(t: Path, work: Path, env: dict[str, str], manifest: Path) -> None:
     check(not set(ran[1]) & set(ran[0]), "the second call ran a test the first had completed: it did not resume")
     differ = {k: (v_budgeted[k], v_whole.get(k)) for k in v_budgeted if v_budgeted[k] != v_whole.get(k)}
     check(not differ, f"the merged calls' verdicts differ from the unbudgeted run's: {differ}")
-    print(f"rehearsal: {len(steps)} calls of {BUDGET} s ({', '.join(str(len(r)) for r in ran)} tests; "
-          f"{sum(len(s['cut']) for s in steps)} cut and run again), the same {len(v_whole)} verdicts as one call")
+    # Per platform and prediction too, with the card's lines and the real changes.
+    r = subprocess.run([sys.executable, "-m", "reports.agree", str(t / "whole-report" / "report.json"),
+                        str(t / "budgeted-report" / "report.json")], cwd=ROOT, capture_output=True, text=True)
+    check(r.returncode == 0, f"reports.agree: {(r.stdout + r.stderr)[-2000:]}")
+    too_long = sorted({x for s in steps for x in s["too_long"]})
+    check(not too_long, f"too long for a call of {budget} s: {too_long}")
+    print(f"rehearsal: {len(steps)} calls of {budget} s ({', '.join(str(len(r)) for r in ran)} tests; "
+          f"{sum(len(s['cut']) for s in steps)} cut and run again), the same {len(v_whole)} verdicts as one call; "
+          f"{r.stdout.strip().splitlines()[-1]}")
+
+
+def accept(work: Path, budget: int, select: tuple[str, ...]) -> int:
+    """python3 -m ci.tests.gpu_kit --calls WORK BUDGET [ctest selection]: the
+    rehearsal over a kit built with ci/gpu-kit build --work WORK, any label
+    and budget (e.g. -L cpu and 60 s); its calls kept in WORK/calls-*."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BACKENDCHECK_")}
+    t = Path(tempfile.mkdtemp(prefix="calls-", dir=work))
+    print(f"calls in {t}", flush=True)
+    rehearse(t, work, env, work / "build" / "generated" / "cases.json", select, budget, max_calls=200)
+    return 0
 
 
 if __name__ == "__main__":
