@@ -62,6 +62,14 @@ struct KernelFacts {
   // REDUCED_PRECISION_REDUCTION, WINOGRAD, FFT...): what the error bound
   // must know (ArithmeticOf).
   std::vector<std::string> numerical_notes;
+  // What cuDNN ran, in one spelling for the model's cuDNN engine and for
+  // PyTorch's cuDNN calls (read from cuDNN's API log): "engine 38" (the
+  // graph API's global engine index) or "algo 1" (the legacy API's
+  // algorithm, in the direction's cudnnConvolution*Algo_t); empty elsewhere.
+  std::string cudnn_choice;
+  // Why the notes are not known, where the kernel's library could not be
+  // asked (cuDNN's log of PyTorch's call named nothing): no bound is chosen.
+  std::string notes_unknown;
 };
 
 class PreparedOp {

@@ -17,7 +17,12 @@ const char* ComputeTypeName(ComputeType t) {
   return "?";
 }
 
-BoundedArithmetic ArithmeticOf(ComputeType allowed, const std::vector<std::string>& notes) {
+BoundedArithmetic ArithmeticOf(ComputeType allowed, const std::vector<std::string>& notes,
+                               const std::string& notes_unknown) {
+  if (!notes_unknown.empty()) {
+    return {allowed, "the numerical notes of the kernel that ran are not known (" + notes_unknown +
+                         "), so no bound can be chosen for it"};
+  }
   const auto has = [&](const char* note) { return std::find(notes.begin(), notes.end(), note) != notes.end(); };
   for (const char* transform : {"WINOGRAD", "FFT"}) {
     if (has(transform)) {

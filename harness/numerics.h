@@ -58,7 +58,9 @@ struct BoundedArithmetic {
   ComputeType type = ComputeType::kF32;
   std::string unbounded;  // empty: `type` bounds the result
 };
-BoundedArithmetic ArithmeticOf(ComputeType allowed, const std::vector<std::string>& notes);
+// `notes_unknown`: why the notes could not be had (no bound then either).
+BoundedArithmetic ArithmeticOf(ComputeType allowed, const std::vector<std::string>& notes,
+                               const std::string& notes_unknown = {});
 
 // lambda of the probabilistic bounds: the whole output stays within its bound
 // with probability at least 1 - 1e-9 (a union over N outputs and k terms).

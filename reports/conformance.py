@@ -1,8 +1,9 @@
 """The model held to PyTorch: the Conformance cases (suites/availability_test.cc)
 ran each case through the harness's dispatch (the model) and through PyTorch.
 This lists every case and every disagreement, in kernel class (PyTorch's
-mkldnn convolution or its native kernels), oneDNN's kernel where oneDNN ran,
-output bits and alerts, with both
+mkldnn convolution or its native kernels, its cuDNN path on a GPU), oneDNN's
+kernel where oneDNN ran, cuDNN's engine or algorithm where cuDNN ran (PyTorch's
+read from cuDNN's own API log), output bits and alerts, with both
 sides' kernel and digest, and says why a disagreement stays where the reason
 is known; an unexplained one is a model bug to fix. The disagreements are
 grouped in classes (what differs, the two sides' kernel classes, and the
@@ -15,8 +16,11 @@ from typing import Any
 
 from .evidence import Evidence
 
-ASPECTS = (("same_kernel_class", "kernel class"), ("same_onednn_kernel", "oneDNN kernel"), ("same_bits", "bits"),
-           ("same_alert", "alert"))
+ASPECTS = (("same_kernel_class", "kernel class"), ("same_onednn_kernel", "oneDNN kernel"),
+           ("same_cudnn_choice", "cuDNN engine or algorithm"), ("same_bits", "bits"), ("same_alert", "alert"))
+# Aspects added after records were first written: a record without one
+# agrees where both sides name the same (an older record names neither).
+LATER = {"same_cudnn_choice": "cudnn_choice"}
 
 
 # Where the model's cuDNN path is known, from reading PyTorch's Conv_v7.cpp
@@ -45,8 +49,17 @@ GPU_PATH_DIFFERENCES = (
 )
 
 
-def _why(aspect: str, model: dict[str, Any], pytorch: dict[str, Any]) -> str:
+def _agrees(c: dict[str, Any], key: str) -> bool:
+    if key not in c and key in LATER:
+        return c["model"].get(LATER[key], "") == c["pytorch"].get(LATER[key], "")
+    return bool(c.get(key))
+
+
+def _why(aspect: str, model: dict[str, Any], pytorch: dict[str, Any], repro: str = "") -> str:
     """Why a known disagreement stays; "" for one that is not explained."""
+    if aspect in ("cuDNN engine or algorithm", "bits") and "cudnn.benchmark=true" in repro.split():
+        return ("benchmark mode: each side times the candidates itself and runs the fastest it measured; "
+                "two searches need not agree where candidates' times are close")
     mv, pv = model.get("onednn_version", ""), pytorch.get("onednn_version", "")
     if (aspect in ("oneDNN kernel", "bits") and model.get("kernel_class") == pytorch.get("kernel_class") == "mkldnn"
             and mv and pv and mv != pv):
@@ -66,12 +79,13 @@ def summarize(evidence: Evidence) -> dict[str, Any]:
             if not isinstance(c, dict):
                 continue
             row = {"test": test, "repro": r.get("repro", ""), "model": c["model"], "pytorch": c["pytorch"],
-                   **{key: bool(c.get(key)) for key, _ in ASPECTS}}
+                   **{key: _agrees(c, key) for key, _ in ASPECTS}}
             rows.append(row)
             for key, aspect in ASPECTS:
-                if not c.get(key):
+                if not row[key]:
                     disagreements.append({"test": test, "repro": row["repro"], "aspect": aspect, "model": c["model"],
-                                          "pytorch": c["pytorch"], "why": _why(aspect, c["model"], c["pytorch"])})
+                                          "pytorch": c["pytorch"],
+                                          "why": _why(aspect, c["model"], c["pytorch"], row["repro"])})
     agree = {aspect: sum(r[key] for r in rows) for key, aspect in ASPECTS}
     classes: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for d in disagreements:  # what differs, between which kernels, and why: one class each

@@ -283,7 +283,8 @@ Result<CaseRun> RunCase(const CaseSpec& spec, const RunOptions& options) {
     step.degenerate = IsDegenerate(out);
 
     if (options.compare_to_reference) {
-      const BoundedArithmetic arithmetic = ArithmeticOf(ComputeTypeOf(p, step.engine, flags), step.kernel.numerical_notes);
+      const BoundedArithmetic arithmetic =
+          ArithmeticOf(ComputeTypeOf(p, step.engine, flags), step.kernel.numerical_notes, step.kernel.notes_unknown);
       step.compute_type = arithmetic.type;
       step.unbounded = arithmetic.unbounded;
       step.error = CheckAgainstReference(p, buffers, out, step.compute_type);

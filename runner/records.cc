@@ -225,6 +225,7 @@ nlohmann::json ToJson(const CaseRecord& r) {
                             {"kernel_class", x.kernel_class},
                             {"onednn_kernel", x.onednn_kernel},
                             {"onednn_version", x.onednn_version},
+                            {"cudnn_choice", x.cudnn_choice},
                             {"digest", x.digest},
                             {"alert", x.alert},
                             {"error", x.error}};
@@ -235,6 +236,7 @@ nlohmann::json ToJson(const CaseRecord& r) {
                         {"same_kernel_class", c.model.kernel_class == c.pytorch.kernel_class},
                         {"same_onednn_kernel", c.model.onednn_kernel == c.pytorch.onednn_kernel},
                         {"same_onednn_version", c.model.onednn_version == c.pytorch.onednn_version},
+                        {"same_cudnn_choice", c.model.cudnn_choice == c.pytorch.cudnn_choice},
                         {"same_bits", !c.model.digest.empty() && c.model.digest == c.pytorch.digest},
                         {"same_alert", c.model.alert.empty() == c.pytorch.alert.empty()}};
   }

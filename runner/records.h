@@ -115,6 +115,7 @@ struct ConformanceSide {
   std::string kernel_class;    // the dispatch path, as engines.def's roles name it: mkldnn, native, cudnn, blas
   std::string onednn_kernel;   // oneDNN's implementation name where oneDNN ran ("jit:avx2")
   std::string onednn_version;  // the version of that side's oneDNN (the model's library, or the one in libtorch)
+  std::string cudnn_choice;    // what cuDNN ran where it ran ("engine 38", "algo 1"; KernelFacts)
   std::string digest;          // the last run's output digest
   std::string alert;           // PyTorch's (or the model's) not-deterministic alert, when raised
   std::string error;           // any other failure

@@ -12,6 +12,7 @@
 #include "backends/reference/reference.h"
 #include "harness/buffers.h"
 #include "harness/case.h"
+#include "harness/cudnn_log.h"
 #include "harness/evidence.h"
 #include "harness/flags.h"
 #include "harness/numerics.h"
@@ -473,6 +474,10 @@ TEST(Numerics, ArithmeticFollowsTheKernelsNumericalNotes) {
   EXPECT_EQ(ArithmeticOf(ComputeType::kTf32, {}).type, ComputeType::kTf32);
   EXPECT_TRUE(ArithmeticOf(ComputeType::kTf32, {"TENSOR_CORE"}).unbounded.empty());
   EXPECT_TRUE(ArithmeticOf(ComputeType::kF16, {"TENSOR_CORE", "NONDETERMINISTIC"}).unbounded.empty());
+  // What ran is not known (cuDNN's log of PyTorch's call named nothing): no bound, and the reason says so.
+  const BoundedArithmetic unknown = ArithmeticOf(ComputeType::kF32, {}, "cuDNN's API log named no engine config");
+  EXPECT_NE(unknown.unbounded.find("not known (cuDNN's API log named no engine config)"), std::string::npos)
+      << unknown.unbounded;
   for (ComputeType t : {ComputeType::kF32, ComputeType::kTf32, ComputeType::kF16}) {
     for (const char* note : {"WINOGRAD", "FFT", "REDUCED_PRECISION_REDUCTION"}) {
       const BoundedArithmetic b = ArithmeticOf(t, {"TENSOR_CORE", note});
@@ -621,6 +626,101 @@ TEST(Status, AssignOrReturnPassesValuesAndReturnsErrors) {
 
 namespace bc {
 namespace {
+
+// cuDNN's API log in both of its spellings. This excerpt is constructed
+// (not a recording) in the form cuDNN 9 writes its entries: the "I!"/"i!"
+// marks and four spaces a level, as in its log files, and without the marks
+// as its documentation shows them; descriptors whose fields follow one
+// level deeper, a knob choice as a knobType and its value, notes by name and
+// in an array. A recorded excerpt of PyTorch's own calls is held to the same
+// parser by CudnnLog.ReadsEveryRecordedExcerpt.
+constexpr const char* kConstructedCudnnLog = R"(I! CuDNN (v92600 17) function cudnnBackendFinalize() called:
+i!     descriptor: type=CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
+i!         engine: type=CUDNN_BACKEND_ENGINE_DESCRIPTOR:
+i!             globalIndex: type=int64_t; val=7;
+i! Time: 2026-11-26T10:00:00.000001 (0d+0h+0m+1s since start)
+i! Process=100; Thread=100; GPU=0; Handle=0x1; StreamId=0x0.
+
+I! CuDNN (v92600 17) function cudnnBackendExecute() called:
+i!     handle: type=cudnnHandle_t; streamId=0x0;
+i!     executionPlan: type=CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR:
+i!         engineConfig: type=CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
+i!             engine: type=CUDNN_BACKEND_ENGINE_DESCRIPTOR:
+i!                 globalIndex: type=int64_t; val=38;
+i!                 numericalNotes: type=cudnnBackendNumericalNote_t; val=[CUDNN_NUMERICAL_NOTE_TENSOR_CORE (0)];
+i!                 behaviorNotes: type=cudnnBackendDescriptor_t:
+i!                     CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION: type=bool; val=true;
+i!                     CUDNN_BEHAVIOR_NOTE_REQUIRES_FILTER_INT8x32_REORDER: type=bool; val=false;
+i!             knobChoices: type=CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR:
+i!                 knobType: type=cudnnBackendKnobType_t; val=CUDNN_KNOB_TYPE_SPLIT_K (3);
+i!                 knobValue: type=int64_t; val=1;
+i!             CUDNN_KNOB_TYPE_TILE_SIZE: type=int; val=4;
+i!     variantPack: type=CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR:
+i!         uid: type=int64_t; val=[120,119,118];
+i! Time: 2026-11-26T10:00:00.000002 (0d+0h+0m+1s since start)
+i! Process=100; Thread=100; GPU=0; Handle=0x1; StreamId=0x0.
+
+cuDNN (v90000) function cudnnConvolutionBackwardFilter() called:
+    handle: type=cudnnHandle_t; streamId=0x0;
+    algo: type=cudnnConvolutionBwdFilterAlgo_t; val=CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT (2);
+    workSpaceSizeInBytes: type=size_t; val=1048576;
+Time: 2024-01-21T14:14:21.366171 (0d+0h+1m+5s since start)
+Process: 21264, Thread: 21264, cudnn_handle: 0x1, cudnn_stream: NULL.
+)";
+
+TEST(CudnnLog, ReadsTheEngineConfigAndTheLegacyAlgorithmOfEachExecution) {
+  const std::vector<CudnnLogCall> calls = ParseCudnnLog(kConstructedCudnnLog);
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[0].function, "cudnnBackendFinalize");
+  EXPECT_EQ(calls[1].version, "92600");
+  EXPECT_EQ(calls[2].version, "90000");
+  ASSERT_GE(calls[1].fields.size(), 4u);
+  EXPECT_EQ(calls[1].fields[1].name, "executionPlan");
+  EXPECT_EQ(calls[1].fields[1].type, "CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR");
+  EXPECT_EQ(calls[1].fields[1].depth, 0);
+  EXPECT_EQ(calls[1].fields[3].depth, 2);
+  EXPECT_EQ(calls[1].fields[4].value, "38");
+
+  // Only the executions count; the finalize's engine is not one.
+  const std::vector<CudnnRan> runs = CudnnRunsIn(kConstructedCudnnLog);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].function, "cudnnBackendExecute");
+  EXPECT_EQ(runs[0].engine, 38);
+  EXPECT_EQ(runs[0].numerical_notes, std::vector<std::string>{"TENSOR_CORE"});
+  EXPECT_EQ(runs[0].behavior_notes, std::vector<std::string>{"RUNTIME_COMPILATION"}) << "a note set false is not one";
+  EXPECT_EQ(runs[0].Name(), "eng38 SPLIT_K=1 TILE_SIZE=4 [TENSOR_CORE]");
+  EXPECT_EQ(runs[1].function, "cudnnConvolutionBackwardFilter");
+  EXPECT_FALSE(runs[1].engine.has_value());
+  EXPECT_EQ(runs[1].legacy_algo, "CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT");
+  EXPECT_EQ(runs[1].legacy_index, 2);
+  EXPECT_EQ(runs[1].Name(), "CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT");
+
+  EXPECT_TRUE(CudnnRunsIn("").empty());
+  EXPECT_TRUE(CudnnRunsIn("onednn_verbose,v1,primitive,exec,cpu,convolution,x\n").empty());
+  CudnnRan none;
+  none.function = "cudnnBackendExecute";
+  EXPECT_EQ(none.Name(), "") << "a call that named neither an engine nor an algorithm names nothing";
+}
+
+// Every recorded excerpt of cuDNN's API log (reports/tests/data/cudnn/*.log,
+// PyTorch's own calls on a GPU, GPU.md) names what each convolution ran.
+TEST(CudnnLog, ReadsEveryRecordedExcerpt) {
+  const std::filesystem::path dir = std::filesystem::path(BC_SOURCE_DIR) / "reports" / "tests" / "data" / "cudnn";
+  std::vector<std::filesystem::path> logs;
+  if (std::filesystem::is_directory(dir)) {
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      if (e.path().extension() == ".log") logs.push_back(e.path());
+    }
+  }
+  if (logs.empty()) GTEST_SKIP() << "no recorded cuDNN 9 API log in " << dir << " yet: GPU.md says how to record one";
+  for (const auto& path : logs) {
+    std::ifstream in(path);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::vector<CudnnRan> runs = CudnnRunsIn(text);
+    EXPECT_FALSE(runs.empty()) << path << ": no convolution execution read";
+    for (const CudnnRan& r : runs) EXPECT_NE(r.Name(), "") << path << ": " << r.function << " named nothing";
+  }
+}
 
 // oneDNN 2.x and 3.x verbose lines (the formats PyTorch 1.13's and 2.x's
 // oneDNN print): the executed primitive and its implementation, reorders

@@ -240,7 +240,7 @@ Result<Plan> BuildPlan(cudnnHandle_t handle, const Config& config) {
   BC_RETURN_IF_ERROR(Set(*exec, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle));
   BC_RETURN_IF_ERROR(SetDesc(*exec, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config.config));
   BC_RETURN_IF_ERROR(Finalize(*exec));
-  Plan plan{config.name, config.notes, *exec, 0};
+  Plan plan{config.name, config.notes, *exec, 0, config.engine};
   int64_t n = 0;
   BC_CUDNN(cudnnBackendGetAttribute(exec->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n,
                                     &plan.workspace_bytes));

@@ -41,6 +41,7 @@ struct Plan {
   std::set<NumericalNote> notes;
   Descriptor plan;
   int64_t workspace_bytes = 0;
+  int64_t engine = -1;  // cuDNN's global engine index
   bool deterministic() const { return notes.count(NumericalNote::kNondeterministic) == 0; }
 };
 

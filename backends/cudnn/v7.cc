@@ -183,7 +183,9 @@ class CudnnPrepared final : public PreparedOp {
            std::to_string(ws_bytes_) + " B)";
   }
   const Algorithm& algorithm() const override { return algorithm_; }
-  KernelFacts kernel() const override { return {.numerical_notes = LegacyNotes(p_.direction, algo_)}; }
+  KernelFacts kernel() const override {
+    return {.numerical_notes = LegacyNotes(p_.direction, algo_), .cudnn_choice = "algo " + std::to_string(algo_)};
+  }
   std::optional<double> DeviceTimeNs() const override { return device_ns_; }
 
  private:

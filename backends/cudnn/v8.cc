@@ -86,6 +86,7 @@ class GraphPrepared final : public PreparedOp {
   KernelFacts kernel() const override {
     KernelFacts k;
     for (NumericalNote n : plan_.notes) k.numerical_notes.emplace_back(NoteName(n));
+    if (plan_.engine >= 0) k.cudnn_choice = "engine " + std::to_string(plan_.engine);
     return k;
   }
   std::optional<double> DeviceTimeNs() const override { return device_ns_; }

@@ -23,6 +23,9 @@
 // implementation() names the kernel class PyTorch chose for a convolution
 // (at::native::select_conv_backend: Mkldnn, Slow2d, SlowDilated2d, Cudnn,
 // ...), and the BLAS library loaded into the process for its GEMM paths.
+// Where PyTorch's cuDNN path ran, it names what cuDNN ran, as cuDNN's own API
+// log shows it (the engine config, or the legacy algorithm, with its
+// numerical notes), and the error bound is chosen by those notes.
 //
 // Devices: "pytorch" runs on the CPU; "pytorch_cuda" on the first CUDA device
 // when this libtorch was built with CUDA and a device is present.
@@ -54,8 +57,14 @@
 #include <iterator>
 #include <set>
 
+#if BC_PYTORCH_CUDNN_LOG
+#include <cudnn_graph.h>
+#endif
+
 #include "backends/engine.h"
+#include "harness/cudnn_log.h"
 #include "harness/onednn_verbose.h"
+#include "selection/cudnn_policy.h"
 
 namespace bc {
 namespace {
@@ -122,6 +131,52 @@ Result<std::string> OnednnKernels(const std::function<void()>& run) {
   std::fclose(capture);
   return OnednnKernelsIn(text);
 }
+
+#if BC_PYTORCH_CUDNN_LOG
+// cuDNN's API log of `run`: the messages of the cuDNN this libtorch loaded
+// (libcudnn.so.9, found already loaded), received by a callback set with
+// cudnnSetCallback for info, warnings and errors, as CUDNN_LOGLEVEL_DBG=3
+// logs them; the earlier callback and mask are restored after. At most
+// kCudnnLogLimit bytes are kept.
+constexpr size_t kCudnnLogLimit = 64 << 20;
+
+void OnCudnnMessage(cudnnSeverity_t, void* udata, const cudnnDebug_t*, const char* msg) {
+  auto* text = static_cast<std::string*>(udata);
+  if (msg == nullptr || text->size() >= kCudnnLogLimit) return;
+  text->append(msg);
+  if (text->empty() || text->back() != '\n') text->push_back('\n');
+}
+
+Result<std::string> CudnnApiLog(const std::function<void()>& run) {
+  void* lib = nullptr;
+  for (const char* name : {"libcudnn.so.9", "libcudnn_graph.so.9"}) {
+    if ((lib = ::dlopen(name, RTLD_NOW | RTLD_NOLOAD)) != nullptr) break;
+  }
+  if (lib == nullptr) return Status(StatusCode::kInternal, "no cuDNN 9 is loaded in this process");
+  const auto set = reinterpret_cast<decltype(&cudnnSetCallback)>(::dlsym(lib, "cudnnSetCallback"));
+  const auto get = reinterpret_cast<decltype(&cudnnGetCallback)>(::dlsym(lib, "cudnnGetCallback"));
+  std::string text;
+  unsigned mask = 0;
+  void* udata = nullptr;
+  cudnnCallback_t previous = nullptr;
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+  if (set == nullptr || get == nullptr) {
+    status = CUDNN_STATUS_NOT_SUPPORTED;
+  } else if ((status = get(&mask, &udata, &previous)) == CUDNN_STATUS_SUCCESS &&
+             (status = set(CUDNN_SEV_INFO_EN | CUDNN_SEV_WARNING_EN | CUDNN_SEV_ERROR_EN, &text, &OnCudnnMessage)) ==
+                 CUDNN_STATUS_SUCCESS) {
+    run();
+    status = set(mask, udata, previous);
+  }
+  ::dlclose(lib);
+  if (status != CUDNN_STATUS_SUCCESS) {
+    return Status(StatusCode::kInternal, std::string("cuDNN's log callback could not be set: ") +
+                                             (set == nullptr || get == nullptr ? "cudnnSetCallback not found"
+                                                                               : std::to_string(status)));
+  }
+  return text;
+}
+#endif
 
 // The BLAS library PyTorch's native GEMM paths call (sgemm_, as libtorch's
 // own references to it resolve: dlsym from this module, which libtorch's
@@ -381,6 +436,7 @@ class TorchPrepared final : public PreparedOp {
       w_ = ToTensor(b_["wei"], {c->oc, c->ic / c->g, c->kh, c->kw}, device_, c->dtype, c->layout);
       y_ = ToTensor(b_["dst"], {c->mb, c->oc, c->oh(), c->ow()}, device_, c->dtype, c->layout);
       backend_ = BackendName(SelectConvBackend(x_, w_, *c));
+      if (backend_.rfind("Cudnn", 0) == 0) ReadCudnnLog(c->direction);
       if (backend_ == "Mkldnn") {
         // PyTorch's mkldnn path runs oneDNN: a run that names no oneDNN
         // kernel means the capture broke, and fails the case.
@@ -403,6 +459,33 @@ class TorchPrepared final : public PreparedOp {
     return Status::Ok();
   } catch (const c10::Error& e) {
     return FromTorch(e, "preparing the PyTorch tensors");
+  }
+
+  // What cuDNN ran for PyTorch's call, from cuDNN's API log of one untimed
+  // run: the last execution the log shows (a benchmark search's timed
+  // candidates come before it). Where the log names nothing, the numerical
+  // notes are unknown and say why: the tolerance check is then not evaluated.
+  void ReadCudnnLog(Direction d) {
+#if BC_PYTORCH_CUDNN_LOG
+    const Result<std::string> log = CudnnApiLog([this] { (void)Execute(); });
+    if (!log.ok()) {
+      cudnn_unknown_ = log.status().message();
+      return;
+    }
+    const std::vector<CudnnRan> runs = CudnnRunsIn(*log);
+    for (auto r = runs.rbegin(); r != runs.rend(); ++r) {
+      if (r->Name().empty()) continue;
+      cudnn_ = r->Name();
+      cudnn_notes_ = r->engine ? r->numerical_notes : cudnn::LegacyNotes(d, r->legacy_index);
+      cudnn_choice_ = r->engine ? "engine " + std::to_string(*r->engine) : "algo " + std::to_string(r->legacy_index);
+      return;
+    }
+    cudnn_unknown_ = "cuDNN's API log of PyTorch's call (" + std::to_string(log->size()) + " bytes, " +
+                     std::to_string(runs.size()) + " execution(s)) named no engine config or algorithm";
+#else
+    (void)d;
+    cudnn_unknown_ = "this build has no cuDNN headers to read cuDNN's API log with";
+#endif
   }
 
   Status Execute() override try {
@@ -452,6 +535,7 @@ class TorchPrepared final : public PreparedOp {
       what += std::string("at::") + (c->direction == Direction::kForward ? "convolution" : "convolution_backward") +
               " [ConvBackend::" + backend_ + "]";
       if (!onednn_.empty()) what += " [oneDNN " + TorchOnednnVersion() + ": " + onednn_ + "]";
+      if (!cudnn_.empty()) what += " [cuDNN: " + cudnn_ + "]";
       if (backend_ == "Slow2d" || backend_ == "SlowDilated2d") what += " [BLAS: " + LoadedBlas() + "]";
     } else if (std::holds_alternative<MatmulProblem>(p_)) {
       what += "at::mm [BLAS: " + LoadedBlas() + "]";
@@ -469,7 +553,12 @@ class TorchPrepared final : public PreparedOp {
     KernelFacts k{.kernel_class = "native"};
     if (std::holds_alternative<Conv2dProblem>(p_)) {
       if (backend_ == "Mkldnn") k.kernel_class = "mkldnn";
-      if (backend_.rfind("Cudnn", 0) == 0) k.kernel_class = "cudnn";
+      if (backend_.rfind("Cudnn", 0) == 0) {
+        k.kernel_class = "cudnn";
+        k.numerical_notes = cudnn_notes_;
+        k.cudnn_choice = cudnn_choice_;
+        k.notes_unknown = cudnn_unknown_;
+      }
     } else if (std::holds_alternative<MatmulProblem>(p_) && device_.is_cuda()) {
       k.kernel_class = "blas";
     }
@@ -492,6 +581,10 @@ class TorchPrepared final : public PreparedOp {
   at::Tensor x_, w_, y_, index_, out_;
   std::string backend_;
   std::string onednn_;  // oneDNN's kernel names, where PyTorch's mkldnn path ran
+  std::string cudnn_;   // what cuDNN ran, where PyTorch's cuDNN path ran (CudnnRan::Name)
+  std::vector<std::string> cudnn_notes_;
+  std::string cudnn_choice_;  // KernelFacts::cudnn_choice
+  std::string cudnn_unknown_;  // why cuDNN's log named nothing
 };
 
 class PytorchEngine final : public Engine {

@@ -1130,6 +1130,33 @@ class ConformanceTest(unittest.TestCase):
                           ("bits", "native", "native", 1, True)])
         self.assertEqual(sum(len(k["rows"]) for k in s["classes"]), len(s["disagreements"]))
 
+    def test_the_cudnn_choice_is_compared_and_a_benchmark_search_explains_a_difference(self) -> None:
+        """On the GPU the two sides' cuDNN engine (graph API) or algorithm
+        (legacy API) are compared: a difference without benchmark mode is a
+        model bug to fix; with it, two searches' own timings explain it. A
+        record written before the comparison existed agrees where neither
+        side names one."""
+        from reports.conformance import summarize
+        side = {"engine": "", "algorithm": "", "implementation": "", "alert": "", "error": "", "kernel_class": "cudnn",
+                "digest": "1"}
+        ev = Evidence()
+        for name, repro in {"G.pinned": "conv2d:fwd:f16:x device=cuda engine=auto cudnn.benchmark=false",
+                            "G.bench": "conv2d:fwd:f16:x device=cuda engine=auto cudnn.benchmark=true"}.items():
+            ev.cases[name] = [{"kind": "case", "repro": repro, "conformance": {
+                "model": dict(side, cudnn_choice="engine 38"), "pytorch": dict(side, cudnn_choice="engine 70"),
+                "same_kernel_class": True, "same_onednn_kernel": True, "same_cudnn_choice": False, "same_bits": True,
+                "same_alert": True}}]
+        ev.cases["C.old"] = [{"kind": "case", "repro": "conv2d:fwd:f32:x device=cpu", "conformance": {
+            "model": dict(side, kernel_class="native"), "pytorch": dict(side, kernel_class="native"),
+            "same_kernel_class": True, "same_onednn_kernel": True, "same_bits": True, "same_alert": True}}]
+        s = summarize(ev)
+        self.assertEqual(s["agree"]["cuDNN engine or algorithm"], 1, "the older record agrees: neither side named one")
+        why = {d["test"]: d["why"] for d in s["disagreements"]}
+        self.assertEqual(set(why), {"G.pinned", "G.bench"})
+        self.assertEqual(why["G.pinned"], "", "without benchmark mode a different engine is not explained")
+        self.assertIn("benchmark mode", why["G.bench"])
+        self.assertEqual(s["unexplained"], 1)
+
     def test_the_cudnn_paths_known_differences_are_named_classes_on_the_page(self) -> None:
         """What the model's cuDNN path does otherwise than PyTorch's and is not
         mended is listed by name, with both sides and when it shows, in the
