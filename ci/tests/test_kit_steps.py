@@ -49,6 +49,14 @@ FAKE_CTEST = textwrap.dedent('''\
     ''')
 
 
+def _text(f: Path) -> str:
+    """A file's text, or "" where a completed test's directory went away."""
+    try:
+        return f.read_text()
+    except OSError:
+        return ""
+
+
 class KitStepsTest(unittest.TestCase):
     def setUp(self) -> None:
         tmp = tempfile.TemporaryDirectory()
@@ -87,18 +95,18 @@ class KitStepsTest(unittest.TestCase):
         return steps, records
 
     def test_calls_resume_cut_tests_run_again_and_a_test_too_long_for_any_call_stops(self) -> None:
-        rc, steps, records = self.call(1.5)
+        rc, steps, records = self.call(3.0)
         self.assertEqual(rc, 3, "tests are left")
         self.assertEqual([x["test"] for x in steps["ran"]], ["A", "B"])
         self.assertEqual(steps["cut"], ["Slow"], "Slow was expected to fit and ran into the budget")
         self.assertEqual({r["test"] for r in records}, {"A", "B"}, "the cut test's partial records are dropped")
         self.assertEqual(steps["left"], ["Slow", "C", "Fails"])
-        rc, steps, records = self.call(1.5)
+        rc, steps, records = self.call(3.0)
         self.assertEqual(rc, 3)
         self.assertEqual((steps["ran"], steps["cut"], steps["too_long"]), ([], ["Slow"], ["Slow"]),
                          "cut again with a whole call of its own: too long for one")
         self.assertEqual(records, [])
-        rc, steps, records = self.call(1.5)
+        rc, steps, records = self.call(3.0)
         self.assertEqual(rc, 1, "all done, one failed")
         self.assertEqual([(x["test"], x["outcome"]) for x in steps["ran"]], [("C", "passed"), ("Fails", "failed")])
         self.assertEqual(steps["left"], [])
@@ -156,13 +164,14 @@ class KitStepsTest(unittest.TestCase):
     def test_sigterm_cuts_the_running_test_and_writes_the_archive(self) -> None:
         proc = subprocess.Popen([sys.executable, "-m", "ci.kit_steps", *self.argv(0)], cwd=ROOT,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         state = self.t / "state" / "state.json"
-        while time.monotonic() < deadline:  # until A and B are done and Slow runs
-            if state.exists() and len(json.loads(state.read_text())["done"]) == 2:
+        running = self.t / "state" / "running"
+        while time.monotonic() < deadline:  # until A and B are done and Slow has written its first record
+            if (state.exists() and len(json.loads(state.read_text())["done"]) == 2
+                    and any('"Slow"' in _text(f) for f in running.glob("*/*.jsonl"))):
                 break
             time.sleep(0.05)
-        time.sleep(0.5)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
         self.assertEqual(proc.returncode, 128 + signal.SIGTERM, err)
