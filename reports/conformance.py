@@ -57,7 +57,8 @@ def _agrees(c: dict[str, Any], key: str) -> bool:
 
 def _why(aspect: str, model: dict[str, Any], pytorch: dict[str, Any], repro: str = "") -> str:
     """Why a known disagreement stays; "" for one that is not explained."""
-    if aspect in ("cuDNN engine or algorithm", "bits") and "cudnn.benchmark=true" in repro.split():
+    if (aspect in ("cuDNN engine or algorithm", "bits") and "cudnn.benchmark=true" in repro.split()
+            and model.get("kernel_class") == pytorch.get("kernel_class") == "cudnn"):
         return ("benchmark mode: each side times the candidates itself and runs the fastest it measured; "
                 "two searches need not agree where candidates' times are close")
     mv, pv = model.get("onednn_version", ""), pytorch.get("onednn_version", "")
