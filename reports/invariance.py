@@ -7,8 +7,13 @@ The evidence is the observed record of TorchPython.InvarianceGrid
 - invariant: the same bits;
 - differs: with the fraction of elements that differ, the largest
   difference relative to the largest magnitude, and (batch) the slices where;
-- not evaluated: with why (this torch lacks the operation, the level needs
-  what this machine lacks, or the flags made the operation raise);
+- not evaluated: with why (this torch lacks the operation, or the level
+  needs what this machine lacks);
+- refused: PyTorch itself raised when asked to run the operation under the
+  level's setting or the row's flags (an ISA cap, a backend forced off),
+  with its message: an observation of what the machine cannot run, neither
+  invariant nor a difference. Where PyTorch refused every operation of a
+  level, the level is not evaluated here and its control did not run;
 - untrusted: the level's positive control did not vary, so "invariant"
   there proves nothing (a "differs" stays a difference).
 
@@ -60,6 +65,9 @@ VARIANT_WORDS = {"defaults": "with the defaults", "mkldnn off": "with torch.back
                  "deterministic": "under torch.use_deterministic_algorithms(True)"}
 # Levels whose evidence the probe records per row.
 RECORDED = ("run", "threads", "batch", "process", "capability", "isa")
+# A cell PyTorch refused to run: its own state, never "invariant" nor
+# "differs".
+REFUSED = "refused"
 
 
 def _observed(evidence: Evidence, test: str = TEST) -> dict[str, Any] | None:
@@ -126,6 +134,8 @@ def _compiled(seen: dict[str, Any] | None) -> list[dict[str, str]]:
         where = "" if " " not in name else f" (Inductor's {name.split()[1]} setting on)"
         if "error" in run:
             add(name + where, Ruling.ERROR, f"the check's process failed: {run['error']}")
+        elif "refused" in run:
+            add(name + where, REFUSED, f"refused by PyTorch: {run['refused']}")
         elif name.startswith("bits"):
             ctl = run.get("controls", {})
             for key, words, control in (("versus_eager", "compiled against eager", "eager_one_ulp_away_differs"),
@@ -174,6 +184,13 @@ def _cell(level: str, seen: dict[str, Any] | None, controlled: bool, grid: dict[
                 "run with the defaults only)"}
     if "error" in seen:
         return {"state": Ruling.ERROR, "why": f"the level's process failed: {seen['error']}"}
+    if "refused" in seen:
+        whole = grid.get("refused", {}).get(level, {})
+        if whole.get("whole") and whole.get("setting") == seen.get("setting"):
+            return {"state": REFUSED, "why": f"not evaluated here: PyTorch refused the setting {seen.get('setting')}: "
+                                             f"{seen['refused']}"}
+        return {"state": REFUSED, "why": f"refused by PyTorch under {seen.get('setting') or 'this setting'}: "
+                                         f"{seen['refused']}"}
     if level == "batch":
         per = dict(sorted(seen.get("per", {}).items(), key=lambda kv: (":" in kv[0], int(kv[0].split(":")[0]))))
         differ = {k: c for k, c in per.items() if not c.get("same")}
@@ -243,14 +260,25 @@ def judge(evidence: Evidence) -> dict[str, dict[str, Any]]:
         torch = env.get("torch") if isinstance(env.get("torch"), dict) else {}
         python = str(torch.get("python") or "python3")
         out[platform] = {"torch": torch_of(env), "levels_set": grid.get("levels_set", {}),
-                         "controls": {k: dict(v) for k, v in controls.items()}, "rows": rows, "digests": {k: r.get("digest") for k, r in
-                                                                         grid.get("rows", {}).items()},
+                         "controls": {k: _control(k, v, grid) for k, v in controls.items()}, "rows": rows,
+                         "refused": {k: dict(v) for k, v in grid.get("refused", {}).items()},
+                         "digests": {k: r.get("digest") for k, r in grid.get("rows", {}).items()},
                          "inputs_digest": grid.get("inputs_digest"), "kernels": grid.get("kernels", {}),
                          "ks": grid.get("ks", []), "batch": grid.get("batch"),
                          "repro": f"{python} {PROBE} grid", "compile": _compiled(_observed(ev, COMPILE_TEST)),
                          "evidence": f"{TEST} (./backendcheck run --case {shlex.quote(_REPRO)})"}
     _release(out)
     return out
+
+
+def _control(level: str, control: dict[str, Any], grid: dict[str, Any]) -> dict[str, Any]:
+    """A level's positive control as shown: one PyTorch refused to run (the
+    whole level, or the reading it rests on) did not vary, saying why."""
+    whole = grid.get("refused", {}).get(level, {})
+    if not control.get("refused") and not whole.get("whole"):
+        return dict(control)
+    said = control.get("refused") or f"PyTorch refused {whole.get('setting')}: {next(iter(whole['ops'].values()))}"
+    return dict(control, varied=False, what=f"{control.get('what')}; not run here: {said}")
 
 
 def _release(platforms: dict[str, dict[str, Any]]) -> None:
@@ -275,6 +303,11 @@ def _release(platforms: dict[str, dict[str, Any]]) -> None:
                 theirs = platforms[other]
                 if not key.endswith("| defaults"):
                     row["release"] = {"state": Ruling.NOT_EVALUATED, "why": "compared with the defaults only"}
+                elif row["run"]["state"] == REFUSED:
+                    row["release"] = dict(row["run"])
+                elif theirs["rows"].get(key, {}).get("run", {}).get("state") == REFUSED:
+                    row["release"] = {"state": Ruling.NOT_EVALUATED, "why": f"torch {theirs['torch']}: "
+                                      + theirs["rows"][key]["run"]["why"]}
                 elif grid["inputs_digest"] != theirs["inputs_digest"]:
                     row["release"] = {"state": Ruling.NOT_EVALUATED, "why": f"the seeded inputs differ between torch "
                                       f"{grid['torch']} and {theirs['torch']}"}
@@ -301,9 +334,11 @@ def level_cells(grid: dict[str, Any], level: str, variant: str) -> dict[str, dic
 
 def _row_cell(row: dict[str, Any], level: str, grid: dict[str, Any]) -> dict[str, Any]:
     """One row's cell at one level, with the level's control."""
-    if "not_evaluated" in row or "raised" in row:
-        return {"state": Ruling.NOT_EVALUATED,
-                "why": row.get("not_evaluated") or f"raised under these flags: {row['raised']}"}
+    if "not_evaluated" in row:
+        return {"state": Ruling.NOT_EVALUATED, "why": row["not_evaluated"]}
+    if "refused" in row or "raised" in row:
+        return {"state": REFUSED, "why": f"refused by PyTorch under {row.get('setting') or 'these flags'}: "
+                                         f"{row.get('refused') or row.get('raised')}"}
     return _cell(level, row.get(level), bool(grid.get("controls", {}).get(level, {}).get("varied")), grid)
 
 

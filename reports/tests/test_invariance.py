@@ -6,10 +6,18 @@ operation) and TorchPython.TorchCompileOnTheCpu (compile.jsonl,
 suites/probes/compiled.py) and Libraries/Blame.* (blame.jsonl,
 suites/blame_test.cc) as ctest wrote them on a 2-core AVX2 machine, for
 torch 1.13.0a0 (Debian) and 2.15.0+cu132 (PyPI), each with its environment
-record."""
+record. refused-isa/grid.jsonl is TorchPython.InvarianceGrid of Debian's
+1.13.0a0 on an AVX-512 BF16 machine (cpu-evidence/zen5-avx512bf16-20261126,
+its rows cut to mm, matmul bf16, conv1d, conv2d, rms_norm and sum), whose
+child under ONEDNN_MAX_CPU_ISA=SSE41 died of PyTorch's oneDNN error;
+refused-isa/probe-matmul-bf16.json is what the probe now prints for the same
+torch (`/usr/bin/python3 suites/probes/torch_backends.py invariance`, on a
+2-core Xeon with AVX-512 and AMX, the same rows): under the cap PyTorch
+refuses the bf16 matmul only."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tempfile
 import unittest
@@ -25,7 +33,50 @@ from reports.verdicts import judge_all
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "reports" / "tests" / "data" / "invariance"
-STATES = {"invariant", "differs", "not evaluated", "untrusted", "error"}
+STATES = {"invariant", "differs", "not evaluated", "untrusted", "error", "refused"}
+REFUSED_ISA = DATA / "refused-isa"
+ONEDNN = "RuntimeError: could not create a primitive descriptor iterator"
+SSE41 = "ONEDNN_MAX_CPU_ISA=SSE41"
+
+
+def refused_isa():
+    """The recorded grid of refused-isa as the probe would record it had
+    PyTorch refused every operation under the ISA cap, and the ISA reading
+    (a convolution): each isa cell, the child's error PyTorch's oneDNN
+    raised, becomes that operation's refusal; no child process failed, so
+    the test passed."""
+    ev = read_evidence([REFUSED_ISA])
+    for records in ev.cases.values():
+        for r in records:
+            for c in r.get("checks", []):
+                grid = c.get("observed") or {}
+                if "rows" not in grid:
+                    continue
+                refused = {}
+                for key, row in grid["rows"].items():
+                    name = key.split(" | ")[0]
+                    if row.get("isa", {}).get("error") == ONEDNN:
+                        row["isa"] = {"refused": ONEDNN, "setting": SSE41}
+                        refused[name] = ONEDNN
+                grid["errors"] = {}
+                grid["refused"] = {"isa": {"setting": SSE41, "ops": refused, "reading": ONEDNN, "whole": True}}
+                grid["controls"]["isa"]["refused"] = f"PyTorch refused {SSE41}: {ONEDNN}"
+                c["outcome"], c["detail"] = "passed", c["detail"].split("; child processes failed")[0]
+    for result in ev.results.values():
+        result["outcome"] = "passed"
+    return ev
+
+
+def refused_matmul_bf16(tmp: Path):
+    """The probe's own output on Debian's 1.13.0a0 under the ISA cap, as the
+    evidence of one run."""
+    seen = json.loads((REFUSED_ISA / "probe-matmul-bf16.json").read_text())
+    case = {"repro": "torch_backends.py invariance", "system": "pytorch",
+            "checks": [{"name": "invariance", "outcome": "passed", "detail": seen["detail"],
+                        "observed": seen["observed"]}]}
+    env = dict(environment("xeon", isa="avx512_core_amx"),
+               torch={"version": seen["torch"], "python": "/usr/bin/python3"})
+    return read_evidence([write_run(tmp / "run", env, {invariance.TEST: [case]})])
 
 
 class RecordedGridTest(unittest.TestCase):
@@ -154,6 +205,91 @@ class InvarianceClaimTest(unittest.TestCase):
         claim = [c for c in load_catalog(ROOT / "suites" / "claims.toml") if c.id == "det-alg-thread-invariant"]
         [v] = judge_all(claim, [], ev, partial=True)
         self.assertEqual(v.verdict, "inconclusive")
+
+
+class RefusedLevelTest(unittest.TestCase):
+    """A level PyTorch refused (oneDNN under an ISA cap) is an observation:
+    its cells are "refused" with PyTorch's message, never invariant and
+    never a difference; a level refused whole is not evaluated, its control
+    not counted as varied."""
+
+    def test_the_recorded_child_error_stays_an_error(self) -> None:
+        """As recorded, the child under the cap died: the old probe could not
+        tell PyTorch's refusal from its own failure, so the report does not
+        guess."""
+        [g] = invariance.judge(read_evidence([REFUSED_ISA])).values()
+        self.assertEqual(g["rows"]["mm | defaults"]["isa"]["state"], "error")
+
+    def test_a_level_refused_whole_is_not_evaluated_with_pytorchs_message(self) -> None:
+        [g] = invariance.judge(refused_isa()).values()
+        for op in ("mm", "conv1d", "conv2d", "sum"):
+            cell = g["rows"][f"{op} | defaults"]["isa"]
+            self.assertEqual(cell["state"], "refused", op)
+            self.assertEqual(cell["why"], f"not evaluated here: PyTorch refused the setting {SSE41}: {ONEDNN}")
+        self.assertEqual(g["rows"]["rms_norm | defaults"]["isa"]["state"], "not evaluated")
+        self.assertEqual(g["rows"]["mm | defaults"]["capability"]["state"], "invariant", "the other levels are kept")
+        control = g["controls"]["isa"]
+        self.assertFalse(control["varied"])
+        self.assertIn(f"not run here: PyTorch refused {SSE41}: {ONEDNN}", control["what"])
+        self.assertEqual(g["refused"]["isa"]["setting"], SSE41)
+
+    def test_claims_on_a_refused_level_are_not_evaluated(self) -> None:
+        claims = [c for c in load_catalog(ROOT / "suites" / "claims.toml") if c.id == "batch-invariant"]
+        on_isa = dataclasses.replace(claims[0], id="isa-invariant", level="isa")
+        verdicts = {v.claim.id: v for v in judge_all(claims + [on_isa], [], refused_isa(), partial=True)}
+        self.assertEqual(verdicts["batch-invariant"].verdict, "refuted", "a level PyTorch ran is still judged")
+        v = verdicts["isa-invariant"]
+        self.assertEqual(v.verdict, "not evaluated")
+        self.assertIn(f"PyTorch refused the setting {SSE41}: {ONEDNN}", v.reason)
+        self.assertNotIn("do not hold their bits", v.reason)
+
+    def test_a_refused_cell_beside_cells_that_ran_is_neither_invariant_nor_a_difference(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            ev = refused_matmul_bf16(Path(tmp))
+        [g] = invariance.judge(ev).values()
+        cell = g["rows"]["matmul bf16 | defaults"]["isa"]
+        self.assertEqual((cell["state"], cell["why"]), ("refused", f"refused by PyTorch under {SSE41}: {ONEDNN}"))
+        self.assertEqual(g["rows"]["matmul bf16 | defaults"]["capability"]["state"], "invariant")
+        self.assertEqual(g["rows"]["conv1d | defaults"]["isa"]["state"], "differs")
+        self.assertEqual(g["rows"]["mm | defaults"]["isa"]["state"], "invariant")
+        self.assertTrue(g["controls"]["isa"]["varied"], "the other operations ran under the cap")
+        claims = [dataclasses.replace(c, id="isa-invariant", level="isa")
+                  for c in load_catalog(ROOT / "suites" / "claims.toml") if c.id == "batch-invariant"]
+        [v] = judge_all(claims, [], ev, partial=True)
+        self.assertEqual(v.verdict, "refuted", v.reason)
+        self.assertIn("2 of 4 operations do not hold their bits (conv1d, conv2d)", v.reason)
+        self.assertIn(f"not evaluated: matmul bf16, rms_norm (refused by PyTorch under {SSE41}: {ONEDNN})", v.reason)
+
+    def test_the_page_shows_a_refused_cell_with_pytorchs_message(self) -> None:
+        ev = refused_isa()
+        verdicts = judge_all(load_catalog(ROOT / "suites" / "claims.toml"), [], ev, partial=True)
+        report = Report.of(verdicts, [], ev)
+        with tempfile.TemporaryDirectory() as tmp:
+            page = write_report(Path(tmp), report).read_text()
+            data = json.loads((Path(tmp) / "report.json").read_text())
+        self.assertIn('class="cell-refused"', page)
+        self.assertIn("could not create a primitive descriptor iterator", page)
+        [grid] = data["invariance"]["platforms"].values()
+        self.assertEqual(grid["rows"]["conv2d | defaults"]["isa"]["state"], "refused")
+        lines = [l for c in report.cards.values() for l in c.get("invariance", [])]
+        self.assertTrue(lines, "the card's lines for batch and threads stay")
+
+    def test_a_row_pytorch_refused_under_its_flags_is_refused_at_every_level(self) -> None:
+        ev = read_evidence([REFUSED_ISA])
+        grid = invariance._observed(next(iter(ev.platforms.values())))
+        row = {"refused": "RuntimeError: index_add_cpu_ does not have a deterministic implementation",
+               "setting": "torch.use_deterministic_algorithms(True)"}
+        for level in invariance.RECORDED:
+            cell = invariance._row_cell(row, level, grid)
+            self.assertEqual(cell["state"], "refused")
+            self.assertEqual(cell["why"], "refused by PyTorch under torch.use_deterministic_algorithms(True): "
+                                          "RuntimeError: index_add_cpu_ does not have a deterministic implementation")
+
+    def test_a_compile_check_pytorch_refused_is_shown_refused(self) -> None:
+        lines = invariance._compiled({"bits": {"refused": "InvalidCxxCompiler: No working C++ compiler found"},
+                                      "inductor_settings": {}})
+        self.assertEqual(lines, [{"check": "bits", "state": "refused",
+                                  "why": "refused by PyTorch: InvalidCxxCompiler: No working C++ compiler found"}])
 
 
 class RecordedCensusTest(unittest.TestCase):

@@ -18,10 +18,14 @@ For every OpInfo with a float32 CPU sample, on its first SAMPLES samples
 
 The operations run in a child process, one JSON line each; a crash or a
 hang costs that operation only (recorded as its error), and the census goes
-on in a fresh child. Held against use_deterministic_algorithms's own list
-(documented.py's parser of this torch's docstring), the report lists
-operations that raise but are not listed, are listed as throwing but did not
-raise, and vary but are not listed.
+on in a fresh child. Where PyTorch itself refuses a sample past its first
+run (on one thread, under fill_uninitialized_memory), the sample records
+PyTorch's refusal beside what it saw before ("refused", children.py), an
+observation, and the census goes on. Held against
+use_deterministic_algorithms's own list (documented.py's parser of this
+torch's docstring), the report lists operations that raise but are not
+listed, are listed as throwing but did not raise, and vary but are not
+listed.
 
     python3 census.py run [N | --all]        the census, as JSON (N samples per operation)
     python3 census.py op NAME                every sample of one OpInfo, as JSON
@@ -76,7 +80,8 @@ def _tensors(value: Any, torch) -> list:
 
 
 def _call(op, sample, torch):
-    return op(sample.input, *sample.args, **sample.kwargs)
+    """The OpInfo's operation on one sample (PyTorch's refusal: children.Refused)."""
+    return children.call(op, torch, sample.input, *sample.args, **sample.kwargs)
 
 
 def _digest(value, torch) -> str:
@@ -84,6 +89,8 @@ def _digest(value, torch) -> str:
 
 
 def _first_line(e: BaseException) -> str:
+    if isinstance(e, children.Refused) and e.__cause__ is not None:
+        e = e.__cause__  # PyTorch's own exception
     return (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
 
 
@@ -92,13 +99,23 @@ def _alert(text: str) -> bool:
 
 
 def _check(op, sample, torch) -> dict[str, Any]:
-    """One operation's checks on one sample."""
+    """One operation's checks on one sample; where PyTorch refuses the
+    operation past its first run, what was seen before and "refused"."""
     out: dict[str, Any] = {}
     torch.set_num_threads(2)
     try:
         first = _call(op, sample, torch)
     except Exception as e:  # noqa: BLE001 - an operation that fails here is recorded, not the census's failure
         return {"fails": _first_line(e)}
+    try:
+        _more(out, first, op, sample, torch)
+    except children.Refused as e:
+        out["refused"] = str(e)
+    return out
+
+
+def _more(out: dict[str, Any], first, op, sample, torch) -> None:
+    """The checks after the first run, into `out`."""
     out["repeats"] = _digest(first, torch) == _digest(_call(op, sample, torch), torch)
     torch.set_num_threads(1)
     try:
@@ -118,8 +135,8 @@ def _check(op, sample, torch) -> dict[str, Any]:
     try:
         _call(op, sample, torch)
         out["raises"] = ""
-    except RuntimeError as e:
-        out["raises"] = _first_line(e) if _alert(str(e)) else ""
+    except children.Refused as e:
+        out["raises"] = _first_line(e) if _alert(str(e.__cause__)) else ""
         if not out["raises"]:
             out["mode_error"] = _first_line(e)
     finally:
@@ -131,7 +148,7 @@ def _check(op, sample, torch) -> dict[str, Any]:
                 warnings.simplefilter("always")
                 _call(op, sample, torch)
             out["warns"] = any(_alert(str(w.message)) for w in caught)
-        except RuntimeError as e:
+        except children.Refused as e:
             out["warns"] = False
             out["warn_only_error"] = _first_line(e)
         finally:
@@ -140,7 +157,6 @@ def _check(op, sample, torch) -> dict[str, Any]:
         out["filled"] = _filled(op, sample, torch)
     if getattr(op, "supports_autograd", False):
         out["backward_repeats"] = _backward_repeats(op, sample, torch)
-    return out
 
 
 def _filled(op, sample, torch) -> bool | None:
@@ -179,7 +195,8 @@ def _tally(results: list[dict[str, Any]]) -> dict[str, Any]:
     """One operation's samples, counted: how many ran, raised the alert
     (with its first message), warned under warn_only, did not repeat their
     bits (run to run; across threads, of those that repeat; backward),
-    failed to run at all, and whether uninitialized outputs were filled."""
+    failed to run at all, were refused by PyTorch past their first run (with
+    the first refusal), and whether uninitialized outputs were filled."""
     ran = [r for r in results if "fails" not in r and "no_sample" not in r]
     first = lambda key: next((r[key] for r in results if r.get(key)), "")  # noqa: E731
     tally = {"samples": len(results), "ran": len(ran), "raised": sum(bool(r.get("raises")) for r in ran),
@@ -190,7 +207,8 @@ def _tally(results: list[dict[str, Any]]) -> dict[str, Any]:
              "threads_differ": sum(r.get("threads") is False and r.get("repeats") is True for r in ran),
              "backward_differs": sum(r.get("backward_repeats") is False for r in ran),
              "backward_checked": sum(r.get("backward_repeats") is not None for r in ran),
-             "fails": first("fails") or first("no_sample"), "mode_error": first("mode_error")}
+             "fails": first("fails") or first("no_sample"), "mode_error": first("mode_error"),
+             "refused": sum(bool(r.get("refused")) for r in ran), "refusal": first("refused")}
     filled = [r["filled"] for r in ran if r.get("filled") is not None]
     if filled:
         tally["filled"] = all(filled)

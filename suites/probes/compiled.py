@@ -21,6 +21,12 @@ Positive controls: "the same bits as eager" is trusted when eager on inputs
 one ulp away gives other bits than compiled; "the same bits run to run" when
 a sum in a fresh random order varies in that process.
 
+Where PyTorch itself raises while a check's functions run, eager or
+compiled (Inductor without a C++ compiler, a setting it refuses), the check
+records PyTorch's refusal, {"refused": "RuntimeError: ..."}, an observation;
+a check whose process failed otherwise is {"error": ...}, the harness's
+(children.py).
+
     python3 compiled.py CHECK      (child) one check, as JSON
 """
 
@@ -34,6 +40,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import children
 import documented
 
 CHECKS = ("bits", "batch", "alert", "fill")
@@ -69,13 +76,13 @@ def _fn(torch):
 def bits(torch) -> dict[str, Any]:
     x, w = _inputs(torch)
     f = _fn(torch)
-    eager = f(x, w)
+    eager = children.call(f, torch, x, w)
     compiled = torch.compile(f)
-    first = compiled(x, w)
-    again = compiled(x, w)
+    first = children.call(compiled, torch, x, w)
+    again = children.call(compiled, torch, x, w)
     torch._dynamo.reset()
-    recompiled = torch.compile(f)(x, w)
-    nudged = f(torch.nextafter(x, torch.full_like(x, float("inf"))), w)
+    recompiled = children.call(torch.compile(f), torch, x, w)
+    nudged = children.call(f, torch, torch.nextafter(x, torch.full_like(x, float("inf"))), w)
     return {"versus_eager": _compare(torch, eager, first), "run_to_run": _compare(torch, first, again),
             "recompiled": _compare(torch, first, recompiled),
             "controls": {"eager_one_ulp_away_differs": not _compare(torch, nudged, first)["same"],
@@ -85,9 +92,10 @@ def bits(torch) -> dict[str, Any]:
 def batch(torch) -> dict[str, Any]:
     x, w = _inputs(torch)
     compiled = torch.compile(lambda a: a @ w, dynamic=False)
-    full = compiled(x)
-    per = {str(k): _compare(torch, full[:k], compiled(x[:k].clone())) for k in KS}
-    eager = {str(k): _compare(torch, (x @ w)[:k], x[:k] @ w) for k in KS}
+    full = children.call(compiled, torch, x)
+    per = {str(k): _compare(torch, full[:k], children.call(compiled, torch, x[:k].clone())) for k in KS}
+    eager = {str(k): _compare(torch, children.call(torch.matmul, torch, x, w)[:k],
+                              children.call(torch.matmul, torch, x[:k], w)) for k in KS}
     return {"compiled": per, "eager": eager}
 
 
@@ -117,7 +125,7 @@ def fill(torch) -> dict[str, Any]:
     det.fill_uninitialized_memory = True
     try:
         eager = torch.empty(64)
-        compiled = torch.compile(lambda: torch.empty(64))()
+        compiled = children.call(torch.compile(lambda: torch.empty(64)), torch)
     finally:
         torch.use_deterministic_algorithms(False)
     return {"eager_filled": bool(eager.isnan().all()), "compiled_filled": bool(compiled.isnan().all())}
@@ -126,7 +134,10 @@ def fill(torch) -> dict[str, Any]:
 def _child(check: str) -> int:
     import torch
     started = time.monotonic()
-    out = globals()[check](torch)
+    try:
+        out = globals()[check](torch)
+    except children.Refused as e:
+        out = {"refused": str(e)}
     out["seconds"] = round(time.monotonic() - started, 1)
     print(json.dumps(out))
     return 0

@@ -418,16 +418,18 @@ def _names_op(message: str, op: str) -> bool:
 
 
 def _run(torch, fn, mode: bool, warn_only: bool = False) -> dict[str, Any]:
-    """One call under the mode: its digest, the RuntimeError it raised, the
-    warnings it gave."""
+    """One call under the mode: its digest, the RuntimeError PyTorch raised
+    (children.call: an exception of the check's own code is the harness's
+    error), the warnings it gave."""
     torch.use_deterministic_algorithms(mode, warn_only=warn_only)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                digest, error = _digest(fn()), ""
-            except RuntimeError as e:
-                digest, error = "", str(e).strip().splitlines()[0] if str(e).strip() else "RuntimeError"
+                digest, error = _digest(children.call(fn, torch)), ""
+            except children.Refused as e:
+                said = str(e.__cause__).strip()  # PyTorch's own exception
+                digest, error = "", said.splitlines()[0] if said else e.kind
         texts = [str(w.message).splitlines()[0] for w in caught
                  if "deterministic" in str(w.message)]
     finally:

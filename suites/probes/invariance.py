@@ -25,6 +25,14 @@ statistics are the batch's), a sum in chunks as wide as the name of the
 capability or ISA that the child process reports (capability, ISA). A level
 whose control did not vary is not trusted.
 
+Where PyTorch itself raises while an operation runs under a setting (oneDNN
+under the ISA cap, an operation under the deterministic mode), that cell
+records PyTorch's refusal ({"refused": "RuntimeError: ...", "setting": ...})
+and the grid goes on; "refused" at the top names each child level's
+refusals ("whole" when PyTorch refused every operation there, whose control
+then counts as not varied). "errors" names only the child processes that
+failed: the harness's errors (children.py).
+
 It records; reports/invariance.py judges.
 
     python3 invariance.py grid        the grid, as JSON
@@ -42,7 +50,9 @@ from typing import Any, Callable
 
 import torch
 
+import children
 import documented
+import readings
 
 F = torch.nn.functional
 BATCH = 64
@@ -52,8 +62,14 @@ BATCH = 64
 KS = (1, 2, 3, 4, 7, 8, 16, 33)
 MIDDLE = (8, 24)
 VARIANTS = ("defaults", "mkldnn off", "deterministic")
+# What each variant sets, as a refusal's record names it.
+VARIANT_SETTINGS = {"defaults": "the defaults", "mkldnn off": "torch.backends.mkldnn.enabled = False",
+                    "deterministic": "torch.use_deterministic_algorithms(True)"}
 CAPABILITY = "default"
 ISA = "SSE41"
+# What each child level sets, as a refusal's record names it.
+SETTINGS = {"process": "a fresh process", "capability": f"ATEN_CPU_CAPABILITY={CAPABILITY}",
+            "isa": f"ONEDNN_MAX_CPU_ISA={ISA}"}
 
 
 def _rand(*shape: int, seed: int) -> torch.Tensor:
@@ -182,10 +198,12 @@ class _Variant:
 
 
 def _run(op: tuple, rows: slice | None = None, threads: int = 2) -> torch.Tensor:
+    """The operation on its inputs (PyTorch's refusal: children.Refused)."""
     batched, fixed, fn, _ = op
     torch.set_num_threads(threads)
+    args = [b if rows is None else b[rows] for b in batched] + list(fixed)
     with torch.no_grad():
-        return fn(*[b if rows is None else b[rows] for b in batched], *fixed)
+        return children.call(fn, torch, *args)
 
 
 def _row(op: tuple) -> dict[str, Any]:
@@ -225,17 +243,31 @@ def _controls() -> dict[str, dict[str, Any]]:
 
 def _onednn_isa() -> str:
     import settings
-    _, log, _ = settings._traced(lambda: F.conv2d(_rand(4, 32, 20, 20, seed=32), _rand(48, 32, 3, 3, seed=33)))
+    x, w = _rand(4, 32, 20, 20, seed=32), _rand(48, 32, 3, 3, seed=33)
+    _, log, _ = settings._traced(lambda: children.call(F.conv2d, torch, x, w))
     return next((line.split("isa:")[1].strip() for line in log.splitlines() if "isa:" in line), "")
 
 
 def digests() -> dict[str, Any]:
     """This process's digests of every operation (defaults, two threads) and
-    of the controls of the child levels."""
-    isa = _onednn_isa()  # first: oneDNN prints its ISA once, with its first primitive
+    of the controls of the child levels; the operations PyTorch refused here
+    ("refused") and the readings it refused ("readings_refused": the oneDNN
+    ISA, read off a convolution)."""
+    isa, readings_refused = "", {}
+    try:
+        isa = _onednn_isa()  # first: oneDNN prints its ISA once, with its first primitive
+    except children.Refused as e:
+        readings_refused["isa"] = str(e)
     torch.set_num_threads(2)
     ops = _ops()
-    results = {name: _run(op) for name, op in ops.items() if not op[3]()}
+    results, refused = {}, {}
+    for name, op in ops.items():
+        if op[3]():
+            continue
+        try:
+            results[name] = _run(op)
+        except children.Refused as e:
+            refused[name] = str(e)
     if os.environ.get(OUTPUTS):
         torch.save(results, os.environ[OUTPUTS])
     out = {name: _digest(t) for name, t in results.items()}
@@ -243,7 +275,7 @@ def digests() -> dict[str, Any]:
     order = torch.randperm(x.numel(), generator=torch.Generator().manual_seed(int.from_bytes(os.urandom(8), "little")
                                                                             >> 1))
     capability = torch.backends.cpu.get_cpu_capability() if not _has("torch.backends.cpu.get_cpu_capability") else ""
-    return {"ops": out, "capability": capability, "isa": isa,
+    return {"ops": out, "capability": capability, "isa": isa, "refused": refused, "readings_refused": readings_refused,
             "controls": {"process": _digest(x[order].cumsum(0)),
                          "release": _digest(_chunked_sum(x, len(str(torch.__version__)) + 1)),
                          "capability": _digest(_chunked_sum(x, len(capability) + 1)),
@@ -262,7 +294,10 @@ def _child(env: dict[str, str], where: str) -> dict[str, Any]:
 def _kernels(op: tuple, rows: slice | None) -> dict[str, Any]:
     """What ran an operation: oneDNN's kernels and oneMKL's routines."""
     import settings
-    _, log, mkl = settings._traced(lambda: _run(op, rows))
+    try:
+        _, log, mkl = settings._traced(lambda: _run(op, rows))
+    except children.Refused as e:
+        return {"refused": str(e)}
     return {"path": settings._path(log, mkl), "mkl_routines": mkl}
 
 
@@ -281,46 +316,47 @@ def grid() -> dict[str, Any]:
             try:
                 with _Variant(variant):
                     rows[key] = _row(op)
-            except RuntimeError as e:
-                rows[key] = {"raised": str(e).splitlines()[0][:200]}
+            except children.Refused as e:
+                rows[key] = {"refused": str(e), "setting": VARIANT_SETTINGS[variant]}
     with tempfile.TemporaryDirectory() as tmp:
         base = _child({}, f"{tmp}/base.pt")
         torch.save({name: (op[0], op[1]) for name, op in ops.items()}, f"{tmp}/inputs.pt")
         shared = {INPUTS: f"{tmp}/inputs.pt"}
-        children = {"process": _child(shared, f"{tmp}/process.pt"),
-                    "capability": _child(dict(shared, ATEN_CPU_CAPABILITY=CAPABILITY), f"{tmp}/capability.pt"),
-                    "isa": _child(dict(shared, ONEDNN_MAX_CPU_ISA=ISA), f"{tmp}/isa.pt")}
+        levels = {"process": _child(shared, f"{tmp}/process.pt"),
+                  "capability": _child(dict(shared, ATEN_CPU_CAPABILITY=CAPABILITY), f"{tmp}/capability.pt"),
+                  "isa": _child(dict(shared, ONEDNN_MAX_CPU_ISA=ISA), f"{tmp}/isa.pt")}
     if "error" in base:
-        children = {level: base for level in children}
-    for level, child in children.items():
-        for name in ops:
-            key = f"{name} | defaults"
-            if "not_evaluated" in rows[key] or "raised" in rows[key]:
-                continue
-            if "error" in child:
-                rows[key][level] = {"error": child["error"]}
-            else:
-                rows[key][level] = _compare(base["results"][name], child["results"][name])
+        levels = {level: base for level in levels}
+    names = [name for name in ops if not any(k in rows[f"{name} | defaults"] for k in ("not_evaluated", "refused"))]
     controls = _controls()
-    for level, child in children.items():
+    refused = {}
+    for level, child in levels.items():
+        read = readings.child_level(level, SETTINGS[level], base, child, names)
+        for name, cell in read["cells"].items():
+            rows[f"{name} | defaults"][level] = cell or _compare(base["results"][name], child["results"][name])
+        if read["refused"]:
+            refused[level] = read["refused"]
         controls[level] = {"what": {"process": "a running sum in an order drawn from the OS's entropy in each process",
                                     "capability": "torch.randn's numbers (its kernel is vectorized) summed in chunks "
                                                   "as wide as the reported capability's name",
                                     "isa": "a sum in chunks as wide as oneDNN's ISA's name"}[level],
-                           "varied": "error" not in child and child["controls"][level] != base["controls"][level]}
-    settings_seen = {"capability": {"own": base["capability"], "child": children["capability"].get("capability"),
+                           "varied": read["varied"]}
+        if read["refused"].get("whole") or read["refused"].get("reading"):
+            said = read["refused"]["reading"] or next(iter(read["refused"]["ops"].values()))
+            controls[level]["refused"] = f"PyTorch refused {SETTINGS[level]}: {said}"
+    settings_seen = {"capability": {"own": base.get("capability"), "child": levels["capability"].get("capability"),
                                     "set": CAPABILITY},
-                     "isa": {"own": base["isa"], "child": children["isa"].get("isa"), "set": ISA}}
+                     "isa": {"own": base.get("isa"), "child": levels["isa"].get("isa"), "set": ISA}}
     inputs = documented._digest([t for op in ops.values() for t in op[0] + op[1]
                                  if isinstance(t, torch.Tensor)])
     mm = ops["mm"]
     kernels = {"mm": {f"k={k}": _kernels(mm, slice(0, k)) for k in (1, 3, 4)} | {"full": _kernels(mm, None)}}
-    errors = {level: child["error"] for level, child in children.items() if "error" in child}
+    errors = {level: child["error"] for level, child in levels.items() if "error" in child}
     controls["release"] = {"what": "a sum in as many chunks as the version string has characters (compared "
                                   "between installs by the report)", "digest": base.get("controls", {}).get("release")}
-    return {"torch": str(torch.__version__), "errors": errors, "threads_all": os.cpu_count(), "ks": list(KS), "middle": list(MIDDLE),
-            "batch": BATCH, "variants": list(VARIANTS), "rows": rows, "controls": controls, "levels_set": settings_seen,
-            "inputs_digest": inputs, "kernels": kernels}
+    return {"torch": str(torch.__version__), "errors": errors, "refused": refused, "threads_all": os.cpu_count(),
+            "ks": list(KS), "middle": list(MIDDLE), "batch": BATCH, "variants": list(VARIANTS), "rows": rows,
+            "controls": controls, "levels_set": settings_seen, "inputs_digest": inputs, "kernels": kernels}
 
 
 def main(argv: list[str]) -> int:

@@ -72,3 +72,45 @@ def mkl_routines(text: str) -> list[str]:
         if "(" in line and name.isalnum() and name.isupper():
             found.add(name)
     return sorted(found)
+
+
+def child_level(level: str, setting: str, base: dict, child: dict, names: list[str]) -> dict:
+    """One child-process level of the invariance grid (invariance.py), read
+    from what two children printed (invariance.digests(): "refused", the
+    operations PyTorch refused, name -> its message; "readings_refused",
+    the readings a level's control rests on that PyTorch refused, level ->
+    its message; "controls"): the base child, a fresh process with the
+    defaults, and the child run under `setting`, or either one's
+    {"error": ...} when the process failed (the harness's error). For each of
+    `names`:
+
+    - {"error": ...}: the child failed;
+    - {"refused": PyTorch's message, "setting": the setting}: PyTorch
+      refused the operation there (an observation);
+    - None: both ran it, their results are to be compared.
+
+    "refused" sums up the level's refusals ({} when none): the setting, the
+    operations refused with their messages, the reading refused, and whether
+    PyTorch refused every operation ("whole"). "varied": the level's positive
+    control varied, which it cannot where PyTorch refused the whole level or
+    the reading the control rests on."""
+    cells: dict[str, dict | None] = {}
+    refused: dict[str, str] = {}
+    for name in names:
+        if "error" in child:
+            cells[name] = {"error": child["error"]}
+        elif name in base.get("refused", {}):
+            cells[name] = {"refused": base["refused"][name], "setting": "a fresh process with the defaults"}
+        elif name in child.get("refused", {}):
+            refused[name] = child["refused"][name]
+            cells[name] = {"refused": refused[name], "setting": setting}
+        else:
+            cells[name] = None
+    reading = child.get("readings_refused", {}).get(level, "")
+    summary = {}
+    if refused or reading:
+        summary = {"setting": setting, "ops": refused, "reading": reading,
+                   "whole": bool(names) and len(refused) == len(names)}
+    varied = ("error" not in child and "error" not in base and not summary.get("whole") and not reading
+              and child["controls"][level] != base["controls"][level])
+    return {"cells": cells, "refused": summary, "varied": varied}

@@ -1,16 +1,85 @@
 """Items through resuming children (suites/probes/children.py), with plain
 Python children: a crash and a hang each cost the item they struck, the
 next child goes on from the item after, and a child that writes much to its
-stderr is not taken for a hung one."""
+stderr is not taken for a hung one. PyTorch's refusal of an operation is
+told from the probe's own failure, with a stand-in package named torch
+whose functions raise as PyTorch's do."""
 
 from __future__ import annotations
 
+import importlib.util
 import sys
+import tempfile
+import threading
 import unittest
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+PROBES = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(PROBES))
 import children  # noqa: E402
+
+# A stand-in for PyTorch: a package named torch whose operations raise as
+# PyTorch's do under a setting it refuses (oneDNN under an ISA cap), or on
+# arguments it rejects.
+TORCH = r"""
+def conv(*args):
+    raise RuntimeError("could not create a primitive descriptor iterator")
+
+
+def unsupported(*args):
+    raise NotImplementedError("Could not run 'aten::conv' with arguments from the 'CPU' backend.")
+
+
+def compiled(*args):
+    raise RuntimeError("backend='inductor' raised:\nInvalidCxxCompiler: No working C++ compiler found\n\nmore")
+
+
+def rejects(*args):
+    raise TypeError("conv(): argument 'input' must be Tensor, not str")
+
+
+def add(a, b):
+    return a + b
+"""
+
+
+def stand_in_torch(where: Path):
+    """The stand-in package, imported from `where` under its own name."""
+    (where / "torch").mkdir()
+    (where / "torch" / "__init__.py").write_text(TORCH)
+    spec = importlib.util.spec_from_file_location("torch_stand_in", where / "torch" / "__init__.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# A child that runs ITEMS from START, each an operation through
+# children.call on the stand-in torch; PyTorch's refusal is the item's
+# observation, any other exception kills the child.
+REFUSING_CHILD = r"""
+import json, sys, threading
+sys.path[:0] = [sys.argv[2], sys.argv[3]]
+import torch, children
+start, items = int(sys.argv[1]), sys.argv[4:]
+
+
+def ours(*args):
+    raise RuntimeError("the probe's own check failed")
+
+
+OPS = {"ok": lambda: children.call(torch.add, torch, 1, 2),
+       "refused": lambda: children.call(torch.conv, torch, "x"),
+       "native": lambda: children.call(lambda: threading.Lock().release(), torch),
+       "bug": lambda: children.call(ours, torch),
+       "setup": lambda: torch.conv("x")}
+for i in range(start, len(items)):
+    print(json.dumps({"start": i, "item": items[i]}), flush=True)
+    try:
+        out = {"result": OPS[items[i]]()}
+    except children.Refused as e:
+        out = {"refused": str(e)}
+    print(json.dumps({"item": items[i], "index": i, **out}), flush=True)
+"""
 
 # A child: runs ITEMS from START on; "ok" answers, "crash" dies, "hang"
 # sleeps, "loud" writes 1 MB to stderr first. It counts its own starts in
@@ -65,6 +134,79 @@ class ChildrenTest(unittest.TestCase):
         self.assertEqual(started, 1)
         self.assertEqual(len({r["pid"] for r in records}), 1)
         self.assertFalse(any("error" in r for r in records))
+
+
+class RefusalTest(unittest.TestCase):
+    """An exception PyTorch raised while an operation ran is its refusal (an
+    observation); one of the probe's own code is not."""
+
+    def setUp(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory()
+        self.torch = stand_in_torch(Path(self.tmp.name))
+
+    def tearDown(self) -> None:
+        self.tmp.cleanup()
+
+    def refused(self, fn, *args) -> str:
+        with self.assertRaises(children.Refused) as caught:
+            children.call(fn, self.torch, *args)
+        return str(caught.exception)
+
+    def test_pytorchs_runtime_errors_are_its_refusals(self) -> None:
+        self.assertEqual(self.refused(self.torch.conv, "x"),
+                         "RuntimeError: could not create a primitive descriptor iterator")
+        self.assertEqual(self.refused(self.torch.unsupported),
+                         "NotImplementedError: Could not run 'aten::conv' with arguments from the 'CPU' backend.")
+        self.assertEqual(self.refused(self.torch.compiled),
+                         "RuntimeError: backend='inductor' raised: InvalidCxxCompiler: No working C++ compiler found")
+        self.assertEqual(children.call(self.torch.add, self.torch, 1, 2), 3)
+
+    def test_a_native_functions_runtime_error_in_the_operation_is_pytorchs(self) -> None:
+        # PyTorch's C++ raises from a native function: here, a lock's.
+        why = self.refused(lambda: threading.Lock().release())
+        self.assertTrue(why.startswith("RuntimeError: "), why)
+
+    def test_the_probes_own_raise_is_not_a_refusal(self) -> None:
+        def ours():
+            raise RuntimeError("the probe's own check failed")
+        with self.assertRaises(RuntimeError) as caught:
+            children.call(ours, self.torch)
+        self.assertNotIsInstance(caught.exception, children.Refused)
+        self.assertEqual(children.refusal(caught.exception, self.torch), "")
+
+    def test_a_recursion_in_the_probes_code_is_not_a_refusal(self) -> None:
+        def deeper(n):
+            return deeper(n + 1)
+        with self.assertRaises(RecursionError):
+            children.call(deeper, self.torch, 0)
+
+    def test_an_argument_pytorch_rejects_is_not_a_refusal(self) -> None:
+        """A TypeError says the probe called PyTorch wrongly: its own error."""
+        with self.assertRaises(TypeError):
+            children.call(self.torch.rejects, self.torch, "x")
+
+
+class RefusingChildTest(unittest.TestCase):
+    """A child whose operation PyTorch refuses records that item's refusal
+    and goes on; one whose own code fails dies: that item's error."""
+
+    def test_a_refusal_is_the_items_observation_and_a_failure_its_error(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            stand_in_torch(Path(tmp))
+            script = Path(tmp) / "child.py"
+            script.write_text(REFUSING_CHILD)
+            items = ["ok", "refused", "native", "ok", "bug", "ok", "setup", "ok"]
+            records = children.run_resuming(
+                lambda start: [sys.executable, str(script), str(start), tmp, str(PROBES), *items], len(items), 20.0)
+        self.assertEqual([r["item"] for r in records], items)
+        self.assertEqual(records[1], {"item": "refused", "index": 1,
+                                      "refused": "RuntimeError: could not create a primitive descriptor iterator"})
+        self.assertIn("refused", records[2])
+        self.assertEqual([i for i, r in enumerate(records) if "error" in r], [4, 6])
+        self.assertIn("RuntimeError: the probe's own check failed", records[4]["error"])
+        self.assertIn("RuntimeError: could not create a primitive descriptor iterator", records[6]["error"],
+                      "PyTorch's error outside an operation (the probe's setup) stays the harness's")
+        self.assertEqual([r.get("result") for r in records if r["item"] == "ok"], [3, 3, 3, 3])
 
 
 if __name__ == "__main__":

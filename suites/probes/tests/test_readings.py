@@ -83,3 +83,53 @@ class MklVerboseTest(unittest.TestCase):
     def test_the_banner_alone_names_no_routine(self) -> None:
         self.assertEqual(readings.mkl_routines(self.CAPTURE.splitlines()[0]), [])
         self.assertEqual(readings.mkl_routines(""), [])
+
+
+class ChildLevelTest(unittest.TestCase):
+    """One child level of the invariance grid, read from what its children
+    printed (invariance.digests()): PyTorch's refusal of an operation under
+    the level's setting is that cell's observation; a child that failed is
+    the harness's error; a level PyTorch refused whole has a control that
+    did not vary."""
+
+    ONEDNN = "RuntimeError: could not create a primitive descriptor iterator"
+    SETTING = "ONEDNN_MAX_CPU_ISA=SSE41"
+    NAMES = ["mm", "conv1d", "conv2d"]
+
+    def base(self) -> dict:
+        return {"controls": {"isa": "c0"}, "refused": {}, "readings_refused": {}}
+
+    def read(self, child: dict, base: dict | None = None) -> dict:
+        return readings.child_level("isa", self.SETTING, base or self.base(), child, self.NAMES)
+
+    def test_a_refused_operation_is_its_cells_observation_the_others_are_compared(self):
+        read = self.read({"controls": {"isa": "c1"}, "refused": {"conv1d": self.ONEDNN}, "readings_refused": {}})
+        self.assertEqual(read["cells"], {"mm": None, "conv1d": {"refused": self.ONEDNN, "setting": self.SETTING},
+                                         "conv2d": None})
+        self.assertEqual(read["refused"], {"setting": self.SETTING, "ops": {"conv1d": self.ONEDNN}, "reading": "",
+                                           "whole": False})
+        self.assertTrue(read["varied"])
+
+    def test_a_level_refused_whole_or_in_its_reading_has_a_control_that_did_not_vary(self):
+        every = {name: self.ONEDNN for name in self.NAMES}
+        read = self.read({"controls": {"isa": "c1"}, "refused": every, "readings_refused": {}})
+        self.assertTrue(read["refused"]["whole"])
+        self.assertFalse(read["varied"], "the control differs, but no operation ran under the setting")
+        read = self.read({"controls": {"isa": "c1"}, "refused": {}, "readings_refused": {"isa": self.ONEDNN}})
+        self.assertEqual(read["refused"]["reading"], self.ONEDNN)
+        self.assertFalse(read["refused"]["whole"])
+        self.assertFalse(read["varied"], "the ISA the control rests on was not read")
+        self.assertEqual(set(read["cells"].values()), {None})
+
+    def test_a_child_that_failed_is_an_error_not_a_refusal(self):
+        read = self.read({"error": "Traceback: KeyError: 'mm'"})
+        self.assertEqual(read["cells"], {name: {"error": "Traceback: KeyError: 'mm'"} for name in self.NAMES})
+        self.assertEqual(read["refused"], {})
+        self.assertFalse(read["varied"])
+
+    def test_an_operation_refused_without_a_setting_is_not_the_levels_refusal(self):
+        base = dict(self.base(), refused={"mm": self.ONEDNN})
+        read = self.read({"controls": {"isa": "c1"}, "refused": {"mm": self.ONEDNN}, "readings_refused": {}}, base)
+        self.assertEqual(read["cells"]["mm"], {"refused": self.ONEDNN, "setting": "a fresh process with the defaults"})
+        self.assertEqual(read["refused"], {})
+        self.assertTrue(read["varied"])
