@@ -229,6 +229,28 @@ TEST(Dispatch, CpuWithMkldnnDisabledGoesToReference) {
   EXPECT_NE(d->reason.find("mkldnn.enabled=false"), std::string::npos) << d->reason;
 }
 
+// PyTorch's mkldnn convolution asks oneDNN for convolution_direct in every
+// direction (ideep's default; backends/onednn/onednn.cc cites the sources),
+// never convolution_auto, under which oneDNN before 3.2 takes Winograd where
+// its own rule says it is faster: ResNet-50's 256-channel 3x3 backward-weights
+// ran jit_wino_4x3 in the model and a direct kernel in PyTorch 1.13 on an AMD
+// CPU at batch 1 and 8; the second shape, at batch 16, takes Winograd under
+// auto on any AVX-512 CPU with oneDNN 2.x. The model, as engine=auto, makes
+// PyTorch's request.
+TEST(Dispatch, CpuConvolutionAsksOnednnForTheDirectAlgorithmAsPytorchDoes) {
+  for (const char* shape : {"mb2ic4ih8oc4kh3ph1", "mb16ic256ih14oc256kh3ph1"}) {
+    for (Direction d : {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights}) {
+      CaseSpec c;
+      c.steps = {ParseAs<Conv2dProblem>(std::string("conv2d:") + DirectionName(d) + ":f32:" + shape).value()};
+      c.threads = 2;
+      Result<DispatchDecision> decided = DispatchOnce(c, BackendFlags{});
+      ASSERT_TRUE(decided.ok()) << decided.status().ToString();
+      ASSERT_EQ(decided->engine->name(), "onednn") << shape << " " << DirectionName(d);
+      EXPECT_EQ(decided->chosen.algorithm.name, "direct") << shape << " " << DirectionName(d);
+    }
+  }
+}
+
 // An engine states its own facts: the platform facts the environment record
 // carries, and the kind of kernel a run took, which a conformance case
 // compares; nothing reads them back out of names or implementation strings.

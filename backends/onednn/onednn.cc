@@ -11,7 +11,26 @@ namespace {
 using dnnl::memory;
 using tag = dnnl::memory::format_tag;
 
-constexpr const char* kConvAlgorithms[] = {"auto", "direct", "gemm", "winograd"};
+// In heuristic order, so that engine=auto (the first candidate) makes
+// PyTorch's choice: "direct" first. PyTorch never passes convolution_auto:
+// aten/src/ATen/native/mkldnn/Conv.cpp (v1.13) calls
+// ideep::convolution_{forward::compute_v3, backward_data::compute_v2,
+// backward_weights::compute_v2} without an algorithm (mkldnn_convolution,
+// mkldnn_convolution_backward_input, mkldnn_convolution_backward_weights),
+// and ideep defaults it to convolution_direct in every direction
+// (include/ideep/operators/conv.hpp at 77d662b, Debian's libideep-dev that its
+// 1.13.1 builds with: lines 238, 264 forward, 1073 backward data, 1192 and
+// 1210 backward weights; still so on ideep's ideep_pytorch branch); ONEDNN_VERBOSE
+// of Debian's torch 1.13 prints alg:convolution_direct for all three. With
+// convolution_auto, oneDNN before 3.2 may take Winograd instead: its
+// jit_avx512_core_f32_wino_conv_4x3 accepts auto where
+// is_winograd_faster_than_direct says so (src/cpu/x64/
+// jit_avx512_core_f32_wino_conv_4x3_kernel.cpp at v2.6.3, lines 65-95, 1154 and
+// 2507), an empirical rule over batch, channels, threads and the cores per
+// socket that xbyak reads (0 on AMD CPUs, whose topology it does not read), so
+// ResNet-50's 256-channel 3x3 backward-weights ran jit_wino_4x3 in the model
+// and jit:avx512_core in PyTorch, with other bits.
+constexpr const char* kConvAlgorithms[] = {"direct", "auto", "gemm", "winograd"};
 
 Status FromDnnl(const dnnl::error& e, const std::string& what) {
   return Status(e.status == dnnl_unimplemented ? StatusCode::kUnimplemented : StatusCode::kInternal,

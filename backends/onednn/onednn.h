@@ -7,10 +7,12 @@
 //
 // Candidates, in heuristic order; a candidate oneDNN cannot build for a
 // problem is not listed:
-//   conv2d: "auto" (convolution_auto: oneDNN decides), "direct" (direct
-//           algorithm on the blocked layouts oneDNN prefers), "gemm" (direct
-//           algorithm forced onto plain NCHW/OIHW, which oneDNN runs as
-//           im2col + GEMM), "winograd" (where oneDNN implements it).
+//   conv2d: "direct" (direct algorithm on the blocked layouts oneDNN
+//           prefers: what PyTorch's mkldnn convolution asks oneDNN for, in
+//           every direction), "auto" (convolution_auto: oneDNN decides, and
+//           may take Winograd), "gemm" (direct algorithm forced onto plain
+//           NCHW/OIHW, which oneDNN runs as im2col + GEMM), "winograd"
+//           (where oneDNN implements it).
 //   matmul: "auto".
 // The workspace of a candidate is its scratchpad. oneDNN documents its
 // primitives as run-to-run deterministic for a fixed environment (threads,
