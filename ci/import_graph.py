@@ -83,6 +83,74 @@ def python_edges() -> Counter[tuple[str, str]]:
     return edges
 
 
+def module_imports(package: str) -> dict[str, set[str]]:
+    """Module -> the modules of the same package it imports (relative or by
+    the package's name, TYPE_CHECKING imports included: an import is an
+    import), over the package's own files (its tests left out)."""
+    folder = ROOT / package
+    modules = {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
+    out: dict[str, set[str]] = {}
+    for m in sorted(modules):
+        found: set[str] = set()
+        for node in ast.walk(ast.parse((folder / f"{m}.py").read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level == 1 or (node.level == 0 and base.split(".")[0] == package):
+                    base = base.removeprefix(package).lstrip(".") if node.level == 0 else base
+                    if base:
+                        found.add(base.split(".")[0])
+                    else:  # from . import a, b
+                        found |= {a.name for a in node.names}
+            elif isinstance(node, ast.Import):
+                found |= {a.name.split(".")[1] for a in node.names if a.name.startswith(package + ".")}
+        out[m] = found & modules - {m}
+    return out
+
+
+def cycles(imports: dict[str, set[str]]) -> list[list[str]]:
+    """Each circle of modules that import, directly or through others, a
+    module that imports them: one per strongly connected group, as a path
+    that starts and ends at its first module."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[list[str]] = []
+
+    def visit(m: str) -> None:  # Tarjan's strongly connected components
+        index[m] = low[m] = len(index)
+        stack.append(m)
+        for n in sorted(imports.get(m, ())):
+            if n not in index:
+                visit(n)
+                low[m] = min(low[m], low[n])
+            elif n in stack:
+                low[m] = min(low[m], index[n])
+        if low[m] == index[m]:
+            group = []
+            while True:
+                n = stack.pop()
+                group.append(n)
+                if n == m:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for m in sorted(imports):
+        if m not in index:
+            visit(m)
+    out = []
+    for group in groups:  # a path around the circle, for the reader
+        path, seen = [group[0]], {group[0]}
+        while True:
+            nxt = next((n for n in sorted(imports[path[-1]]) if n in group and (n not in seen or n == group[0])), None)
+            if nxt is None or nxt == group[0]:
+                break
+            path.append(nxt)
+            seen.add(nxt)
+        out.append(path + [group[0]])
+    return out
+
+
 def against_floors(edges: Counter[tuple[str, str]], floors: dict[str, int]) -> list[str]:
     """Every edge that imports a higher floor, or a folder declared apart."""
     bad = []
@@ -126,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
                 if a != b:
                     print(f"  {a} -> {b}: {n}")
     bad = [f"{language}: {line}" for language, (_, lines) in found.items() for line in lines]
+    bad += [f"Python: reports/ modules import each other in a circle: {' -> '.join(c)}"
+            for c in cycles(module_imports("reports"))]
     for line in bad:
         print(f"AGAINST THE FLOORS: {line}", file=sys.stderr)
     if not bad:

@@ -32,7 +32,7 @@ if [[ $DRY -eq 1 && ${#evidence[@]} -eq 0 ]]; then evidence=("$IN/MACHINE/eviden
 [[ ${#evidence[@]} -gt 0 ]] || { echo "merge-reports: no MACHINE/evidence folder under $IN" >&2; exit 1; }
 [[ -n "$manifest" ]] || { echo "merge-reports: no MACHINE/cases.json under $IN" >&2; exit 1; }
 
-cmd=(python3 -m reports --claims suites/claims.toml --manifest "$manifest" --expectations suites/expectations
+cmd=(python3 -m reports --claims suites/claims.toml --manifest "$manifest" --known suites/known_findings.toml
      "${BASELINE[@]}" --out "$OUT" "${evidence[@]}")
 echo "+ ${cmd[*]}"
 [[ $DRY -eq 1 ]] && exit 0

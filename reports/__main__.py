@@ -2,8 +2,7 @@
 
     python3 -m reports --claims suites/claims.toml --manifest build/default/generated/cases.json \
         [--junit ctest-junit.xml] [--tests ctest-tests.json] [--baseline OLD/report.json] \
-        [--expectations suites/expectations [--check-expectations | --write-expectations]] \
-        --out DIR EVIDENCE_DIR...
+        [--known suites/known_findings.toml] [--strict] --out DIR EVIDENCE_DIR...
 
 Each EVIDENCE_DIR is one run (of one machine); several are merged, each
 claim judged per platform, and the cross-platform claims on all of them.
@@ -13,10 +12,18 @@ gives its run directory, build directory (ctest's JUnit and test list) and
 how far it got; an install that failed is shown as an error, the others'
 verdicts stand. Platforms that differ only in their torch are compared:
 report.json's `changes` and the "Changed between versions" section.
+Every verdict is held to what --known declares for its platform
+(reports/known.py): a finding that is known passes, and is shown as known.
 Writes DIR/index.html, DIR/report.json and DIR/claims-junit.xml, prints the
-page's path and the verdict counts. Exit status: 0; 3 when a guarantee is
-refuted; 4 when --check-expectations finds a changed verdict; 1 on bad input
-(one line, FILE:LINE: message).
+page's path and the verdict counts, and one line on standard error for each
+verdict that is not what is known. Exit status:
+  0  every verdict is what is known for its platform;
+  1  bad input (one line, FILE:LINE: message), no report;
+  3  a guarantee refuted with no known finding (--strict: any refuted guarantee);
+  4  another unexpected verdict: a folklore or advice verdict that moved, a
+     known finding no longer seen;
+  5  the model and PyTorch disagree without a known reason.
+The first of 3, 5, 4 that applies is the status.
 """
 
 from __future__ import annotations
@@ -44,11 +51,10 @@ def _arguments(argv: list[str] | None) -> Inputs:
                         help="the run built only some cases (a user's matrix): a claim none of them addresses "
                              "is not evaluated rather than an error")
     parser.add_argument("--baseline", type=Path, help="report.json of an earlier run: show the verdicts that changed")
-    parser.add_argument("--expectations", type=Path, help="directory of per-platform expectation files")
-    parser.add_argument("--check-expectations", action="store_true",
-                        help="exit 4 when a verdict differs from its platform's expectation file")
-    parser.add_argument("--write-expectations", action="store_true",
-                        help="record this run's folklore and advice verdicts as the expectations")
+    parser.add_argument("--known", type=Path, help="the known findings, keyed by condition "
+                                                   "(suites/known_findings.toml)")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 3 on every refuted guarantee, known or not")
     parser.add_argument("--install", action="append", default=[], type=Path, dest="installs",
                         help="the state file of one torch install of a run across versions (repeatable)")
     parser.add_argument("evidence", nargs="*", type=Path)

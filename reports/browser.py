@@ -124,6 +124,16 @@ def check(report_dir: Path, screenshot: Path | None) -> list[str]:
     return failures
 
 
+def first_screen(report_dir: Path) -> list[str]:
+    """Only the check of the top of the page, as it loads (see _top)."""
+    driver = _driver()
+    try:
+        driver.get((report_dir / "index.html").resolve().as_uri())
+        return _top(driver)
+    finally:
+        driver.quit()
+
+
 def _top(driver) -> list[str]:
     """What the first screen shows: the summary, the card and the grid's
     first rows within the viewport, and no raw evidence above the grid."""

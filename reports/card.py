@@ -22,7 +22,7 @@ import statistics
 from typing import Any
 
 from .catalog import CARD_GOALS
-from .summary import reason_group
+from .reasons import reason_group
 from .ruling import Ruling, gravest
 from .verdicts import Verdict
 

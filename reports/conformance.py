@@ -55,12 +55,27 @@ def _agrees(c: dict[str, Any], key: str) -> bool:
     return bool(c.get(key))
 
 
+def _not_compared(c: dict[str, Any], key: str) -> str:
+    """Why an aspect could not be compared on this case ("" when it could):
+    the model named cuDNN's choice, but PyTorch's side recorded none (its
+    capture of cuDNN's API log named no engine or algorithm)."""
+    if key == "same_cudnn_choice" and c["model"].get("cudnn_choice") and not c["pytorch"].get("cudnn_choice"):
+        return ("PyTorch's cuDNN choice was not captured: cuDNN's API log of PyTorch's call named no engine or "
+                "algorithm, so there is nothing to hold the model's to")
+    return ""
+
+
 def _why(aspect: str, model: dict[str, Any], pytorch: dict[str, Any], repro: str = "") -> str:
     """Why a known disagreement stays; "" for one that is not explained."""
     if (aspect in ("cuDNN engine or algorithm", "bits") and "cudnn.benchmark=true" in repro.split()
             and model.get("kernel_class") == pytorch.get("kernel_class") == "cudnn"):
         return ("benchmark mode: each side times the candidates itself and runs the fastest it measured; "
                 "two searches need not agree where candidates' times are close")
+    if (aspect in ("oneDNN kernel", "bits") and model.get("algorithm") == "auto"
+            and str(model.get("onednn_kernel", "")).startswith("jit_wino")
+            and not str(pytorch.get("onednn_kernel", "")).startswith("jit_wino")):
+        return ("mended since these records: the model asked oneDNN for convolution_auto, for which oneDNN 2.x may "
+                "take Winograd; PyTorch asks for convolution_direct in every direction, as the model now does")
     mv, pv = model.get("onednn_version", ""), pytorch.get("onednn_version", "")
     if (aspect in ("oneDNN kernel", "bits") and model.get("kernel_class") == pytorch.get("kernel_class") == "mkldnn"
             and mv and pv and mv != pv):
@@ -80,14 +95,21 @@ def summarize(evidence: Evidence) -> dict[str, Any]:
             if not isinstance(c, dict):
                 continue
             row = {"test": test, "repro": r.get("repro", ""), "model": c["model"], "pytorch": c["pytorch"],
-                   **{key: _agrees(c, key) for key, _ in ASPECTS}}
+                   **{key: _agrees(c, key) for key, _ in ASPECTS},
+                   "not_compared": {aspect: why for key, aspect in ASPECTS if (why := _not_compared(c, key))}}
             rows.append(row)
             for key, aspect in ASPECTS:
+                if aspect in row["not_compared"]:
+                    continue
                 if not row[key]:
                     disagreements.append({"test": test, "repro": row["repro"], "aspect": aspect, "model": c["model"],
                                           "pytorch": c["pytorch"],
                                           "why": _why(aspect, c["model"], c["pytorch"], row["repro"])})
-    agree = {aspect: sum(r[key] for r in rows) for key, aspect in ASPECTS}
+    agree = {aspect: sum(r[key] and aspect not in r["not_compared"] for r in rows) for key, aspect in ASPECTS}
+    not_compared: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        for aspect, why in r["not_compared"].items():
+            not_compared.setdefault(aspect, {"why": why, "tests": []})["tests"].append(r["test"])
     classes: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for d in disagreements:  # what differs, between which kernels, and why: one class each
         key = (d["aspect"], str(d["model"].get("kernel_class", "")), str(d["pytorch"].get("kernel_class", "")), d["why"])
@@ -99,4 +121,5 @@ def summarize(evidence: Evidence) -> dict[str, Any]:
     grouped = sorted(classes.values(), key=lambda c: (bool(c["why"]), -len(c["rows"]), c["aspect"]))
     return {"cases": len(rows), "agree": agree, "rows": rows, "disagreements": disagreements, "classes": grouped,
             "unexplained": sum(1 for d in disagreements if not d["why"]), "onednn_versions": versions,
+            "not_compared": not_compared,
             "gpu_path_differences": list(GPU_PATH_DIFFERENCES)}

@@ -1,7 +1,8 @@
 """The report's model, built once: `build` reads what the command line names
 (the catalog, the manifest, the evidence of one or many runs, ctest's views,
-the installs of a run across versions, a baseline, the expectation files),
-judges every claim and derives everything the report shows from the
+the installs of a run across versions, a baseline, the known findings),
+judges every claim, holds each verdict to what is known for its platform
+(reports/known.py) and derives everything the report shows from the
 verdicts and the evidence. The HTML page, report.json, the claims' JUnit and
 the terminal summary only format the Report it returns (reports/render.py,
 reports/summary.py).
@@ -20,16 +21,20 @@ from typing import Any
 
 from inputs.errors import SpecError, read_regular
 
-from . import census, documented, expectations, invariance
+from . import census, documented, invariance, known
 from .card import cards
 from .catalog import load_catalog
 from .changes import between_versions
 from .conformance import summarize as conformance_summary
 from .evidence import MAX_FILE_BYTES, Evidence, read_evidence, read_junit, read_manifest, read_registered
+from .ruling import Ruling
 from .verdicts import Verdict, judge_all, refuted_guarantees
 
+# A guarantee refuted with no known finding (any refuted guarantee, --strict).
 EXIT_REFUTED_GUARANTEE = 3
-EXIT_EXPECTATION_CHANGED = 4
+# Any other verdict that is not what is known for its platform: a folklore
+# verdict that moved, a known finding no longer seen.
+EXIT_UNEXPECTED = 4
 # A model-versus-PyTorch disagreement without a known reason.
 EXIT_UNEXPLAINED_DISAGREEMENT = 5
 MAX_SHOWN = 20  # refused records named in the error
@@ -58,9 +63,8 @@ class Inputs:
     tests: Path | None = None
     partial: bool = False
     baseline: Path | None = None
-    expectations: Path | None = None
-    check_expectations: bool = False
-    write_expectations: bool = False
+    known: Path | None = None  # the known findings (suites/known_findings.toml)
+    strict: bool = False  # every refuted guarantee fails, known or not
     installs: list[Path] = field(default_factory=list)
 
 
@@ -85,10 +89,13 @@ class Report:
     coverage: dict[str, Any] = field(default_factory=dict)
     installs: list[dict[str, Any]] = field(default_factory=list)
     baseline: dict[str, Any] | None = None
-    expectation_changes: list[expectations.Change] = field(default_factory=list)
-    no_expectations: list[str] = field(default_factory=list)
-    written_expectations: list[Path] = field(default_factory=list)
-    check_expectations: bool = False
+    # each claim on each platform held to what is known (reports/known.py)
+    held: list[known.Held] = field(default_factory=list)
+    strict: bool = False
+
+    @property
+    def unexpected(self) -> list[known.Held]:
+        return [h for h in self.held if h.status == "unexpected"]
 
     @classmethod
     def of(cls, verdicts: list[Verdict], manifest: list[dict[str, Any]], evidence: Evidence,
@@ -105,15 +112,19 @@ class Report:
                    conformance_summary(evidence), card, grids=grids, censuses=censuses, **more)
 
     def exit_code(self) -> int:
-        """0; 3 when a guarantee is refuted; 5 when the model and PyTorch
-        disagree without a known reason (a bug of the model or of the
-        capture, not a finding to read past); 4 when a verdict differs from
-        its expectation and the expectations are checked."""
-        if refuted_guarantees(self.verdicts):
+        """0 when every verdict is what is known for its platform; 3 when a
+        guarantee is refuted with no known finding (with strict: when any
+        guarantee is refuted); 5 when the model and PyTorch disagree without
+        a known reason (a bug of the model or of the capture, not a finding
+        to read past); 4 for any other unexpected verdict (a folklore verdict
+        that moved, a known finding no longer seen)."""
+        unexpected = self.unexpected
+        if any(h.kind == "guarantee" and h.got == Ruling.REFUTED for h in unexpected) or (
+                self.strict and refuted_guarantees(self.verdicts)):
             return EXIT_REFUTED_GUARANTEE
         if self.conformance["unexplained"]:
             return EXIT_UNEXPLAINED_DISAGREEMENT
-        return EXIT_EXPECTATION_CHANGED if self.expectation_changes and self.check_expectations else 0
+        return EXIT_UNEXPECTED if unexpected else 0
 
 
 def build(inputs: Inputs) -> Report:
@@ -138,14 +149,10 @@ def build(inputs: Inputs) -> Report:
         raise RefusedEvidence(evidence.refused)
     _merge_ctest(evidence, inputs, installs)
     verdicts = judge_all(claims, manifest, evidence, partial=inputs.partial)
-    changes, no_expectations, written = [], [], []
-    if inputs.expectations and inputs.write_expectations:
-        written = expectations.write(inputs.expectations, verdicts, evidence)
-    elif inputs.expectations:
-        changes, no_expectations = expectations.compare(inputs.expectations, verdicts, evidence, inputs.partial)
+    findings = known.load(inputs.known, {c.id for c in claims}) if inputs.known else []
+    held = known.judge(findings, verdicts, evidence, inputs.partial)
     return Report.of(verdicts, manifest, evidence, coverage=coverage(evidence, manifest), installs=installs,
-                     baseline=baseline, expectation_changes=changes, no_expectations=no_expectations,
-                     written_expectations=written, check_expectations=inputs.check_expectations)
+                     baseline=baseline, held=held, strict=inputs.strict)
 
 
 def _merge_ctest(evidence: Evidence, inputs: Inputs, installs: list[dict[str, Any]]) -> None:

@@ -148,6 +148,7 @@ def to_json(report: Report) -> dict[str, Any]:
             "platform_observations": {p: sentence(pv) for p, pv in v.platforms.items()},
             "facts": [_fact_json(f) for f in v.facts],
             "observations": v.observations,
+            "known": {h.platform: h.as_json() for h in report.held if h.claim == v.claim.id},
         } for v in verdicts],
         "cases": _case_rows(report.manifest, evidence),
         "conformance": report.conformance,
@@ -155,8 +156,8 @@ def to_json(report: Report) -> dict[str, Any]:
         "problems": list(dict.fromkeys(evidence.problems)),
         "baseline": None if baseline is None else {
             "generated": next((b.get("generated", "") for b in baseline.values()), ""), "changed": since},
-        "expectations": {"changed": [vars(c) for c in report.expectation_changes],
-                         "missing": report.no_expectations},
+        "known": {"held": [h.as_json() for h in report.held],
+                  "unexpected": [h.line() for h in report.unexpected], "strict": report.strict},
         "changes": report.between,
         "changes_grouped": grouped(report.between),
         "installs": report.installs,
@@ -183,9 +184,10 @@ def write_report(out: Path, report: Report) -> Path:
 
 
 def write_junit(path: Path, report: Report) -> None:
-    """One testcase per claim and platform: a refuted guarantee or a changed
-    expectation fails, an error errs, not evaluated is skipped."""
-    changed = {(c.platform, c.claim): c for c in report.expectation_changes}
+    """One testcase per claim and platform: a verdict that is not what is
+    known for the platform fails (with strict, every refuted guarantee), an
+    error errs, not evaluated is skipped; a known finding passes, saying so."""
+    held = {(h.platform, h.claim): h for h in report.held}
     suite = ET.Element("testsuite", name="backendcheck.claims")
     counts = Counter()
     for v in report.verdicts:
@@ -193,12 +195,12 @@ def write_junit(path: Path, report: Report) -> None:
             case = ET.SubElement(suite, "testcase", classname=f"claims.{v.claim.kind}",
                                  name=f"{v.claim.id}" + (f" [{platform}]" if platform else ""))
             counts["tests"] += 1
-            c = changed.get((platform, v.claim.id))
-            if v.claim.kind == "guarantee" and pv.verdict == Ruling.REFUTED:
-                ET.SubElement(case, "failure", message=f"refuted guarantee: {pv.reason}")
+            h = held.get((platform, v.claim.id))
+            if h is not None and h.status == "unexpected":
+                ET.SubElement(case, "failure", message=h.why)
                 counts["failures"] += 1
-            elif c is not None:
-                ET.SubElement(case, "failure", message=f"expected {c.expected}, got {c.got}: {pv.reason}")
+            elif report.strict and v.claim.kind == "guarantee" and pv.verdict == Ruling.REFUTED:
+                ET.SubElement(case, "failure", message=f"refuted guarantee (--strict): {pv.reason}")
                 counts["failures"] += 1
             elif pv.verdict == Ruling.ERROR:
                 ET.SubElement(case, "error", message=pv.reason)
@@ -206,7 +208,8 @@ def write_junit(path: Path, report: Report) -> None:
             elif pv.verdict == Ruling.NOT_EVALUATED:
                 ET.SubElement(case, "skipped", message=pv.reason)
                 counts["skipped"] += 1
-            ET.SubElement(case, "system-out").text = f"{pv.verdict}: {pv.reason}"
+            ET.SubElement(case, "system-out").text = (h.why if h is not None and h.status == "known"
+                                                      else f"{pv.verdict}: {pv.reason}")
     for key in ("tests", "failures", "errors", "skipped"):
         suite.set(key, str(counts[key]))
     ET.indent(suite)

@@ -7,7 +7,6 @@ report's path last. What fails the run goes to standard error (alarms)."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,38 +15,12 @@ from .evidence import torch_of
 from .ruling import VERDICTS, Ruling
 from .verdicts import Verdict, refuted_guarantees
 from .changes import grouped
+from .reasons import reason_group
 
 if TYPE_CHECKING:
     from .pipeline import Report
 
 MAX_SHOWN = 20  # unexplained disagreements named
-
-# Reasons of not evaluated, grouped by what would evaluate the claims:
-# (pattern, line). The first that matches names the group; a reason no
-# pattern matches is its own group, by its first clause.
-_GROUPS = (
-    (r"^needs (cudnn|cublas|cuda_native) evidence", "need a CUDA device for the GPU library's evidence (the model "
-                                                      "predicts their verdicts meanwhile)"),
-    (r"cudaGetDeviceCount|CUDA device|no GPU|needs the same problem on the CPU and a GPU", "need a CUDA device"),
-    (r"^out of scope", "are out of scope"),
-    (r"^needs (\w+) evidence; the model predicts", "have only the model's prediction (no evidence of the system they are about ran here)"),
-    (r"^needs (\w+) evidence", "need evidence of another system"),
-    (r"no case of this run's matrix", "have no case in this run's matrix"),
-    (r"no fast bf16 kernel", "need a CPU with fast bf16 kernels (avx512_bf16 or AMX)"),
-    (r"has no AMX-FP16", "need a CPU with AMX-FP16 (TF32 kernels)"),
-    (r"does not have|lacks|has no attribute|no such flag|has no torch\.|is not installed beside",
-     "name a flag, API or package this torch lacks"),
-    (r"two torch installs|merge their runs|DIR1 DIR2|two architectures", "need a second platform's evidence merged in"),
-)
-
-
-def reason_group(reason: str) -> str:
-    for pattern, line in _GROUPS:
-        if re.search(pattern, reason):
-            return line
-    first = re.split(r"[;:(]", reason, maxsplit=1)[0].strip()
-    return f"not evaluated: {first[:100]}" if first else "not evaluated, no reason given"
-
 
 def _own_reason(v: Verdict) -> str:
     """A platform's own reason (the overall one of several platforms lists
@@ -71,10 +44,9 @@ def verdict_lines(verdicts: list[Verdict], platforms: dict[str, str], page: Path
 
 def lines(report: Report, page: Path) -> list[str]:
     """The summary's lines for standard output, the page's path last."""
-    out = [f"expectations: wrote {path}" for path in report.written_expectations]
     cov = report.coverage
-    out.append(f"tests: {cov['expected']} expected ({cov['source']}), {cov['got']} left a result"
-               + (f"; none from {cov['missing_count']}, e.g. {cov['missing'][0]}" if cov["missing"] else ""))
+    out = [f"tests: {cov['expected']} expected ({cov['source']}), {cov['got']} left a result"
+               + (f"; none from {cov['missing_count']}, e.g. {cov['missing'][0]}" if cov["missing"] else "")]
     counts = Counter(v.verdict for v in report.verdicts)
     out.append("claims: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
     decided = Counter(v.decided_by for v in report.verdicts if v.decided_by)
@@ -84,7 +56,9 @@ def lines(report: Report, page: Path) -> list[str]:
         versions = cf["onednn_versions"]
         out.append(f"model versus PyTorch: {cf['cases']} cases, {len(cf['disagreements'])} disagreement(s), "
                    f"{cf['unexplained']} not explained; oneDNN: model {', '.join(versions['model']) or '-'}, "
-                   f"PyTorch {', '.join(versions['pytorch']) or '-'}")
+                   f"PyTorch {', '.join(versions['pytorch']) or '-'}"
+                   + "".join(f"; {aspect} not compared on {len(n['tests'])} case(s): PyTorch's side named none"
+                             for aspect, n in cf.get("not_compared", {}).items()))
     for platform, d in report.listed.items():
         found = [b["op"] for b in d["beyond"] if "undocumented" in b["finding"]]
         out.append(f"documented list of torch {d['torch'] or platform}: {len(d['entries'])} entries ("
@@ -99,19 +73,37 @@ def lines(report: Report, page: Path) -> list[str]:
                    (" (" + "; ".join(f"{x['count']} {x['cause']}" for x in g["groups"][:4]) +
                     ("; ..." if len(g["groups"]) > 4 else "") + ")" if g["groups"] else "") +
                    f", {g['noise']} set aside as run-to-run noise")
+    out += known_lines(report)
     torches = {p: torch_of(env) for p, env in report.evidence.platform_env.items()}
     return out + verdict_lines(report.verdicts, torches, page)
 
 
+def known_lines(report: Report) -> list[str]:
+    """The verdicts held to known findings: how many were as known, and each
+    known refutation with its reason; the unexpected go to alarms."""
+    held = [h for h in report.held if h.status == "known"]
+    if not report.held:
+        return []
+    out = [f"known findings: {len(held)} verdict(s) as known, {len(report.unexpected)} unexpected, "
+           f"{sum(h.status == 'not seen' for h in report.held)} applicable entry(ies) not evaluated here"]
+    for h in held:
+        if h.got == Ruling.REFUTED:
+            out.append(f"  refuted, known: {h.claim} on {h.platform} (since {h.finding.first_seen}"
+                       + (f", {h.finding.upstream}" if h.finding.upstream else "") + ")")
+    return out
+
+
 def alarms(report: Report) -> list[str]:
     """The lines for standard error: the evidence's warnings, and what fails
-    the run (an unexplained disagreement of the model with PyTorch, a changed
-    expectation, a refuted guarantee)."""
+    the run (an unexplained disagreement of the model with PyTorch, a verdict
+    that is not what is known for its platform, one line each; with strict,
+    every refuted guarantee)."""
     out = [f"warning: {problem}" for problem in dict.fromkeys(report.evidence.problems)]
     for d in [d for d in report.conformance["disagreements"] if not d["why"]][:MAX_SHOWN]:
         out.append(f"UNEXPLAINED DISAGREEMENT in {d['aspect']}: {d['test']}: model {d['model'].get('implementation')}"
                    f" {d['model'].get('digest')}, PyTorch {d['pytorch'].get('implementation')} "
                    f"{d['pytorch'].get('digest')}")
-    out += [f"EXPECTATION CHANGED {c.claim} on {c.platform}: expected {c.expected}, got {c.got}"
-            for c in report.expectation_changes]
-    return out + [f"REFUTED GUARANTEE {v.claim.id}: {v.reason}" for v in refuted_guarantees(report.verdicts)]
+    out += [h.line() for h in report.unexpected]
+    if report.strict:
+        out += [f"REFUTED GUARANTEE {v.claim.id} (--strict): {v.reason}" for v in refuted_guarantees(report.verdicts)]
+    return out

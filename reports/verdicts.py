@@ -170,6 +170,12 @@ def fact_for(test: str, manifest_by_test: dict[str, dict[str, Any]], evidence: E
     if errors:
         return Fact(test, "error", str(errors[0].get("detail", "")), bool(mistrust), mistrust,
                     manifest_by_test.get(test), records)
+    # A finding is not a failure of the test that observed it: a probe of
+    # the system under test passes once it has recorded what it saw, and
+    # the check it recorded is the fact.
+    failed = [c for r in records for c in r.get("checks", []) if c.get("outcome") == "failed"]
+    if outcome == "passed" and failed and not check:
+        outcome, message = "failed", str(failed[0].get("detail", ""))
     if check and outcome in ("passed", "failed"):
         found = [c for r in records for c in r.get("checks", []) if c.get("name") == check]
         if not found:

@@ -5,7 +5,9 @@
 // The interpreter is BACKENDCHECK_TORCH_PYTHON when set, otherwise the one
 // configured (-DBACKENDCHECK_TORCH_PYTHON, by default the build's Python,
 // Debian's /usr/bin/python3). Without torch there, each test skips with the
-// import error. Every fact is PyTorch's evidence, recorded with its version.
+// import error. Every fact is PyTorch's evidence, recorded with its version;
+// what PyTorch did is a finding, held to suites/known_findings.toml by the
+// report, and fails a test only where the probe could not observe it.
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
@@ -14,6 +16,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -115,7 +118,11 @@ void RunTorchProbe(const std::string& probe) {
   }
   WriteEvidence(FactRecord(repro, std::move(check), "pytorch"));
   EXPECT_TRUE(mistrusted.empty()) << mistrusted;
-  EXPECT_TRUE(passed) << detail;
+  // What PyTorch did is a finding, not a failure of this test: the fact is
+  // recorded (passed or failed) and the report holds it to what is known for
+  // this platform (suites/known_findings.toml). The test fails only where the
+  // probe could not observe (above) or its control did not vary.
+  if (!passed) std::printf("finding: %s\n", detail.c_str());
 }
 
 TEST(TorchPython, BuildConfiguration) { RunTorchProbe("build_config"); }

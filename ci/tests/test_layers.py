@@ -1,5 +1,6 @@
 """The floors: no C++ include and no Python import runs up a floor, and
-generators/ and reports/ never import each other (ci/import_graph.py)."""
+generators/ and reports/ never import each other, and no module of reports/
+imports one that imports it (ci/import_graph.py)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,18 @@ class LayersTest(unittest.TestCase):
         bad = import_graph.against_floors(edges, import_graph.CPP_FLOORS | {"reports": 5, "generators": 5})
         self.assertEqual(len(bad), 3, bad)
         self.assertTrue(any(line.startswith("backends -> runner") for line in bad))
+
+    def test_no_module_of_reports_imports_a_module_that_imports_it(self) -> None:
+        imports = import_graph.module_imports("reports")
+        self.assertIn("pipeline", imports["summary"], "an import under TYPE_CHECKING is an import")
+        self.assertIn("card", imports["pipeline"])
+        self.assertEqual(import_graph.cycles(imports), [])
+
+    def test_a_circle_of_imports_is_caught(self) -> None:
+        # The control: the circle that reports/ had (card -> summary -> pipeline -> card).
+        imports = {"card": {"summary", "ruling"}, "summary": {"pipeline"}, "pipeline": {"card", "ruling"},
+                   "ruling": set(), "a": {"b"}, "b": {"a"}}
+        self.assertEqual(import_graph.cycles(imports), [["a", "b", "a"], ["card", "summary", "pipeline", "card"]])
 
 
 if __name__ == "__main__":

@@ -2,28 +2,40 @@
 <script>) runs no script and shows the strings as text; the full catalog's
 report renders every claim and its filters work; on recorded evidence of two
 torch installs it shows a card per platform, and its first screen holds the
-summary, the cards and the claims grid (a page pushed down fails). Run by ctest as
+summary, the cards and the claims grid (a page pushed down fails). The first
+screen holds for any mix of verdicts: on the synthetic worst case
+(reports/tests/worst_case.py: every claim refuted on four platforms of long
+names, every install failed, every list above the grid at its longest, which
+without its bounds pushes the grid off the screen) and on the recorded run of
+an AVX-512 BF16 CPU whose page once failed it. Run by ctest as
 report.browser; needs chromium, chromium-driver and python3-selenium, which
 ./backendcheck test installs."""
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import unittest
 from pathlib import Path
 
-from reports.browser import check
+from reports.browser import check, first_screen
 from reports.catalog import load_catalog
 from reports.evidence import read_evidence
-from reports.pipeline import Report
+from reports.pipeline import Inputs, Report, build
 from reports.render import write_report
+from reports.ruling import Ruling
+from reports.tests import worst_case
+from reports.tests.recorded import unpack_zen5
 from reports.tests.test_reports import claim, environment, write_run
 from reports.verdicts import judge_all
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = "<script>alert(1)</script>"
 ARTIFACTS = Path(os.environ.get("BACKENDCHECK_ARTIFACTS", tempfile.gettempdir()))
+# What bounds the lists above the grid, lifted: every list at its full length.
+UNBOUNDED = ("<style>.card, .bounded, #unexpected ul, #problems ul { max-height: none !important; } "
+             ".clamp1, .clamp2 { display: block !important; }</style>")
 
 
 class BrowserTest(unittest.TestCase):
@@ -69,6 +81,53 @@ class BrowserTest(unittest.TestCase):
         failures = check(self.t / "out", None)
         self.assertTrue(any("below the first" in f for f in failures), failures)
         self.assertTrue(any("first claims end" in f for f in failures), failures)
+
+
+    def test_the_first_screen_holds_on_the_worst_case(self) -> None:
+        inputs = worst_case.write(self.t)
+        report = build(inputs)
+        # The worst case it claims to be: every claim refuted on every one of
+        # four platforms named at length, every install failed with a long
+        # CMake error, every list above the grid long.
+        self.assertEqual({pv.verdict for v in report.verdicts for pv in v.platforms.values()}, {Ruling.REFUTED})
+        self.assertEqual(len(report.evidence.platforms), 4)
+        self.assertTrue(all(len(p) > 150 for p in report.evidence.platforms), list(report.evidence.platforms))
+        self.assertEqual([i["status"] for i in report.installs], ["error"] * len(worst_case.INSTALLS))
+        self.assertTrue(all("Couldn't find the CUDA runtime" in i["why"] and len(i["why"]) > 500
+                            for i in report.installs), report.installs)
+        self.assertGreater(len(report.unexpected), 100)
+        write_report(inputs.out, report)
+        data = json.loads((inputs.out / "report.json").read_text())
+        self.assertEqual(len(data["baseline"]["changed"]), 5, "the most changed verdicts whose list opens")
+        self.assertGreaterEqual(data["coverage"]["missing_count"], worst_case.UNRUN)
+        self.assertEqual(len(data["problems"]), len(report.evidence.platforms), "a torn record in each run")
+        self.assertEqual(check(inputs.out, ARTIFACTS / "report-worst-case.png"), [])
+        # The same page with its lists unbounded does not hold: the bounds do.
+        page = inputs.out / "index.html"
+        page.write_text(page.read_text().replace("</head>", UNBOUNDED + "</head>", 1))
+        failures = first_screen(inputs.out)
+        self.assertTrue(any("first claims end" in f for f in failures), failures)
+
+    def test_the_first_screen_holds_on_a_recorded_cpu_run_of_two_torches(self) -> None:
+        # The AVX-512 BF16 CPU's ./backendcheck test, reported as it was (its
+        # page's first claims ended at 1587px, below the first screen): both
+        # installs, whose tests failed, with their ctest lists, and the known
+        # findings.
+        runs = unpack_zen5(self.t / "recorded")
+        states = []
+        for version, run in sorted(runs.items()):
+            states.append(self.t / f"install-{version}.state")
+            states[-1].write_text(f"torch={version}\nversion={version}\nbuild_dir={run}\nstage=tests\n"
+                                  f"run_dir={run / 'evidence'}\nstage=done\nexit=8\n"
+                                  f"log={self.t / f'install-{version}.log'}\n")
+        inputs = Inputs(claims=ROOT / "suites" / "claims.toml", manifest=runs["2.15.0"] / "cases.json",
+                        out=self.t / "out", partial=True, known=ROOT / "suites" / "known_findings.toml",
+                        installs=states)
+        report = build(inputs)
+        self.assertEqual([i["status"] for i in report.installs], ["tests failed"] * 2)
+        self.assertEqual(len(report.evidence.platforms), 2)
+        write_report(inputs.out, report)
+        self.assertEqual(check(inputs.out, ARTIFACTS / "report-zen5-two-torch.png"), [])
 
 
 if __name__ == "__main__":

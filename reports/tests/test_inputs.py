@@ -189,11 +189,18 @@ class Inputs(unittest.TestCase):
                 base.write_text(text)
                 self.one_line(self.report("--baseline", str(base)), str(base), "baseline")
 
-    def test_an_expectation_file_that_is_not_one(self) -> None:
-        d = self.tmp / "expectations"
-        d.mkdir()
-        (d / "avx512_core_vnni-2t.toml").write_text("[" * 600 + "]" * 600 + "\n")
-        self.one_line(self.report("--expectations", str(d), "--check-expectations"))
+    def test_a_known_findings_file_that_is_not_one(self) -> None:
+        known = self.tmp / "known.toml"
+        ok = 'claim = "cpu-noop"\nverdict = "supported"\nreason = "r"\nfirst_seen = 2026-11-26\n'
+        for text, field in (("[" * 600 + "]" * 600 + "\n", ""), ("[[finding]]\n" + ok + "when = 'avx3'\n", "when"),
+                            ("[[finding]]\n" + ok + "when = 'torch >= 2.10'\n", "when"),
+                            ("[[finding]]\n" + ok.replace('"supported"', '"maybe"'), "verdict"),
+                            ("[[finding]]\n" + ok.replace("2026-11-26", '"yesterday"'), "first_seen"),
+                            ("[[finding]]\n" + ok + "colour = 1\n", "colour")):
+            with self.subTest(text=text[:60]):
+                known.write_text(text)
+                line = self.one_line(self.report("--known", str(known)), str(known))
+                self.assertIn(f": {field}: " if field else ":", line)
 
 
 class EngineRegistryTest(unittest.TestCase):

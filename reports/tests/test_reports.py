@@ -192,8 +192,21 @@ class RenderTest(unittest.TestCase):
                                 str(t / "cases.json"), "--out", str(t / "out"), str(t / "ev")],
                                cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
             self.assertEqual(r.returncode, 3, r.stderr)
-            self.assertIn("REFUTED GUARANTEE g", r.stderr)
+            self.assertIn("UNEXPECTED g on unknown (unknown): a guarantee refuted with no known finding: expected "
+                          "supported, got refuted", r.stderr)
             self.assertTrue((t / "out" / "index.html").exists())
+            # Known: the run passes and says so; --strict fails on it all the same.
+            (t / "known.toml").write_text('[[finding]]\nclaim = "g"\nverdict = "refuted"\nreason = "seen before"\n'
+                                          'first_seen = 2026-11-26\n')
+            args = [sys.executable, "-m", "reports", "--claims", str(t / "claims.toml"), "--manifest",
+                    str(t / "cases.json"), "--out", str(t / "out"), "--known", str(t / "known.toml"), str(t / "ev")]
+            r = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("refuted, known: g on unknown (unknown) (since 2026-11-26)", r.stdout)
+            self.assertIn(", known</span>", (t / "out" / "index.html").read_text())
+            r = subprocess.run(args + ["--strict"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 3, r.stderr)
+            self.assertIn("REFUTED GUARANTEE g (--strict)", r.stderr)
 
 
 class RuleTest(unittest.TestCase):
@@ -508,53 +521,36 @@ class MergeTest(unittest.TestCase):
                                "--manifest", str(self.t / "cases.json"), "--out", str(self.t / "out"), *args],
                               cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
 
-    def test_expectations_flag_a_changed_folklore_verdict(self) -> None:
+    def test_a_folklore_verdict_is_held_to_its_known_finding(self) -> None:
+        """A folklore verdict is held to the entry whose condition holds for
+        its platform; one that moves fails with one line, exit 4."""
         (self.t / "claims.toml").write_text('[[claim]]\nid = "f"\nstatement = "s"\nsource = "s"\nkind = "folklore"\n'
                                             'about = "any"\n[claim.evidence]\nrule = "fact"\nsystem = "any"\ntests = ["Cpu/*"]\n')
         (self.t / "cases.json").write_text(json.dumps({"cases": self.manifest}))
         rec = [{"repro": self.REPRO, "device": "cpu", "digest": "aaaa", "distinct_digests": 1}]
-        run = write_run(self.t / "a", environment("m1", "avx2", 1), {"Cpu/Determinism.Bitwise/X": rec})
-        exp = self.t / "expectations"
-        r = self.cli("--expectations", str(exp), "--write-expectations", str(run))
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn('f = "supported"', (exp / "avx2-1t.toml").read_text())
-        self.assertEqual(self.cli("--expectations", str(exp), "--check-expectations", str(run)).returncode, 0)
-        (exp / "avx2-1t.toml").write_text((exp / "avx2-1t.toml").read_text().replace('"supported"', '"refuted"'))
-        r = self.cli("--expectations", str(exp), "--check-expectations", str(run))
+        run = write_run(self.t / "a", {**environment("m1", "avx2", 1), "torch": {"version": "2.15.0+cu132"}},
+                        {"Cpu/Determinism.Bitwise/X": rec})
+        known = self.t / "known.toml"
+        entry = '[[finding]]\nclaim = "f"\nverdict = "{v}"\nwhen = \'{w}\'\nreason = "r"\nfirst_seen = 2026-11-26\n'
+        known.write_text(entry.format(v="supported", w='onednn_isa == "avx2" and torch >= "2.9"'))
+        self.assertEqual(self.cli("--known", str(known), str(run)).returncode, 0)
+        self.assertIn("supported, known since 2026-11-26: r", (self.t / "out" / "claims-junit.xml").read_text())
+        known.write_text(entry.format(v="refuted", w='onednn_isa == "avx2"'))
+        r = self.cli("--known", str(known), str(run))
         self.assertEqual(r.returncode, 4, r.stderr)
-        self.assertIn("EXPECTATION CHANGED f on m1 (avx2-1t): expected refuted, got supported", r.stderr)
-        junit = (self.t / "out" / "claims-junit.xml").read_text()
-        self.assertIn("expected refuted, got supported", junit)
-        self.assertIn("changed against the platform", (self.t / "out" / "index.html").read_text())
-        # Without --check-expectations the change is flagged but does not fail.
-        self.assertEqual(self.cli("--expectations", str(exp), str(run)).returncode, 0)
-        (exp / "avx2-1t.toml").write_text('platform = "x"\n[verdicts]\nnope = "supported"\n')
-        r = self.cli("--expectations", str(exp), str(run))
-        self.assertEqual((r.returncode, r.stderr.strip()), (1, f"{exp / 'avx2-1t.toml'}:3: unknown claim 'nope'"))
-
-    def test_expectations_per_torch_version(self) -> None:
-        """One file per platform and torch install, each naming the torch it
-        holds for; a file whose torch is not its platform's is refused."""
-        (self.t / "claims.toml").write_text('[[claim]]\nid = "f"\nstatement = "s"\nsource = "s"\nkind = "folklore"\n'
-                                            'about = "any"\n[claim.evidence]\nrule = "fact"\nsystem = "any"\ntests = ["Cpu/*"]\n')
-        (self.t / "cases.json").write_text(json.dumps({"cases": self.manifest}))
-        rec = {"Cpu/Determinism.Bitwise/X": [{"repro": self.REPRO, "device": "cpu", "digest": "aaaa",
-                                               "distinct_digests": 1}]}
-        runs = [str(write_run(self.t / v, {**environment("m1", "avx2", 1), "torch": {"version": v}}, rec))
-                for v in ("1.13.0a0", "2.15.0+cu132")]
-        exp = self.t / "expectations"
-        r = self.cli("--expectations", str(exp), "--write-expectations", *runs)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(sorted(p.name for p in exp.iterdir()),
-                         ["avx2-1t-torch1.13.0a0.toml", "avx2-1t-torch2.15.0_cu132.toml"])
-        new = exp / "avx2-1t-torch2.15.0_cu132.toml"
-        self.assertIn('torch = "2.15.0+cu132"', new.read_text())
-        self.assertEqual(self.cli("--expectations", str(exp), "--check-expectations", *runs).returncode, 0)
-        new.write_text(new.read_text().replace('torch = "2.15.0+cu132"', 'torch = "2.7.1+cu126"'))
-        r = self.cli("--expectations", str(exp), "--check-expectations", *runs)
-        self.assertEqual(r.returncode, 1)
-        self.assertEqual(r.stderr.strip(), f"{new}:5: torch: the file holds for torch '2.7.1+cu126', but the "
-                                           "platform it is named for runs torch '2.15.0+cu132'")
+        self.assertRegex(r.stderr, r"UNEXPECTED f on m1 \(avx2-1t-torch2.15.0_cu132\): known finding no longer seen; "
+                                   r"narrow or remove the entry \(.*known.toml:1\): expected refuted, got supported")
+        self.assertIn("known finding no longer seen", (self.t / "out" / "claims-junit.xml").read_text())
+        self.assertIn("1 unexpected verdict(s)", (self.t / "out" / "index.html").read_text())
+        # An entry for another torch or CPU does not apply: nothing is held.
+        for when in ('torch < "2.9"', "avx512_bf16", "cuda"):
+            with self.subTest(when=when):
+                known.write_text(entry.format(v="refuted", w=when))
+                self.assertEqual(self.cli("--known", str(known), str(run)).returncode, 0)
+        known.write_text('[[finding]]\nclaim = "nope"\nverdict = "supported"\nreason = "r"\nfirst_seen = 2026-11-26\n')
+        r = self.cli("--known", str(known), str(run))
+        self.assertEqual((r.returncode, r.stderr.strip()),
+                         (1, f"{known}:2: claim: no claim 'nope' in the catalog"))
 
     def test_baseline_shows_changed_verdicts(self) -> None:
         (self.t / "claims.toml").write_text('[[claim]]\nid = "f"\nstatement = "s"\nsource = "s"\nkind = "folklore"\n'
@@ -920,7 +916,7 @@ class RecordedEvidenceTest(unittest.TestCase):
                            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
                            timeout=60)
         self.assertEqual(r.returncode, 3, r.stderr)
-        self.assertIn("REFUTED GUARANTEE det", r.stderr)
+        self.assertIn("UNEXPECTED det on vm (avx512_core_vnni-2t): a guarantee refuted with no known finding", r.stderr)
 
     def test_a_crash_is_an_error(self) -> None:
         ev = read_evidence([self.DATA])
@@ -934,20 +930,24 @@ class RecordedEvidenceTest(unittest.TestCase):
 
 
 class H100EvidenceTest(unittest.TestCase):
-    """The catalog on the first GPU run's own evidence (reports/tests/data/h100:
-    an H100, driver 580.159.04, cuDNN 9.19.0, cuBLAS 13.1.0, PyTorch
-    2.11.0+cu130; the positive controls, native kernels, cuBLAS, the
-    Schedule cases and PyTorch's own CUDA convolutions). The records are as
-    that build (e62817a) wrote them: its Schedule records named cuDNN, its
-    TF32 fact the model."""
+    """The catalog on the H100 kit's recorded calls (reports/tests/data/h100,
+    its README: driver 580.159.04, cuDNN 9.19.0, cuBLAS 13.1.0, PyTorch
+    2.11.0+cu130; the model against PyTorch, PyTorch's GPU probes, the claim
+    tests and the ci tier's gpu label), merged as one run's calls are."""
 
     DATA = ROOT / "reports" / "tests" / "data" / "h100"
+    CALLS = ("conformance-1", "torchpython-1", "claims-1", "tier-1")
 
     def setUp(self) -> None:
-        self.manifest = json.loads((self.DATA / "cases.json").read_text())["cases"]
-        self.ev = read_evidence([self.DATA / "evidence"])
+        self.manifest = json.loads((self.DATA / "conformance-1" / "cases.json").read_text())["cases"]
+        self.ev = read_evidence([self.DATA / call / "evidence" for call in self.CALLS])
         self.verdicts = {v.claim.id: v for v in judge_all(load_catalog(ROOT / "suites" / "claims.toml"),
                                                            self.manifest, self.ev, partial=True)}
+
+    def test_the_verdicts_it_decides(self) -> None:
+        decided = {k: (v.verdict, v.decided_by) for k, v in self.verdicts.items() if v.verdict != "not evaluated"}
+        self.assertEqual(decided, {"det-bitwise": ("supported", "cudnn"), "atomics-cudnn": ("supported", "cudnn"),
+                                   "tf32-precision": ("supported", "cudnn"), "cublas-config": ("refuted", "pytorch")})
 
     def test_cudnn_decides_its_atomics_on_the_controls_that_fired(self) -> None:
         v = self.verdicts["atomics-cudnn"]
@@ -963,11 +963,12 @@ class H100EvidenceTest(unittest.TestCase):
         self.assertFalse([f.test for f in v.facts if f.test.startswith("GpuPytorch/")], v.reason)
         self.assertNotIn("records come from", v.reason)
 
-    def test_the_harness_mirror_of_the_cublas_alert_only_predicts(self) -> None:
-        # PyTorch's own probe did not run in this recording: the claim is not
-        # evaluated, and the harness's mirror is shown as the model's prediction.
+    def test_pytorch_decides_the_cublas_rule_and_the_harness_mirror_only_predicts(self) -> None:
+        # PyTorch 2.11 raises no alert without CUBLAS_WORKSPACE_CONFIG: its own
+        # probe refutes the rule; the harness's mirror of the alert (the model)
+        # still predicts it, beside the verdict.
         v = self.verdicts["cublas-config"]
-        self.assertEqual(v.verdict, "not evaluated")
+        self.assertEqual((v.verdict, v.decided_by), ("refuted", "pytorch"))
         self.assertIsNotNone(v.prediction)
         self.assertEqual(v.prediction.verdict, "supported")
 

@@ -1,0 +1,33 @@
+"""Why claims were not evaluated, grouped by what would evaluate them: one
+line each in the terminal summary (reports/summary.py) and on the card's
+"Not evaluated here" (reports/card.py)."""
+
+from __future__ import annotations
+
+import re
+
+# Reasons of not evaluated, grouped by what would evaluate the claims:
+# (pattern, line). The first that matches names the group; a reason no
+# pattern matches is its own group, by its first clause.
+_GROUPS = (
+    (r"^needs (cudnn|cublas|cuda_native) evidence", "need a CUDA device for the GPU library's evidence (the model "
+                                                      "predicts their verdicts meanwhile)"),
+    (r"cudaGetDeviceCount|CUDA device|no GPU|needs the same problem on the CPU and a GPU", "need a CUDA device"),
+    (r"^out of scope", "are out of scope"),
+    (r"^needs (\w+) evidence; the model predicts", "have only the model's prediction (no evidence of the system they are about ran here)"),
+    (r"^needs (\w+) evidence", "need evidence of another system"),
+    (r"no case of this run's matrix", "have no case in this run's matrix"),
+    (r"no fast bf16 kernel", "need a CPU with fast bf16 kernels (avx512_bf16 or AMX)"),
+    (r"has no AMX-FP16", "need a CPU with AMX-FP16 (TF32 kernels)"),
+    (r"does not have|lacks|has no attribute|no such flag|has no torch\.|is not installed beside",
+     "name a flag, API or package this torch lacks"),
+    (r"two torch installs|merge their runs|DIR1 DIR2|two architectures", "need a second platform's evidence merged in"),
+)
+
+
+def reason_group(reason: str) -> str:
+    for pattern, line in _GROUPS:
+        if re.search(pattern, reason):
+            return line
+    first = re.split(r"[;:(]", reason, maxsplit=1)[0].strip()
+    return f"not evaluated: {first[:100]}" if first else "not evaluated, no reason given"

@@ -1,0 +1,70 @@
+"""The recorded runs kept as test data (reports/tests/data/, each folder with
+a README): an AVX-512 BF16 CPU's two torch installs, kept as the archives
+they came in, and the H100 kit's four calls, kept unpacked."""
+
+from __future__ import annotations
+
+import shutil
+import tarfile
+import tempfile
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent / "data"
+ZEN5 = DATA / "zen5-avx512bf16"
+H100 = DATA / "h100"
+H100_CALLS = ("conformance-1", "torchpython-1", "claims-1", "tier-1")
+
+
+def unpack_zen5(into: Path) -> dict[str, Path]:
+    """The two torch installs' run directories (their cases.json,
+    ctest-tests.json and evidence/), unpacked under `into`: torch version ->
+    run directory."""
+    runs = {}
+    for archive in sorted(ZEN5.glob("torch-*.tar.gz")):
+        version = archive.name.removesuffix(".tar.gz").removeprefix("torch-")
+        with tarfile.open(archive) as tf:
+            # the "data" filter where this Python has it (3.11.4 on; Debian 12's is 3.11.2)
+            tf.extractall(into / version, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+        runs[version] = into / version / f"torch-{version}"
+    return runs
+
+
+def copy_h100(into: Path) -> dict[str, Path]:
+    """The H100 kit's calls, copied under `into` (so that a test may alter
+    them): call -> its directory (cases.json, evidence/, ...)."""
+    calls = {}
+    for call in H100_CALLS:
+        shutil.copytree(H100 / call, into / "h100" / call)
+        calls[call] = into / "h100" / call
+    return calls
+
+
+class RecordedRuns:
+    """Both recorded runs in a temporary directory of their own."""
+
+    def __init__(self) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="backendcheck-recorded-")
+        self.root = Path(self._tmp.name)
+        self.cpu = unpack_zen5(self.root)
+        self.gpu = copy_h100(self.root)
+        self.manifest = self.cpu["2.15.0"] / "cases.json"
+
+    def evidence(self) -> list[Path]:
+        return [run / "evidence" for run in self.cpu.values()] + [c / "evidence" for c in self.gpu.values()]
+
+    def edit(self, directory: Path, test: str, old: str, new: str, count: int = 1) -> None:
+        """Replaces `old` by `new` in the records of `test` under `directory`
+        (the first `count` times), failing where the records do not hold it."""
+        done = 0
+        for f in sorted(directory.glob("*.jsonl")):
+            lines = f.read_text().splitlines(keepends=True)
+            for i, line in enumerate(lines):
+                if done < count and f'"test":"{test}"' in line.replace(" ", "") and old in line:
+                    lines[i] = line.replace(old, new)
+                    done += 1
+            f.write_text("".join(lines))
+        if done < count:
+            raise AssertionError(f"{old!r} not found {count} time(s) in the records of {test} under {directory}")
+
+    def close(self) -> None:
+        self._tmp.cleanup()
