@@ -7,8 +7,13 @@ SIGTERM."""
 from __future__ import annotations
 
 import argparse
+import base64
+import contextlib
+import hashlib
+import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -68,8 +73,9 @@ class KitStepsTest(unittest.TestCase):
         (self.t / "build" / "generated").mkdir(parents=True)
         (self.t / "build" / "generated" / "cases.json").write_text('{"cases": []}')
         # What a recorded run measured; Slow's is wrong, as a first guess can be.
+        # Equal times: the plan keeps ctest's order (none of them decides a claim).
         self.durations = self.t / "durations.json"
-        self.durations.write_text(json.dumps({"A": 0.1, "B": 0.1, "Slow": 0.3, "C": 0.1, "Fails": 0.1}))
+        self.durations.write_text(json.dumps({"A": 0.1, "B": 0.1, "Slow": 0.1, "C": 0.1, "Fails": 0.1}))
 
     def argv(self, budget: float) -> list[str]:
         return ["test", "--build", str(self.t / "build"), "--state", str(self.t / "state"), "--out",
@@ -96,13 +102,13 @@ class KitStepsTest(unittest.TestCase):
 
     def test_calls_resume_cut_tests_run_again_and_a_test_too_long_for_any_call_stops(self) -> None:
         rc, steps, records = self.call(3.0)
-        self.assertEqual(rc, 3, "tests are left")
+        self.assertEqual(rc, kit_steps.EXIT_LEFT, "tests are left")
         self.assertEqual([x["test"] for x in steps["ran"]], ["A", "B"])
         self.assertEqual(steps["cut"], ["Slow"], "Slow was expected to fit and ran into the budget")
         self.assertEqual({r["test"] for r in records}, {"A", "B"}, "the cut test's partial records are dropped")
         self.assertEqual(steps["left"], ["Slow", "C", "Fails"])
         rc, steps, records = self.call(3.0)
-        self.assertEqual(rc, 3)
+        self.assertEqual(rc, kit_steps.EXIT_LEFT)
         self.assertEqual((steps["ran"], steps["cut"], steps["too_long"]), ([], ["Slow"], ["Slow"]),
                          "cut again with a whole call of its own: too long for one")
         self.assertEqual(records, [])
@@ -130,6 +136,51 @@ class KitStepsTest(unittest.TestCase):
         steps, _ = self.archive(1)
         self.assertEqual([x["test"] for x in steps["ran"]], ["B", "C", "Fails"])
 
+    def test_a_session_builds_in_its_first_call_and_then_tests_for_the_call_less_its_reserve(self) -> None:
+        """ci/gpu-kit session, the one command of each call of a runner: where
+        no build of this kit is in --work it builds (here refused: the
+        interpreter named imports no torch); where one is, it tests for
+        CALL_S less RESERVE_S."""
+        kit, work = self.t / "kit.tar.gz", self.t / "work"
+        kit.write_bytes(b"a kit")
+        work.mkdir()
+        env = dict(os.environ, PATH=f"{self.t}{os.pathsep}{os.environ['PATH']}")  # the stand-in ctest
+        session = [str(ROOT / "ci" / "gpu-kit"), "session", str(kit), "--work", str(work), "--out", str(self.t / "out")]
+        r = subprocess.run([*session, "--python", "false"], env=env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("build: ", r.stderr, "no build of this kit: the session builds first")
+        (work / "kit.env").write_text(
+            f"KIT_PY={sys.executable}\nKIT_NAME=node\nKIT_BUILD={self.t / 'build'}\nKIT_SRC={ROOT}\n"
+            f"KIT_SUM={hashlib.sha256(kit.read_bytes()).hexdigest()}\n")
+        r = subprocess.run(session, env=env, capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)  # all done, one failed
+        self.assertIn(f"a test call of {int(kit_steps.CALL_S - kit_steps.RESERVE_S)} s", r.stdout)
+        steps, _ = self.archive(1)
+        self.assertEqual((steps["budget_s"], [x["test"] for x in steps["ran"]]),
+                         (kit_steps.CALL_S - kit_steps.RESERVE_S, ["A", "B", "Slow", "C", "Fails"]))
+        shutil.rmtree(work / "state")
+        slow = self.t / "slow.json"  # a recorded run in which Slow took longer than any call
+        slow.write_text(json.dumps({"A": 0.1, "B": 0.1, "Slow": 1000, "C": 0.1, "Fails": 0.1}))
+        r = subprocess.run([*session, "--budget", "100", "--durations", str(slow)], env=env, capture_output=True,
+                           text=True, timeout=120)
+        self.assertEqual(r.returncode, kit_steps.EXIT_LEFT, r.stdout + r.stderr)
+        self.assertIn("a test call of 100 s", r.stdout, "--budget gives a call less")
+        steps, _ = self.archive(1)
+        self.assertEqual((steps["budget_s"], [x["test"] for x in steps["ran"]], steps["left"]),
+                         (100, ["A", "B", "C", "Fails"], ["Slow"]), "the durations given: Slow last, left")
+
+    def test_the_last_call_exits_as_the_report_of_the_calls_holds_them(self) -> None:
+        """Every test done, none failed: the call exits by the known findings,
+        as ./backendcheck run does (here the H100's recorded PyTorch probes)."""
+        call = kit_steps.Call.__new__(kit_steps.Call)
+        call.a, call.state_dir, call.k = argparse.Namespace(name="h100"), self.t / "state", 1
+        call.work = self.t / "state" / "h100-1"
+        shutil.copytree(ROOT / "reports" / "tests" / "data" / "h100" / "torchpython-1", call.work)
+        self.assertEqual(call.judge(), 0, "cublas-config is refuted, as known for CUDA and torch 2.10 on")
+        for f in (call.work / "evidence").glob("*.jsonl"):  # as if a torch before 2.10 had refuted it
+            f.write_text(f.read_text().replace('"version":"2.11.0+cu130"', '"version":"2.9.1+cu130"'))
+        self.assertEqual(call.judge(), 3, "a guarantee refuted with no known finding")
+
     def test_a_test_is_started_only_where_its_expected_time_fits(self) -> None:
         state = {"done": {"A": "passed"}, "cut": [], "too_long": []}
         plan = ["A", "B", "C"]
@@ -144,8 +195,8 @@ class KitStepsTest(unittest.TestCase):
         self.assertEqual(kit_steps.next_test(plan, state, 0.0, 10.0, {}, first=True), "C", "the cut test first")
 
     def test_an_archive_over_the_file_limit_comes_back_in_parts(self) -> None:
-        noise = self.t / "build" / "generated" / "cases.json"
-        noise.write_bytes(os.urandom(50_000))  # does not compress
+        noise = self.t / "build" / "generated" / "cases.json"  # a manifest that hardly compresses
+        noise.write_text(json.dumps({"cases": [], "noise": base64.b64encode(os.urandom(50_000)).decode()}))
         a = argparse.Namespace(
             build=self.t / "build", state=self.t / "state", out=self.t / "out", budget=0.0, label="", regex="",
             exclude_label="selftest", name="node", durations=None, ctest=str(self.ctest), done=[])
@@ -179,6 +230,181 @@ class KitStepsTest(unittest.TestCase):
         self.assertEqual(([x["test"] for x in steps["ran"]], steps["cut"]), (["A", "B"], ["Slow"]))
         self.assertNotIn("Slow", {r["test"] for r in records})
         self.assertEqual(json.loads(state.read_text())["cut"], ["Slow"], "it runs first in the next call")
+
+
+def _claim(cid: str, about: str, evidence: str, kind: str = "guarantee", prediction: str = "") -> str:
+    return (f'[[claim]]\nid = "{cid}"\nstatement = "s"\nsource = "s"\nkind = "{kind}"\nabout = "{about}"\n'
+            f"[claim.evidence]\n{evidence}\n" + (f"[claim.prediction]\n{prediction}\n" if prediction else ""))
+
+
+# A catalog of four claims: one decided by one test, one by a prediction's
+# mirror beside PyTorch's own test, one by three matrix cases (the controls
+# left out), and one out of scope.
+CATALOG = "\n".join([
+    _claim("solo", "cudnn", 'rule = "fact"\nsystem = "cudnn"\ntests = ["Solo.Test"]'),
+    _claim("probe", "pytorch", 'rule = "fact"\nsystem = "pytorch"\ntests = ["TorchPython.Probe"]',
+           prediction='rule = "fact"\nsystem = "model"\ntests = ["Model.Mirror"]'),
+    _claim("many", "cudnn", 'rule = "fact"\nsystem = "cudnn"\n'
+                            'cases = { fixture = "Determinism", device = "cuda", positive_control = false }'),
+    _claim("elsewhere", "cudnn", 'rule = "out-of-scope"\nreason = "r"', kind="out-of-scope"),
+])
+
+
+def _case(test: str, control: bool = False, labels: tuple[str, ...] = ("gpu", "ci")) -> dict:
+    return {"test": test, "fixture": "Determinism", "suite": "s", "binary": "gpu_tests", "positive_control": control,
+            "axes": {"device": "cuda", "engine": "cudnn"}, "labels": list(labels)}
+
+
+class PlanOrderTest(unittest.TestCase):
+    """The kit's plan runs what decides claims first (ci/kit_steps.py
+    claim_order), and the calls of a session predicted from recorded
+    durations (predict)."""
+
+    def setUp(self) -> None:
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.t = Path(tmp.name)
+        self.claims = self.t / "claims.toml"
+        self.claims.write_text(CATALOG)
+        self.manifest = [_case("Gpu/D1"), _case("Gpu/D2"), _case("Gpu/D3"), _case("Ctl/C1", True),
+                         _case("Ctl/C2", True)]
+
+    def test_claims_first_the_fewest_tests_of_a_claim_first_then_the_shortest_timed(self) -> None:
+        ctest = ["Other.Test", "Gpu/D1", "Gpu/D2", "Gpu/D3", "Ctl/C1", "Ctl/C2", "Model.Mirror", "Solo.Test",
+                 "TorchPython.Probe"]
+        expected = {"Gpu/D1": 10.0, "Gpu/D2": 1.0, "Solo.Test": 30.0, "TorchPython.Probe": 2.0, "Ctl/C1": 4.0,
+                    "Ctl/C2": 3.0, "Model.Mirror": 1.0, "Other.Test": 0.5}  # Gpu/D3: DEFAULT_S
+        plan, group = kit_steps.claim_order(ctest, self.manifest, expected, self.claims)
+        self.assertEqual(plan, [
+            "TorchPython.Probe", "Solo.Test",   # claims of one test each, the shorter first
+            "Ctl/C2", "Ctl/C1",                  # the two positive controls, counted as one claim of two
+            "Gpu/D2", "Gpu/D1", "Gpu/D3",        # the claim of three; D3, never timed, after those timed
+            "Model.Mirror",                      # a prediction's
+            "Other.Test"])                       # the rest, although the shortest of all
+        self.assertEqual([group[t] for t in plan], [0] * 7 + [1, 2])
+        same = {t: 1.0 for t in ctest}
+        self.assertEqual(kit_steps.claim_order(["Gpu/D2", "Gpu/D1", "Gpu/D3"], self.manifest, same, self.claims)[0],
+                         ["Gpu/D2", "Gpu/D1", "Gpu/D3"], "equal ranks and times: ctest's order")
+
+    def test_the_calls_of_a_session_as_the_kit_takes_them(self) -> None:
+        plan = ["A", "B", "C", "D"]
+        expected = {"A": 300.0, "B": 200.0, "C": 100.0}  # D: not measured
+        calls, left, too_long = kit_steps.predict(plan, expected, calls=2, setup=83, limit=600, reserve=60, overhead=10)
+        self.assertEqual([(c["ran"], c["budget"]) for c in calls], [(["A"], 457), (["B", "C", "D"], 540)],
+                         "B does not fit what the build left of call 1; call 2 takes the rest")
+        self.assertEqual([(c["seconds"], c["wall"], c["margin"]) for c in calls],
+                         [(300, 393, 207), (305, 315, 285)])
+        self.assertEqual((left, too_long), ([], []))
+        calls, left, _ = kit_steps.predict(plan, expected, calls=1, setup=83, limit=600, reserve=60, overhead=10)
+        self.assertEqual(left, ["B", "C", "D"])
+        calls, left, _ = kit_steps.predict(plan, expected, later_budget=250)
+        self.assertEqual((calls[1]["budget"], calls[1]["ran"], left), (250, ["B"], ["C", "D"]),
+                         "a later call given less (session --budget)")
+        calls, left, too_long = kit_steps.predict(["Huge", "A"], {"Huge": 700.0, "A": 300.0}, calls=2, setup=83)
+        self.assertEqual((too_long, calls[1]["ran"], left), (["Huge"], ["A"], []),
+                         "a test longer than a call takes call 1's budget and is not run again")
+        text = kit_steps.render_prediction(plan, dict.fromkeys(plan, 2), expected, {},
+                                           kit_steps.predict(plan, expected, calls=1)[0], ["B", "C", "D"], [],
+                                           83, 600, 10, "gpu")
+        self.assertIn(f"counted at DEFAULT_S = {kit_steps.DEFAULT_S:g} s each: D.", text)
+        self.assertIn("left: B (the rest), C (the rest), D (the rest)", text)
+
+    def test_predict_plans_the_recorded_tier_with_the_cut_matrix_and_new_probes(self) -> None:
+        recorded = self.t / "h100-1"
+        recorded.mkdir()
+        listed = [("Gpu/D1", "gpu;ci"), ("Gpu/Cut", "gpu;ci"), ("Solo.Test", "gpu"), ("Cpu/X", "cpu"),
+                  ("Self.Check", "gpu;selftest"), ("TorchPython.Probe", "pytorch;gpu")]
+        (recorded / "ctest-tests.json").write_text(json.dumps({"tests": [
+            {"name": n, "properties": [{"name": "LABELS", "value": labels.split(";")}]} for n, labels in listed]}))
+        (recorded / "cases.json").write_text(json.dumps({"cases": [_case("Gpu/D1"), _case("Gpu/Cut")]}))
+        manifest = self.t / "cases.json"
+        manifest.write_text(json.dumps({"cases": [_case("Gpu/D1"), _case("Gpu/D2"), _case("Cpu/Y", labels=("cpu",))]}))
+        cmake = self.t / "labels.cmake"
+        cmake.write_text('set_tests_properties([==[TorchPython.Probe]==]\n  [==[TorchPython.NewOnGpu]==] '
+                         'PROPERTIES LABELS "pytorch;gpu")\nset_tests_properties([==[TorchPython.Cpu]==] '
+                         'PROPERTIES LABELS "pytorch;cpu")\n')
+        tests = kit_steps.tier_tests(recorded, json.loads(manifest.read_text())["cases"], "gpu", "selftest", [cmake])
+        self.assertEqual(tests, ["Gpu/D1", "Solo.Test", "TorchPython.Probe", "Gpu/D2", "TorchPython.NewOnGpu"],
+                         "the cut case left out, the new case and the newly labelled probe in")
+        steps = self.t / "kit-steps.json"
+        steps.write_text(json.dumps({"ran": [{"test": "Gpu/D1", "seconds": 110.0, "outcome": "passed"},
+                                             {"test": "Solo.Test", "seconds": 200.0, "outcome": "passed"}]}))
+        first = self.t / "first.json"
+        first.write_text(json.dumps({"source": "an earlier run", "seconds": {"TorchPython.Probe": 150.0,
+                                                                            "Solo.Test": 1.0}}))
+        self.assertEqual(kit_steps.load_durations([first, steps]),
+                         {"TorchPython.Probe": 150.0, "Solo.Test": 200.0, "Gpu/D1": 110.0}, "the later file wins")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            rc = kit_steps.main(["predict", "--recorded", str(recorded), "--manifest", str(manifest), "--durations",
+                                 str(first), str(steps), "--cmake", str(cmake), "--claims", str(self.claims)])
+        text = out.getvalue()
+        self.assertEqual(rc, 0, text)
+        self.assertIn("The plan: 5 tests labelled gpu, 470 s of tests", text)
+        self.assertIn("Not measured, counted at DEFAULT_S = 5 s each: Gpu/D2, TorchPython.NewOnGpu.", text)
+        self.assertIn("call 1: build 83 s + 2 tests 350 s (budget 457 s) + the kit's own 10 s = 443 s of 600 s, "
+                      "margin 157 s\n", text)
+        self.assertIn("claims whose evidence is then complete: solo, probe\n", text)
+        self.assertIn("call 2: 3 tests 120 s (budget 540 s) + the kit's own 10 s = 130 s of 600 s, margin 470 s\n"
+                      "  claims' evidence: Gpu 2 (115 s)\n  the rest: TorchPython.NewOnGpu (5 s)\n"
+                      "  claims whose evidence is then complete: many\n", text)
+        self.assertIn("all 2 call(s): 573 s of 1200 s, margin 627 s", text)
+        self.assertIn("left: none", text)
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            rc = kit_steps.main(["predict", "--recorded", str(recorded), "--manifest", str(manifest), "--durations",
+                                 str(first), str(steps), "--cmake", str(cmake), "--claims", str(self.claims),
+                                 "--calls", "1"])
+        self.assertEqual(rc, 1, "tests left: exit 1")
+        self.assertIn("left: Gpu/D1 (claims' evidence), Gpu/D2 (claims' evidence), TorchPython.NewOnGpu (the rest)",
+                      out.getvalue())
+
+
+class RecordedH100PlanTest(unittest.TestCase):
+    """The GPU tier of the default specs (ci tier), in the kit's order, on
+    the H100's recorded durations: every test of it fits a session's two
+    calls of at most 600 s, build included; and every claim that the
+    recorded tier's tests decided is still decided by what the cuts left."""
+
+    DATA = ROOT / "reports" / "tests" / "data" / "h100"
+
+    def test_the_gpu_tier_fits_two_calls_and_decides_what_it_decided(self) -> None:
+        from generators.expand import expand
+        from generators.spec import load_spec
+        from inputs.flags import load_flags
+        from inputs.repro import split_repro
+
+        flags = load_flags()
+        specs = [load_spec(ROOT / "suites" / "matrices" / n, flags) for n in ("cpu.toml", "selection.toml", "gpu.toml")]
+        manifest = [{"test": c.test, "fixture": c.fixture, "suite": c.suite, "binary": c.binary, "repro": c.repro,
+                     "positive_control": c.positive_control, "axes": c.axes, "labels": list(c.labels)}
+                    for c in expand(specs, flags, "ci")]
+        tests = kit_steps.tier_tests(self.DATA / "tier-1", manifest, "gpu", "selftest",
+                                     [ROOT / "suites" / "cpu" / "pytorch_test_properties.cmake"])
+        expected = kit_steps.load_durations(sorted(self.DATA.glob("*/kit-steps.json"))
+                                            + [ROOT / "ci" / "h100-first-run-seconds.json"])
+        plan, group = kit_steps.claim_order(tests, manifest, expected)
+        calls, left, too_long = kit_steps.predict(plan, expected)
+        self.assertEqual((left, too_long), ([], []), f"left out of two calls: {left}")
+        self.assertEqual(len(calls), 2)
+        self.assertTrue(all(c["wall"] <= kit_steps.CALL_S for c in calls), [c["wall"] for c in calls])
+        # The claims' evidence before the rest: no test of another group runs
+        # while one of the claims' waits.
+        self.assertEqual([group[t] for t in plan], sorted(group[t] for t in plan))
+
+        recorded = kit_steps.read_manifest(self.DATA / "tier-1" / "cases.json")
+        before = kit_steps.tier_tests(self.DATA / "tier-1", None, "gpu", "selftest")
+        decided_before, _, _ = kit_steps.claim_selection(before, recorded)
+        decided_now, _, _ = kit_steps.claim_selection(plan, manifest)
+        self.assertLessEqual(set(decided_before), set(decided_now))
+        self.assertIn("det-bitwise", decided_now)
+
+        def problems(cases: list[dict], tier: list[str]) -> set[str]:  # what cpu-gpu-differ compares on a GPU
+            here = set(tier)
+            return {split_repro(c["repro"])[0] for c in cases if c["test"] in here and c["fixture"] == "Determinism"
+                    and not c["positive_control"] and c["axes"].get("device") == "cuda"}
+
+        self.assertEqual(problems(manifest, plan), problems(recorded, before),
+                         "every problem the recorded tier ran on the GPU still runs there")
 
 
 if __name__ == "__main__":
