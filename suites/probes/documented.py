@@ -16,6 +16,13 @@ with torch):
   threads; with mode=False the same on inputs whose accumulation order
   matters (duplicate indices, two threads): the positive control.
 
+An entry that names several forms (interpolate's modes, scatter_reduce's
+reductions, "floating point or complex" dtypes: forms()) is checked form by
+form, each recorded under its label ("mode='linear'"). Where PyTorch cannot
+run an operation at all on a device or in a form (no kernel for that
+backend or dtype: cannot_run()), each run records PyTorch's reason beside
+its error, which is then not the alert.
+
 Beyond the list, BEYOND names CPU operations that accumulate and that the
 list does not name; each is run the same way without the mode.
 
@@ -40,12 +47,13 @@ the test that such a failure is the harness's error (reports/tests/probe_error.p
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
 import sys
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import children
@@ -177,6 +185,30 @@ def parse(doc: str) -> list[Entry]:
     return entries
 
 
+# The dtypes a condition's class names, one of each kind: "floating point or
+# complex" is checked on a float32 and a complex64 tensor.
+DTYPES = {"floating": ["float32", "complex64"]}
+
+
+def forms(entry: Entry) -> list[dict[str, Any]]:
+    """The forms an entry names, each checked on its own: every combination
+    of its conditions that name several values (a list of modes or
+    reductions, a class of dtypes), as condition -> one value; [{}] when it
+    names one form."""
+    axes = []
+    for key, value in entry.conditions.items():
+        values = value if isinstance(value, list) else DTYPES.get(value, []) if key == "dtype" else []
+        if len(values) > 1:
+            axes.append([(key, v) for v in values])
+    return [dict(combination) for combination in itertools.product(*axes)]
+
+
+def form_label(form: dict[str, Any]) -> str:
+    """A form as the user writes it: "mode='linear'", "dtype=torch.complex64";
+    "" for an entry's only form."""
+    return ", ".join(f"dtype=torch.{v}" if k == "dtype" else f"{k}={v!r}" for k, v in form.items())
+
+
 # --- Checks, with torch ------------------------------------------------------
 
 # CPU operations that accumulate and that the list does not name.
@@ -193,9 +225,17 @@ def _runners(torch):  # noqa: C901 - one small function per operation
     order of accumulation shows in the bits; backward entries return grads."""
     F = torch.nn.functional
 
-    def rand(*shape, dev, gen, grad=False):
-        t = torch.randn(*shape, generator=gen).to(dev)
+    def rand(*shape, dev, gen, grad=False, dtype=torch.float32):
+        t = torch.randn(*shape, generator=gen, dtype=dtype).to(dev)
         return t.requires_grad_(grad)
+
+    def one(e, key, default):
+        """One form's value of a condition (the first, where a list is left)."""
+        value = e.conditions.get(key, default)
+        return value[0] if isinstance(value, list) else value
+
+    def dtype(e):
+        return {"complex64": torch.complex64}.get(one(e, "dtype", "float32"), torch.float32)
 
     def dup_index(n, high, dev, gen):
         return torch.randint(0, high, (n,), generator=gen).to(dev)
@@ -230,8 +270,8 @@ def _runners(torch):  # noqa: C901 - one small function per operation
         return run
 
     def index_put(dev, e, gen):
-        x = torch.zeros(64, device=dev)
-        return [x.index_put((dup_index(100000, 64, dev, gen),), rand(100000, dev=dev, gen=gen),
+        x = torch.zeros(64, device=dev, dtype=dtype(e))
+        return [x.index_put((dup_index(100000, 64, dev, gen),), rand(100000, dev=dev, gen=gen, dtype=dtype(e)),
                             accumulate=bool(e.conditions.get("accumulate", False)))]
 
     def put(dev, e, gen):
@@ -255,7 +295,7 @@ def _runners(torch):  # noqa: C901 - one small function per operation
                                                         rand(8, 4096, dev=dev, gen=gen))]
 
     def scatter_reduce(dev, e, gen):
-        reduce = (e.conditions.get("reduce") or ["sum"])[0]
+        reduce = one(e, "reduce", "sum")
         return [torch.zeros(8, 64, device=dev).scatter_reduce_(1, dup_index(8 * 20000, 64, dev, gen).view(8, 20000),
                                                                rand(8, 20000, dev=dev, gen=gen), reduce)]
 
@@ -263,9 +303,9 @@ def _runners(torch):  # noqa: C901 - one small function per operation
         return [torch.zeros(64, 8, device=dev).index_add_(0, dup_index(20000, 64, dev, gen), rand(20000, 8, dev=dev, gen=gen))]
 
     def index_reduce(dev, e, gen):
-        reduce = (e.conditions.get("reduce") or ["prod"])[0]
-        return [torch.ones(64, 8, device=dev).index_reduce_(0, dup_index(4096, 64, dev, gen),
-                                                            rand(4096, 8, dev=dev, gen=gen), reduce)]
+        reduce = one(e, "reduce", "prod")
+        return [torch.ones(64, 8, device=dev, dtype=dtype(e)).index_reduce_(
+            0, dup_index(4096, 64, dev, gen), rand(4096, 8, dev=dev, gen=gen, dtype=dtype(e)), reduce)]
 
     def gather(dev, e, gen):
         x = rand(64, 32, dev=dev, gen=gen, grad=True)
@@ -290,13 +330,10 @@ def _runners(torch):  # noqa: C901 - one small function per operation
         return grads(y) + [m.weight.grad]
 
     def interpolate(dev, e, gen):
-        modes = e.conditions.get("mode") or ["bilinear"]
-        out = []
-        for mode in modes if isinstance(modes, list) else [modes]:
-            dims = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}.get(mode, 2)
-            x = rand(2, 4, *([8] * dims), dev=dev, gen=gen, grad=True)
-            out += grads(F.interpolate(x, scale_factor=2.5, mode=mode, align_corners=False), x)
-        return out
+        mode = one(e, "mode", "bilinear")
+        dims = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}.get(mode, 2)
+        x = rand(2, 4, *([8] * dims), dev=dev, gen=gen, grad=True)
+        return grads(F.interpolate(x, scale_factor=2.5, mode=mode, align_corners=False), x)
 
     def grid_sample(dev, e, gen):
         x = rand(2, 4, 16, 16, dev=dev, gen=gen, grad=True)
@@ -327,7 +364,7 @@ def _runners(torch):  # noqa: C901 - one small function per operation
         return list(torch.kthvalue(rand(64, 4096, dev=dev, gen=gen), 7, dim=1))
 
     def cumsum(dev, e, gen):
-        return [torch.cumsum(rand(8, 100000, dev=dev, gen=gen), dim=1)]
+        return [torch.cumsum(rand(8, 100000, dev=dev, gen=gen, dtype=dtype(e)), dim=1)]
 
     def bmm(dev, e, gen):
         a = rand(4, 64, 64, dev=dev, gen=gen)
@@ -402,10 +439,27 @@ def _devices_here(torch) -> list[str]:
     return out
 
 
-def _names_op(message: str, op: str) -> bool:
+# The kernel one form of an operation runs, where PyTorch's alert names it and
+# not the operation: interpolate's mode='linear' raises from
+# upsample_linear1d_backward_out_cuda.
+FORM_KERNELS = {"torch.nn.functional.interpolate": ("mode", "upsample_{}")}
+
+
+def _kernel(op: str, conditions: dict[str, Any]) -> str:
+    """The kernel of FORM_KERNELS that one form of `op` runs, or ""."""
+    key, pattern = FORM_KERNELS.get(op, ("", ""))
+    value = conditions.get(key)
+    return pattern.format(value) if isinstance(value, str) else ""
+
+
+def _names_op(message: str, op: str, kernel: str = "") -> bool:
     """Whether an alert's text names the operation: the op's last name, or
     the kernel it maps to (max_unpooling2d for MaxUnpool2d), compared in
-    lower case without underscores, on a common stem of six letters."""
+    lower case without underscores, on a common stem of six letters; or
+    names `kernel`, the kernel of its form, whole (upsample_linear, not
+    upsample_bilinear)."""
+    if kernel and kernel in message.lower():
+        return True
     stem = re.sub(r"[^a-z0-9]", "", op.rsplit(".", 1)[-1].lower())
     words = [re.sub(r"[^a-z0-9]", "", w.lower()) for w in re.split(r"[\s'`\"(),]+", message)]
     for w in words:
@@ -417,31 +471,56 @@ def _names_op(message: str, op: str) -> bool:
     return False
 
 
+# PyTorch's words for an operation it has no kernel for, on a backend or
+# for a dtype (NotImplementedError since 1.x; RuntimeError in some releases).
+NO_KERNEL = re.compile(r"Could not run '[^']*' with arguments from the '[^']*' backend"
+                       r"|not implemented for '[^']*'|not currently implemented for the \w+ device")
+
+
+def cannot_run(e: BaseException, torch) -> str:
+    """PyTorch's reason ("NotImplementedError: Could not run 'aten::resize_'
+    with arguments from the 'QuantizedCUDA' backend") when `e` says that
+    PyTorch cannot run the operation at all on this device or in this form
+    (it has no kernel for that backend or dtype): PyTorch's refusal
+    (children.refusal) that is a NotImplementedError or words it so
+    (NO_KERNEL). "" for anything else: the determinism alert, another
+    refusal, the probe's own error."""
+    said = children.refusal(e, torch)
+    if not said or not (isinstance(e, NotImplementedError) or NO_KERNEL.search(str(e))):
+        return ""
+    kind, _, message = said.partition(": ")
+    sentence = re.split(r"\.(?:\s|$)", message, maxsplit=1)[0]  # its first sentence
+    return f"{kind}: {sentence}" if sentence else kind
+
+
 def _run(torch, fn, mode: bool, warn_only: bool = False) -> dict[str, Any]:
     """One call under the mode: its digest, the RuntimeError PyTorch raised
     (children.call: an exception of the check's own code is the harness's
-    error), the warnings it gave."""
+    error) with its type and, where PyTorch cannot run the operation here
+    at all, its reason (cannot_run), the warnings it gave."""
     torch.use_deterministic_algorithms(mode, warn_only=warn_only)
+    digest, error, kind, no_kernel = "", "", "", ""
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                digest, error = _digest(children.call(fn, torch)), ""
+                digest = _digest(children.call(fn, torch))
             except children.Refused as e:
                 said = str(e.__cause__).strip()  # PyTorch's own exception
-                digest, error = "", said.splitlines()[0] if said else e.kind
+                error, kind = said.splitlines()[0] if said else e.kind, e.kind
+                no_kernel = cannot_run(e.__cause__, torch)
         texts = [str(w.message).splitlines()[0] for w in caught
                  if "deterministic" in str(w.message)]
     finally:
         torch.use_deterministic_algorithms(False)
-    return {"digest": digest, "error": error, "warnings": texts[:3]}
+    return {"digest": digest, "error": error, "kind": kind, "cannot_run": no_kernel, "warnings": texts[:3]}
 
 
 def _repeat(torch, fn, mode: bool) -> dict[str, Any]:
     """The distinct digests of REPEATS runs on each of one and two threads
     (the inputs are seeded: the same every run)."""
     digests: dict[str, list[str]] = {}
-    errors = []
+    errors, no_kernel = [], ""
     before = torch.get_num_threads()
     try:
         for threads in (1, 2):
@@ -450,13 +529,14 @@ def _repeat(torch, fn, mode: bool) -> dict[str, Any]:
                 r = _run(torch, fn, mode)
                 if r["error"]:
                     errors.append(r["error"])
+                    no_kernel = no_kernel or r["cannot_run"]
                     break
                 digests.setdefault(str(threads), []).append(r["digest"])
     finally:
         torch.set_num_threads(before)
     seen = sorted({d for ds in digests.values() for d in ds})
     return {"runs": REPEATS, "digests": {t: sorted(set(ds)) for t, ds in digests.items()}, "distinct": len(seen),
-            "error": errors[0] if errors else ""}
+            "error": errors[0] if errors else "", "cannot_run": no_kernel}
 
 
 def run_entry(entry_id: str) -> dict[str, Any]:
@@ -487,43 +567,59 @@ def run_entry(entry_id: str) -> dict[str, Any]:
             continue
         seen: dict[str, Any] = {}
         for op in entry.ops:
-            gen = torch.Generator().manual_seed(20261124)
-            state = gen.get_state()
-
-            def fn(op=op, device=device):
-                gen.set_state(state)
-                torch.manual_seed(20261124)  # the parameters of modules, drawn from the global generator
-                return runners[op](device, entry, gen)
-            if entry.list == "throws":
-                seen[op] = {"mode_true": _run(torch, fn, True), "warn_only": _run(torch, fn, True, warn_only=True),
-                            "mode_false": _run(torch, fn, False)}
-                seen[op]["mode_true"]["names_op"] = _names_op(seen[op]["mode_true"]["error"], op)
-            elif entry.list == "deterministic":
-                seen[op] = {"mode_true": _repeat(torch, fn, True), "control": _repeat(torch, fn, False)}
-            else:
-                seen[op] = {"mode_false": _repeat(torch, fn, False)}
+            # One record per form, under its label; an entry of one form
+            # keeps the record of before forms.
+            checked = {form_label(form): _check(torch, runners[op], op, replace(entry, conditions={
+                **entry.conditions, **form}), device) for form in forms(entry)}
+            seen[op] = checked[""] if list(checked) == [""] else {"forms": checked}
         out["devices"][device] = seen
     return out
+
+
+def _check(torch, runner, op: str, entry: Entry, device: str) -> dict[str, Any]:
+    """The observations of one operation of an entry (one form: `entry`'s
+    conditions name one value each) on one device."""
+    gen = torch.Generator().manual_seed(20261124)
+    state = gen.get_state()
+
+    def fn():
+        gen.set_state(state)
+        torch.manual_seed(20261124)  # the parameters of modules, drawn from the global generator
+        return runner(device, entry, gen)
+    if entry.list == "throws":
+        seen = {"mode_true": _run(torch, fn, True), "warn_only": _run(torch, fn, True, warn_only=True),
+                "mode_false": _run(torch, fn, False)}
+        seen["mode_true"]["names_op"] = _names_op(seen["mode_true"]["error"], op, _kernel(op, entry.conditions))
+        return seen
+    if entry.list == "deterministic":
+        return {"mode_true": _repeat(torch, fn, True), "control": _repeat(torch, fn, False)}
+    return {"mode_false": _repeat(torch, fn, False)}
 
 
 def smoke(torch, entries: list[Entry]) -> dict[str, str]:
     """Every entry's check run once on the CPU without the mode, whatever
     devices the entry names: the checks of the CUDA and MPS entries are
-    proven to run here before a GPU runs them. op -> the failure, for those
-    that failed."""
+    proven to run here before a GPU runs them, each form of an entry that
+    names several. op (with the form's label) -> the failure, for those that
+    failed; a form PyTorch has no CPU kernel for (cannot_run) is no failure
+    of the check, and is not proven here."""
     runners = _runners(torch)
     failed: dict[str, str] = {}
     for e in entries:
-        for op in e.ops if e.understood else []:
-            if op in failed or op not in runners:
+        for op, form in itertools.product(e.ops if e.understood else [], forms(e)):
+            name = f"{op} [{form_label(form)}]" if form else op
+            if name in failed or op not in runners:
                 continue
             torch.manual_seed(1)
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    _digest(runners[op]("cpu", e, torch.Generator().manual_seed(1)))
+                    _digest(runners[op]("cpu", replace(e, conditions={**e.conditions, **form}),
+                                        torch.Generator().manual_seed(1)))
             except Exception as ex:  # noqa: BLE001 - any failure of a check is the harness's
-                failed[op] = f"{type(ex).__name__}: {str(ex).strip().splitlines()[0][:200] if str(ex).strip() else ''}"
+                said = str(ex).strip()
+                if not cannot_run(ex, torch):
+                    failed[name] = f"{type(ex).__name__}: {said.splitlines()[0][:200] if said else ''}"
     return failed
 
 
