@@ -196,10 +196,22 @@ std::vector<CudnnLogCall> ParseCudnnLog(std::string_view text) {
   return calls;
 }
 
+// cuDNN 9 logs a call twice: its arguments as it is called, then an entry
+// of the same function holding its status alone as it returns (seen in
+// cuDNN 9.19's log, reports/tests/data/cudnn). The return is not another
+// execution.
+namespace {
+bool IsReturn(const CudnnLogCall& call) {
+  return !call.fields.empty() &&
+         std::all_of(call.fields.begin(), call.fields.end(),
+                     [](const CudnnLogField& f) { return f.depth == 0 && f.name == "status"; });
+}
+}  // namespace
+
 std::vector<CudnnRan> CudnnRunsIn(std::string_view text) {
   std::vector<CudnnRan> out;
   for (const CudnnLogCall& call : ParseCudnnLog(text)) {
-    if (Executes(call.function)) out.push_back(RanBy(call));
+    if (Executes(call.function) && !IsReturn(call)) out.push_back(RanBy(call));
   }
   return out;
 }

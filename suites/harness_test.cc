@@ -722,6 +722,39 @@ TEST(CudnnLog, ReadsEveryRecordedExcerpt) {
   }
 }
 
+// The two logs recorded on an H100 (cuDNN 9.19.0, reports/tests/data/cudnn/README.md)
+// of one PyTorch fp16 forward convolution run ten times: the graph path
+// executed engine 28 each time, the legacy path IMPLICIT_PRECOMP_GEMM. Each
+// call is logged twice by cuDNN 9 (its arguments, then its status as it
+// returns); the return is not another execution.
+std::string RecordedCudnnLog(const std::string& name) {
+  const std::filesystem::path path = std::filesystem::path(BC_SOURCE_DIR) / "reports" / "tests" / "data" / "cudnn" / name;
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << path;
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST(CudnnLog, NamesEngine28InEachExecutionOfTheRecordedGraphLog) {
+  const std::vector<CudnnRan> runs = CudnnRunsIn(RecordedCudnnLog("cudnn-9-graph-fwd-f16.log"));
+  ASSERT_EQ(runs.size(), 10u);
+  for (const CudnnRan& r : runs) {
+    EXPECT_EQ(r.function, "cudnnBackendExecute");
+    ASSERT_TRUE(r.engine.has_value());
+    EXPECT_EQ(*r.engine, 28);
+    EXPECT_EQ(r.Name(), "eng28 TILE_SIZE=4 USE_TEX=0");
+  }
+}
+
+TEST(CudnnLog, NamesTheLegacyAlgorithmInEachExecutionOfTheRecordedLegacyLog) {
+  const std::vector<CudnnRan> runs = CudnnRunsIn(RecordedCudnnLog("cudnn-9-legacy-fwd-f16.log"));
+  ASSERT_EQ(runs.size(), 10u);
+  for (const CudnnRan& r : runs) {
+    EXPECT_EQ(r.function, "cudnnConvolutionForward");
+    EXPECT_EQ(r.legacy_algo, "CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM");
+    EXPECT_EQ(r.legacy_index, 1);
+  }
+}
+
 // oneDNN 2.x and 3.x verbose lines (the formats PyTorch 1.13's and 2.x's
 // oneDNN print): the executed primitive and its implementation, reorders
 // and non-exec lines aside.
