@@ -388,7 +388,9 @@ class Call:
 
     def judge(self) -> int:
         """The report of every call's evidence kept on this machine, held to
-        the known findings, as ./backendcheck run holds a run: its status."""
+        the known findings, as ./backendcheck run holds a run: its status.
+        The report runs on the kit's Python path (its wheels of jinja2 and
+        jsonschema), this tree first."""
         calls = [self.state_dir / f"{self.a.name}-{k}" for k in range(1, self.k + 1)]
         evidence = [str(c / "evidence") for c in calls if any((c / "evidence").glob("*.jsonl"))]
         manifest = self.work / "cases.json"
@@ -398,7 +400,9 @@ class Call:
         r = subprocess.run([sys.executable, "-m", "reports", "--claims", str(ROOT / "suites" / "claims.toml"),
                             "--manifest", str(manifest), "--known", str(ROOT / "suites" / "known_findings.toml"),
                             "--partial", "--out", str(self.state_dir / "report"), *evidence],
-                           cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True)
+                           cwd=ROOT, env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+                               [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])),
+                           capture_output=True, text=True)
         sys.stdout.write(r.stdout)
         sys.stderr.write(r.stderr)
         return r.returncode

@@ -93,7 +93,11 @@ void RunTorchProbe(const std::string& probe) {
   CheckRecord check = Check(probe, passed, detail);
   // Part of the probe's own work failed (an entry of the documented list
   // that crashed, say): the harness's error, with what it did observe.
-  if (r->output.value("harness_error", false)) check.outcome = CheckOutcome::kError;
+  // That fails the test: the harness could not observe all it was to.
+  if (r->output.value("harness_error", false)) {
+    check.outcome = CheckOutcome::kError;
+    ADD_FAILURE() << "part of probe " << probe << " could not observe PyTorch: " << detail;
+  }
   if (r->output.contains("observed") && r->output["observed"].is_object()) {
     nlohmann::json observed = r->output["observed"];
     // oneDNN's verbose lines a probe captured, by label: read here by the
