@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <map>
 
 namespace bc {
 namespace {
@@ -25,6 +26,42 @@ std::optional<int64_t> LeadingInt(std::string_view s) {
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || end == s.data()) return std::nullopt;
   return v;
+}
+
+// Days since 1970-01-01 of a civil date (proleptic Gregorian).
+int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+// "Time: 2026-11-26T17:39:37.042334 (0d+0h+0m+2s since start)" in
+// microseconds; -1 where it does not read as that.
+int64_t TimeOf(std::string_view line) {
+  line = Trim(line);
+  if (!StartsWith(line, "Time: ")) return -1;
+  line.remove_prefix(6);
+  int64_t part[6] = {};
+  const char* at = line.data();
+  const char* end = line.data() + line.size();
+  for (int i = 0; i < 6; ++i) {
+    const auto [next, ec] = std::from_chars(at, end, part[i]);
+    if (ec != std::errc() || next == end || *next != "--T::."[i]) return -1;
+    at = next + 1;
+  }
+  // The fraction, in microseconds whatever its digits.
+  int64_t us = 0;
+  int digits = 0;
+  for (; at != end && std::isdigit(static_cast<unsigned char>(*at)); ++at, ++digits) {
+    if (digits < 6) us = us * 10 + (*at - '0');
+  }
+  if (digits == 0) return -1;
+  for (; digits < 6; ++digits) us *= 10;
+  const int64_t seconds = DaysFromCivil(part[0], part[1], part[2]) * 86400 + part[3] * 3600 + part[4] * 60 + part[5];
+  return seconds * 1000000 + us;
 }
 
 // "I! CuDNN (v91200 46) function cudnnBackendExecute() called:" or
@@ -97,11 +134,17 @@ void Tokens(std::string_view s, std::string_view prefix, std::vector<std::string
   }
 }
 
-bool IsEngineIndex(const std::string& name) {
+// A field's name in lower case without underscores: "engine_id" -> "engineid".
+std::string Normalized(const std::string& name) {
   std::string n;
   for (char c : name) {
     if (c != '_') n.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   }
+  return n;
+}
+
+bool IsEngineIndex(const std::string& name) {
+  const std::string n = Normalized(name);
   return n == "engineid" || n == "globalindex" || n == "engineglobalindex" || n == "cudnnattrengineglobalindex";
 }
 
@@ -143,6 +186,10 @@ CudnnRan RanBy(const CudnnLogCall& call) {
         }
       }
     }
+    // The notes field itself: "numericalNotes: ...; val=NULL_PTR;" names
+    // none; an array of them, or a descriptor listing them, shows them.
+    if (Normalized(f.name) == "numericalnotes" && f.value != "NULL_PTR") r.notes_known = true;
+    if (StartsWith(f.name, "CUDNN_NUMERICAL_NOTE_")) r.notes_known = true;
     for (const auto& [prefix, notes] : {std::pair<std::string_view, std::vector<std::string>*>{
                                             "CUDNN_NUMERICAL_NOTE_", &r.numerical_notes},
                                         {"CUDNN_BEHAVIOR_NOTE_", &r.behavior_notes}}) {
@@ -154,6 +201,7 @@ CudnnRan RanBy(const CudnnLogCall& call) {
         Tokens(f.value, prefix, *notes);
       }
     }
+    if (!r.numerical_notes.empty()) r.notes_known = true;
     if (StartsWith(f.type, "cudnnConvolution") && EndsWith(f.type, "Algo_t") && r.legacy_algo.empty()) {
       // "algo: type=cudnnConvolutionFwdAlgo_t; val=CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM (0);"
       const size_t space = f.value.find(' ');
@@ -186,6 +234,12 @@ std::vector<CudnnLogCall> ParseCudnnLog(std::string_view text) {
       open = true;
       continue;
     }
+    // The entry's time closes its fields.
+    if (const int64_t t = TimeOf(line); t >= 0 && !calls.empty() && calls.back().time_us < 0) {
+      calls.back().time_us = t;
+      open = false;
+      continue;
+    }
     if (!open) continue;
     if (auto field = Field(line)) {
       calls.back().fields.push_back(std::move(*field));
@@ -206,12 +260,95 @@ bool IsReturn(const CudnnLogCall& call) {
          std::all_of(call.fields.begin(), call.fields.end(),
                      [](const CudnnLogField& f) { return f.depth == 0 && f.name == "status"; });
 }
+
+// A call of the application's, as opposed to a return or cuDNN's own
+// *Internal entry logged inside a call (cudnnBackendExecuteInternal).
+bool IsApplicationCall(const CudnnLogCall& call) { return !IsReturn(call) && !EndsWith(call.function, "Internal"); }
+
+const CudnnLogField* ParameterNamed(const CudnnLogCall& call, std::string_view name) {
+  for (const CudnnLogField& f : call.fields) {
+    if (f.depth == 0 && f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+// Mark N: a 5-D descriptor set to {1, 1, 1, 1, kCudnnMarkBase + N}.
+std::optional<int64_t> MarkOf(const CudnnLogCall& call) {
+  if (call.function != "cudnnSetTensorNdDescriptor") return std::nullopt;
+  const CudnnLogField* dims = ParameterNamed(call, "dimA");
+  if (dims == nullptr) return std::nullopt;
+  std::string_view v = Trim(dims->value);
+  constexpr std::string_view kOnes = "[1,1,1,1,";
+  if (!StartsWith(v, kOnes) || !EndsWith(v, "]")) return std::nullopt;
+  v = v.substr(kOnes.size(), v.size() - kOnes.size() - 1);
+  int64_t n = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || end != v.data() + v.size() || n < kCudnnMarkBase) return std::nullopt;
+  return n - kCudnnMarkBase;
+}
+
+bool BuildsPlan(const CudnnLogCall& call) {
+  const CudnnLogField* d = ParameterNamed(call, "descriptor");
+  return call.function == "cudnnBackendFinalize" && d != nullptr &&
+         d->type == "CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR";
+}
+
+size_t EngineIndexFields(const CudnnLogCall& call) {
+  return static_cast<size_t>(std::count_if(call.fields.begin(), call.fields.end(),
+                                           [](const CudnnLogField& f) { return IsEngineIndex(f.name); }));
+}
 }  // namespace
+
+std::vector<CudnnEvent> CudnnEventsIn(std::string_view text) {
+  const std::vector<CudnnLogCall> calls = ParseCudnnLog(text);
+  // The time of the next application call after each call.
+  std::vector<int64_t> next_call(calls.size(), -1);
+  for (size_t i = calls.size(); i-- > 1;) {
+    next_call[i - 1] = IsApplicationCall(calls[i]) && calls[i].time_us >= 0 ? calls[i].time_us : next_call[i];
+  }
+  std::vector<CudnnEvent> out;
+  std::map<int64_t, std::vector<std::string>> notes;  // by engine index, since the last mark
+  std::map<std::string, size_t> awaiting;              // function -> its event awaiting a status
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const CudnnLogCall& call = calls[i];
+    if (IsReturn(call)) {
+      if (const auto it = awaiting.find(call.function); it != awaiting.end()) {
+        out[it->second].status = call.fields.front().value;
+        awaiting.erase(it);
+      }
+      continue;
+    }
+    awaiting.erase(call.function);  // a call of this function that is no event: its return is not an event's
+    CudnnEvent e{.time_us = call.time_us, .next_call_us = next_call[i]};
+    if (const auto mark = MarkOf(call)) {
+      e.kind = CudnnEvent::Kind::kMark;
+      e.mark = *mark;
+      notes.clear();
+      out.push_back(std::move(e));
+      continue;
+    }
+    const bool executes = Executes(call.function), builds = BuildsPlan(call);
+    CudnnRan ran = RanBy(call);
+    if (ran.engine && ran.notes_known && EngineIndexFields(call) == 1) notes[*ran.engine] = ran.numerical_notes;
+    if (!executes && !builds) continue;
+    if (!ran.notes_known && ran.engine) {
+      if (const auto it = notes.find(*ran.engine); it != notes.end()) {
+        ran.numerical_notes = it->second;
+        ran.notes_known = true;
+      }
+    }
+    e.kind = executes ? CudnnEvent::Kind::kExecution : CudnnEvent::Kind::kPlanBuilt;
+    e.ran = std::move(ran);
+    awaiting[call.function] = out.size();
+    out.push_back(std::move(e));
+  }
+  return out;
+}
 
 std::vector<CudnnRan> CudnnRunsIn(std::string_view text) {
   std::vector<CudnnRan> out;
-  for (const CudnnLogCall& call : ParseCudnnLog(text)) {
-    if (Executes(call.function) && !IsReturn(call)) out.push_back(RanBy(call));
+  for (CudnnEvent& e : CudnnEventsIn(text)) {
+    if (e.kind == CudnnEvent::Kind::kExecution) out.push_back(std::move(e.ran));
   }
   return out;
 }

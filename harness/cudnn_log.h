@@ -35,6 +35,9 @@ struct CudnnLogCall {
   std::string function;  // cudnnBackendExecute
   std::string version;   // 91200
   std::vector<CudnnLogField> fields;
+  // The entry's "Time: 2026-11-26T17:39:37.042334" in microseconds (since
+  // 1970, as the log's clock reads); -1 where the entry has none.
+  int64_t time_us = -1;
 };
 
 std::vector<CudnnLogCall> ParseCudnnLog(std::string_view text);
@@ -46,6 +49,10 @@ struct CudnnRan {
   std::optional<int64_t> engine;                         // CUDNN_ATTR_ENGINE_GLOBAL_INDEX
   std::vector<std::pair<std::string, int64_t>> knobs;    // SPLIT_K=1 (CUDNN_KNOB_TYPE_ left out)
   std::vector<std::string> numerical_notes;              // TENSOR_CORE (CUDNN_NUMERICAL_NOTE_ left out)
+  // Whether the entry showed the engine's numerical notes at all: cuDNN 9
+  // prints "numericalNotes: ...; val=NULL_PTR;" for an engine whose notes it
+  // was not asked for (the engine of a plan being executed, in 9.19).
+  bool notes_known = false;
   std::vector<std::string> behavior_notes;               // RUNTIME_COMPILATION
   // The legacy API (cudnnConvolutionForward/BackwardData/BackwardFilter):
   // the algorithm's enumerator and its value.
@@ -59,7 +66,41 @@ struct CudnnRan {
 
 // Every convolution execution the log shows, in order: cudnnBackendExecute
 // and the legacy cudnnConvolution{Forward,BackwardData,BackwardFilter}
-// calls (and cudnnConvolutionBiasActivationForward).
+// calls (and cudnnConvolutionBiasActivationForward); the executions of
+// CudnnEventsIn.
 std::vector<CudnnRan> CudnnRunsIn(std::string_view text);
+
+// A mark that a process writes into its own cuDNN log between the calls it
+// wants told apart: a tensor descriptor set to five dimensions
+// {1, 1, 1, 1, kCudnnMarkBase + N} (cudnnSetTensorNdDescriptor, which cuDNN
+// logs with its dimensions), read back as mark N. No PyTorch call sets such
+// a descriptor. suites/probes/cudnn_choices.py writes them (MARK_BASE there,
+// held to this value by its test).
+inline constexpr int64_t kCudnnMarkBase = 7770000;
+
+// What a log shows, in order, for telling PyTorch's own calls apart: each
+// convolution execution (as CudnnRunsIn), each execution plan finalised
+// (cudnnBackendFinalize of an EXECUTION_PLAN descriptor: a plan built) and
+// each mark.
+struct CudnnEvent {
+  enum class Kind { kExecution, kPlanBuilt, kMark };
+  Kind kind = Kind::kExecution;
+  CudnnRan ran;                // the execution's, or the plan's engine config
+  int64_t mark = -1;           // kMark: N
+  int64_t time_us = -1;        // its entry's time; -1 where the log gives none
+  // The time of the next API call the log shows after it (cuDNN's own
+  // *Internal entries and the entries of calls returning aside): during
+  // cuDNN's frontend's timing of plans, which waits for each timed run
+  // before the next call, the run's time on the device plus the log's own.
+  int64_t next_call_us = -1;
+  // The status its call returned, where cuDNN 9 logged the return
+  // ("CUDNN_STATUS_SUCCESS (0)"); empty where the log shows no return entry.
+  std::string status;
+};
+// An execution whose own entry shows no notes takes them from the nearest
+// earlier entry since the last mark that describes one engine of the same
+// global index and shows its notes (PyTorch asks every candidate's notes
+// before it builds plans: Conv_v8.cpp's filter).
+std::vector<CudnnEvent> CudnnEventsIn(std::string_view text);
 
 }  // namespace bc

@@ -13,8 +13,8 @@ one line per test a claim would lose, and exits 1 if any.
 It also holds the label `torch-free` to its meaning, since `test` over several
 installs runs those tests on the first install only: each is a selftest, runs
 the build's own python3 (the same for every install), and names nothing of the
-build but bc_problem (which links neither torch nor oneDNN) and the folder
-its screenshots go to.
+build but bc_problem and bc_cudnn_log (which link neither torch nor oneDNN)
+and the folder its screenshots go to.
 """
 
 from __future__ import annotations
@@ -38,9 +38,10 @@ from .verdicts import select_tests
 SELFTEST_LABEL = "selftest"
 # The selftests `test` runs on the first install only (TORCH_FREE_LABEL).
 TORCH_FREE_LABEL = "torch-free"
-# What of the build a torch-free test may name: bc_problem, and the folder
-# the browser check writes its screenshots into.
-TORCH_FREE_USES = ("bc_problem", "artifacts")
+# What of the build a torch-free test may name: bc_problem and bc_cudnn_log
+# (the harness alone), and the folder the browser check writes its
+# screenshots into.
+TORCH_FREE_USES = ("bc_problem", "bc_cudnn_log", "artifacts")
 SCRIPT = Path(__file__).resolve().parents[1] / "backendcheck"
 
 
@@ -68,8 +69,8 @@ def not_torch_free(tests: list[dict], build_dir: Path, python: str) -> list[str]
     depend on the install: not a selftest, run by an interpreter other than
     the build's own python3 (`python`, found on PATH, so the same for every
     install of one run), or
-    naming something of the build other than bc_problem and the artifacts
-    folder (in its command or environment)."""
+    naming something of the build other than bc_problem, bc_cudnn_log and
+    the artifacts folder (in its command or environment)."""
     build = str(build_dir.resolve())
     lines = []
     for t in tests:

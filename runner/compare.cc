@@ -58,12 +58,19 @@ CpuTimes ReadCpuTimes() {
   return t;
 }
 
-double OthersCpuShare(const CpuTimes& begin, const CpuTimes& end) {
+double OthersCpuShare(const CpuTimes& begin, const CpuTimes& end) { return OthersCpuShare(begin, end, 0); }
+
+double ChildrenCpuSeconds() {
+  rusage children{};
+  return getrusage(RUSAGE_CHILDREN, &children) == 0 ? CpuSeconds(children) : 0;
+}
+
+double OthersCpuShare(const CpuTimes& begin, const CpuTimes& end, double own_children_s) {
   if (begin.machine_total_s < 0 || end.machine_total_s < 0) return -1;
   const double total = end.machine_total_s - begin.machine_total_s;
   if (total <= 0) return -1;
   // /proc/stat counts in ticks, rusage in microseconds: clamp the rounding.
-  const double others = (end.machine_busy_s - begin.machine_busy_s) - (end.self_s - begin.self_s);
+  const double others = (end.machine_busy_s - begin.machine_busy_s) - (end.self_s - begin.self_s) - own_children_s;
   return std::clamp(others / total, 0.0, 1.0);
 }
 

@@ -48,5 +48,12 @@ CpuTimes ReadCpuTimes();
 // that went to other processes (the hypervisor's steal included); -1 where
 // /proc/stat could not be read or no tick passed.
 double OthersCpuShare(const CpuTimes& begin, const CpuTimes& end);
+// The CPU time, in seconds, of this process's children that it has waited
+// for (and theirs): getrusage(RUSAGE_CHILDREN).
+double ChildrenCpuSeconds();
+// The same share, less the `own_children_s` seconds that this process's own
+// children took meanwhile: a PyTorch probe's interpreter and the workers it
+// times a comparison in are the comparison, not another load.
+double OthersCpuShare(const CpuTimes& begin, const CpuTimes& end, double own_children_s);
 
 }  // namespace bc

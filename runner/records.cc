@@ -1,6 +1,7 @@
 #include "runner/records.h"
 
 #include <cctype>
+#include <set>
 
 #include "backends/cuda/gpu.h"
 #include "backends/registry.h"
@@ -79,6 +80,97 @@ CaseRecord FactRecord(const std::string& repro, CheckRecord check, std::string s
   CaseRecord r{.repro = repro, .system = system.empty() ? SystemOfRepro(repro) : std::move(system)};
   r.checks.push_back(std::move(check));
   return r;
+}
+
+namespace {
+
+Status Malformed(const std::string& what) { return Status(StatusCode::kInvalidArgument, what); }
+
+Result<std::vector<Sample>> SamplesFromJson(const nlohmann::json& j, const std::string& side) {
+  if (!j.is_array() || j.empty()) return Malformed("compare." + side + " must be a non-empty array of samples");
+  std::vector<Sample> out;
+  for (const nlohmann::json& x : j) {
+    if (!x.is_object()) return Malformed("compare." + side + ": a sample must be an object");
+    Sample s;
+    for (const auto& [key, value] : x.items()) {
+      if (key == "chosen") {
+        if (!value.is_string()) return Malformed("compare." + side + ".chosen must be a string");
+        s.chosen = value.get<std::string>();
+        continue;
+      }
+      if (!value.is_number()) return Malformed("compare." + side + "." + key + " must be a number");
+      if (key == "steady_ns") {
+        s.steady_ns = value.get<double>();
+      } else if (int64_t* field = key == "total_ns"          ? &s.total_ns
+                                  : key == "first_ns"        ? &s.first_ns
+                                  : key == "search_ns"       ? &s.search_ns
+                                  : key == "workspace_bytes" ? &s.workspace_bytes
+                                  : key == "rss_peak_bytes"  ? &s.rss_peak_bytes
+                                                             : nullptr) {
+        *field = static_cast<int64_t>(value.get<double>());
+      } else {
+        return Malformed("compare." + side + ": unknown sample field '" + key + "'");
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<CompareRecord> CompareFromJson(const nlohmann::json& j) {
+  if (!j.is_object()) return Malformed("compare must be an object");
+  CompareRecord c;
+  for (const char* key : {"repro_a", "repro_b"}) {
+    if (!j.contains(key) || !j[key].is_string()) return Malformed(std::string("compare.") + key + " must be a string");
+  }
+  c.repro_a = j["repro_a"].get<std::string>();
+  c.repro_b = j["repro_b"].get<std::string>();
+  BC_ASSIGN_OR_RETURN(c.a, SamplesFromJson(j.value("a", nlohmann::json()), "a"));
+  BC_ASSIGN_OR_RETURN(c.b, SamplesFromJson(j.value("b", nlohmann::json()), "b"));
+  if (c.a.size() != c.b.size()) {
+    return Malformed("compare: " + std::to_string(c.a.size()) + " samples of a, " + std::to_string(c.b.size()) +
+                     " of b: each rep pairs one of each");
+  }
+  c.reps = static_cast<int>(c.a.size());
+  if (j.contains("versus_flags")) {
+    if (!j["versus_flags"].is_object()) return Malformed("compare.versus_flags must be an object");
+    c.versus_flags = j["versus_flags"];
+  }
+  return c;
+}
+
+Result<CrossProcessRecord> CrossProcessFromJson(const nlohmann::json& j) {
+  if (!j.is_object() || !j.contains("processes") || !j["processes"].is_array() || j["processes"].empty()) {
+    return Malformed("cross_process.processes must be a non-empty array");
+  }
+  CrossProcessRecord x;
+  std::map<std::string, std::set<std::string>> digests_by_env;
+  for (const nlohmann::json& p : j["processes"]) {
+    if (!p.is_object()) return Malformed("cross_process: a process must be an object");
+    ProcessRecord r;
+    for (const auto& [key, field] : {std::pair<const char*, std::string*>{"env", &r.env},
+                                     {"chosen", &r.chosen},
+                                     {"digest", &r.digest},
+                                     {"implementation", &r.implementation}}) {
+      if (p.contains(key) && !p[key].is_string()) {
+        return Malformed(std::string("cross_process: ") + key + " must be a string");
+      }
+      *field = p.value(key, std::string());
+    }
+    if (p.contains("threads") && !p["threads"].is_number_integer()) {
+      return Malformed("cross_process: threads must be an integer");
+    }
+    r.threads = p.value("threads", 0);
+    if (r.env.empty()) r.env = "(inherited)";
+    ++x.choice_distribution[r.chosen];
+    ++x.digest_distribution[r.digest];
+    digests_by_env[r.env].insert(r.digest);
+    x.processes.push_back(std::move(r));
+  }
+  for (const auto& [env, digests] : digests_by_env) x.digests_stable_within_env &= digests.size() == 1;
+  return x;
 }
 
 nlohmann::json ToJson(const CheckRecord& c) {

@@ -107,6 +107,22 @@ struct CrossProcessRecord {
   bool digests_stable_within_env = true;
 };
 
+// The same records as a probe of PyTorch's Python reports them, in its JSON
+// (suites/probes/torch_backends.py), so that its comparisons and its fresh
+// processes are judged as the C++ suites' are:
+//   compare: {"repro_a", "repro_b", "a": [SAMPLE, ...], "b": [SAMPLE, ...],
+//             "versus_flags": {...}}, one SAMPLE per paired rep with the
+//             fields of Sample (total_ns, steady_ns, first_ns, search_ns,
+//             workspace_bytes, rss_peak_bytes: numbers; chosen: a string),
+//             each absent field 0 or "";
+//   cross_process: {"processes": [{"env", "chosen", "digest",
+//             "implementation", "threads"}, ...]}, the distributions counted
+//             here as the CrossProcess fixture counts them.
+// A field of the wrong type, unequal or empty sides, or no process is an
+// error that names it.
+Result<CompareRecord> CompareFromJson(const nlohmann::json& j);
+Result<CrossProcessRecord> CrossProcessFromJson(const nlohmann::json& j);
+
 // Conformance: one case run on the model (engine auto) and on PyTorch.
 struct ConformanceSide {
   std::string engine;          // "onednn", "reference", "pytorch"

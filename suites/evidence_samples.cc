@@ -71,6 +71,29 @@ int Samples() {
       .digest_distribution = {{"d", 1}}};
   Print(ToJson(cross));
 
+  // A PyTorch probe's comparison and fresh processes, as RunTorchProbe
+  // records them from the probe's JSON (suites/pytorch_python_test.cc).
+  CaseRecord probe = FactRecord("torch_backends.py cudnn_bench_fixed", Check("cudnn_bench_fixed", true, "measured"),
+                                "pytorch");
+  probe.test = "TorchPython.Sample";
+  Result<CompareRecord> probe_compare = CompareFromJson(
+      {{"repro_a", "torch_backends.py cudnn_bench_fixed defaults"},
+       {"repro_b", "torch_backends.py cudnn_bench_fixed cudnn.benchmark=True"},
+       {"a", {{{"steady_ns", 1.5e6}, {"total_ns", 30000000}}}},
+       {"b", {{{"steady_ns", 1.0e6}, {"workspace_bytes", 4096}}}},
+       {"versus_flags", {{"benchmark", true}}}});
+  Result<CrossProcessRecord> probe_processes =
+      CrossProcessFromJson({{"processes", {{{"env", "cudnn.benchmark=True"}, {"chosen", "bits d"}, {"digest", "d"},
+                                            {"implementation", "cuDNN 91900"}, {"threads", 16}}}}});
+  if (!probe_compare.ok() || !probe_processes.ok()) {
+    std::cerr << "evidence_samples: a probe's records do not read\n";
+    return 1;
+  }
+  probe.compare = std::move(probe_compare).value();
+  probe.compare->others_cpu = 0.01;
+  probe.cross_process = std::move(probe_processes).value();
+  Print(ToJson(probe));
+
   CaseRecord skipped = SkippedRecord(row, "not evaluated: no such device here");
   skipped.test = "Sample/Determinism.Bitwise/Skipped";
   Print(ToJson(skipped));

@@ -29,6 +29,7 @@
 #include "backends/registry.h"
 #include "harness/buffers.h"
 #include "harness/onednn_verbose.h"
+#include "runner/compare.h"
 #include "runner/probe.h"
 #include "suites/test_evidence.h"
 
@@ -37,6 +38,9 @@
 #endif
 #ifndef BC_SOURCE_DIR
 #define BC_SOURCE_DIR "."
+#endif
+#ifndef BC_CUDNN_LOG_TOOL
+#define BC_CUDNN_LOG_TOOL "bc_cudnn_log"
 #endif
 
 namespace bc {
@@ -61,10 +65,23 @@ std::vector<std::string> EnvironmentWithout(std::initializer_list<std::string_vi
   return env;
 }
 
+// Runs one probe of suites/probes/torch_backends.py and records what it
+// saw: its fact, and where it reports them, a comparison (a Compare record,
+// its others_cpu the share of the machine other processes took while the
+// probe ran, the probe's own processes aside) and fresh processes' choices
+// (a CrossProcess record), read by runner/records' CompareFromJson and
+// CrossProcessFromJson. The probes that log their children's cuDNN calls
+// find the log's reader at BACKENDCHECK_CUDNN_LOG_TOOL.
 void RunTorchProbe(const std::string& probe) {
-  const std::vector<std::string> env = EnvironmentWithout({});
+  std::vector<std::string> env = EnvironmentWithout({});
+  if (const char* tool = std::getenv("BACKENDCHECK_CUDNN_LOG_TOOL"); tool == nullptr || *tool == '\0') {
+    env.push_back(std::string("BACKENDCHECK_CUDNN_LOG_TOOL=") + BC_CUDNN_LOG_TOOL);
+  }
+  const CpuTimes began = ReadCpuTimes();
+  const double children_began = ChildrenCpuSeconds();
   Result<ProbeResult> r =
       SpawnJson({Interpreter(), std::string(BC_SOURCE_DIR) + "/suites/probes/torch_backends.py", probe}, env);
+  const double others_cpu = OthersCpuShare(began, ReadCpuTimes(), ChildrenCpuSeconds() - children_began);
   const std::string repro = "torch_backends.py " + probe;
   // The probe could not observe PyTorch: an error of the harness, recorded
   // as such (never a failed fact, which would refute the claim) and failing
@@ -120,7 +137,21 @@ void RunTorchProbe(const std::string& probe) {
     check.outcome = CheckOutcome::kMistrusted;
     check.detail += "; mistrusted: " + mistrusted;
   }
-  WriteEvidence(FactRecord(repro, std::move(check), "pytorch"));
+  CaseRecord record = FactRecord(repro, std::move(check), "pytorch");
+  if (r->output.contains("compare")) {
+    Result<CompareRecord> compare = CompareFromJson(r->output["compare"]);
+    if (!compare.ok()) return harness_error("probe " + probe + " reported a comparison that does not read: " +
+                                            compare.status().message());
+    compare->others_cpu = others_cpu;
+    record.compare = std::move(compare).value();
+  }
+  if (r->output.contains("cross_process")) {
+    Result<CrossProcessRecord> processes = CrossProcessFromJson(r->output["cross_process"]);
+    if (!processes.ok()) return harness_error("probe " + probe + " reported processes that do not read: " +
+                                              processes.status().message());
+    record.cross_process = std::move(processes).value();
+  }
+  WriteEvidence(std::move(record));
   EXPECT_TRUE(mistrusted.empty()) << mistrusted;
   // What PyTorch did is a finding, not a failure of this test: the fact is
   // recorded (passed or failed) and the report holds it to what is known for
@@ -184,6 +215,28 @@ TEST(TorchPython, CpuCapabilityFollowsAtenCpuCapability) { RunTorchProbe("cpu_ca
 TEST(TorchPython, OptEinsumSettings) { RunTorchProbe("opt_einsum"); }
 TEST(TorchPython, VerboseModesPrintInsideTheirBlockOnly) { RunTorchProbe("verbose_scopes"); }
 TEST(TorchPython, CudaMatmulReducedPrecisionSwitches) { RunTorchProbe("cuda_matmul_reduced_precision"); }
+
+// What PyTorch does when it calls cuDNN (suites/probes/cudnn_choices.py), on
+// a CUDA device: its own calls, seen in cuDNN's API log of a fresh child
+// interpreter (read by bc_cudnn_log), and its speed and memory, timed in two
+// worker interpreters as paired reps (Compare records). Without a CUDA
+// device each is not evaluated, naming its probe.
+TEST(TorchPython, CudnnBenchmarkKeepsTheFastestPlanItTimed) { RunTorchProbe("cudnn_bench_fastest"); }
+TEST(TorchPython, CudnnBenchmarkSearchesOncePerKey) { RunTorchProbe("cudnn_bench_cache"); }
+TEST(TorchPython, CudnnBenchmarkLimitBoundsTheSearch) { RunTorchProbe("cudnn_bench_limit"); }
+TEST(TorchPython, CudnnBenchmarkChoicesAcrossProcesses) { RunTorchProbe("cudnn_bench_processes"); }
+TEST(TorchPython, CudnnHeuristicChoicesAcrossProcesses) { RunTorchProbe("cudnn_heuristic_processes"); }
+TEST(TorchPython, CudnnDeterministicBenchmarkStillSearches) { RunTorchProbe("cudnn_det_bench_search"); }
+TEST(TorchPython, CudnnDeterministicBenchmarkRunsOnlyDeterministicPlans) { RunTorchProbe("cudnn_det_bench_plans"); }
+TEST(TorchPython, CudnnDeterministicBenchmarkChoicesAcrossProcesses) { RunTorchProbe("cudnn_det_bench_processes"); }
+TEST(TorchPython, DeterministicAlgorithmsRunOnlyDeterministicCudnnPlans) { RunTorchProbe("cudnn_det_algorithms_plans"); }
+TEST(TorchPython, CudnnBenchmarkSpeedWithFixedShapes) { RunTorchProbe("cudnn_bench_fixed"); }
+TEST(TorchPython, CudnnBenchmarkCostWithChangingShapes) { RunTorchProbe("cudnn_bench_varying"); }
+TEST(TorchPython, CudnnDeterministicSpeed) { RunTorchProbe("cudnn_det_speed"); }
+TEST(TorchPython, CudnnDisabledTrainingSpeedF32) { RunTorchProbe("cudnn_disabled_f32"); }
+TEST(TorchPython, CudnnDisabledTrainingSpeedF16) { RunTorchProbe("cudnn_disabled_f16"); }
+TEST(TorchPython, Tf32ConvolutionSpeed) { RunTorchProbe("tf32_conv_speed"); }
+TEST(TorchPython, Tf32MatmulSpeed) { RunTorchProbe("tf32_matmul_speed"); }
 
 
 void WriteFloats(const std::filesystem::path& path, const std::vector<float>& v) {

@@ -8,3 +8,19 @@ set_tests_properties([==[TorchPython.CublasNeedsItsWorkspaceConfigUnderDetermini
 
 # torch.compile's checks run two processes at a time (suites/probes/compiled.py).
 set_tests_properties([==[TorchPython.TorchCompileOnTheCpu]==] PROPERTIES PROCESSORS 2)
+
+# What PyTorch does when it calls cuDNN (suites/probes/cudnn_choices.py):
+# decided on a CUDA device, in the GPU tier. Their child interpreters log
+# cuDNN's calls, whole searches of many plans: up to a few minutes each. The
+# comparisons time the device as evidence: alone, as the GPU tests run.
+set_tests_properties([==[TorchPython.CudnnBenchmarkKeepsTheFastestPlanItTimed]==]
+  [==[TorchPython.CudnnBenchmarkSearchesOncePerKey]==] [==[TorchPython.CudnnBenchmarkLimitBoundsTheSearch]==]
+  [==[TorchPython.CudnnBenchmarkChoicesAcrossProcesses]==] [==[TorchPython.CudnnHeuristicChoicesAcrossProcesses]==]
+  [==[TorchPython.CudnnDeterministicBenchmarkStillSearches]==]
+  [==[TorchPython.CudnnDeterministicBenchmarkRunsOnlyDeterministicPlans]==]
+  [==[TorchPython.CudnnDeterministicBenchmarkChoicesAcrossProcesses]==]
+  [==[TorchPython.DeterministicAlgorithmsRunOnlyDeterministicCudnnPlans]==]
+  [==[TorchPython.CudnnBenchmarkSpeedWithFixedShapes]==] [==[TorchPython.CudnnBenchmarkCostWithChangingShapes]==]
+  [==[TorchPython.CudnnDeterministicSpeed]==] [==[TorchPython.CudnnDisabledTrainingSpeedF32]==]
+  [==[TorchPython.CudnnDisabledTrainingSpeedF16]==] [==[TorchPython.Tf32ConvolutionSpeed]==]
+  [==[TorchPython.Tf32MatmulSpeed]==] PROPERTIES LABELS "pytorch;gpu" TIMEOUT 600 RUN_SERIAL TRUE)

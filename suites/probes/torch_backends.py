@@ -3,7 +3,9 @@ suites/pytorch_python_test.cc with an interpreter that imports torch.
 
 Usage: python3 torch_backends.py PROBE
 Prints one JSON object: {"passed": bool, "detail": str, "torch": version,
-"observed": {...}, "harness_error": bool} (a probe that returns passed=None
+"observed": {...}, "harness_error": bool}, and where the probe compared two
+settings or ran fresh processes (cudnn_choices.py), "compare" and
+"cross_process" (runner/records.h says their fields) (a probe that returns passed=None
 observed what it could but part of its own work failed: an error of the
 harness, its observations kept); exit 0 when the probe ran (whatever it found), 3 when
 torch cannot be imported or this version lacks what the probe is about (the
@@ -45,6 +47,7 @@ from inputs.flags import load_flags  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import settings  # noqa: E402 - the probes of the 2.x settings (precision, SDPA, MHA, CPU capability, opt_einsum)
+import cudnn_choices  # noqa: E402 - what PyTorch does when it calls cuDNN (searches, cache, choices, costs)
 from settings import NotHere  # noqa: E402
 
 DEFAULTS = {name: flag.default for name, flag in load_flags().items()}
@@ -507,7 +510,7 @@ PROBES = {"build_config": build_config, "defaults": defaults, "flags_scope": fla
           "openmp_available": openmp_available, "mps_available": mps_available,
           "seed_not_backends": seed_not_backends, "mkldnn_deterministic": mkldnn_deterministic,
           "fp32_precision": fp32_precision, "documented": documented, "invariance": invariance, "census": census, "compiled": compiled, "same_torch": same_torch,
-          "cublas_config": cublas_config, **settings.PROBES}
+          "cublas_config": cublas_config, **settings.PROBES, **cudnn_choices.PROBES}
 
 
 def main(argv: list[str]) -> int:
@@ -528,11 +531,15 @@ def main(argv: list[str]) -> int:
                           "torch": torch.__version__}))
         return 4
     # A "same bits" or "no effect" probe whose positive control did not vary
-    # says why in observed["mistrusted"]: its fact decides nothing.
+    # says why in observed["mistrusted"]: its fact decides nothing. A probe's
+    # comparison and fresh processes (observed["compare"],
+    # observed["cross_process"]) travel beside its fact, for the test to
+    # record as Compare and CrossProcess records.
+    records = {k: observed.pop(k) for k in ("compare", "cross_process") if isinstance(observed, dict) and k in observed}
     print(json.dumps({"passed": bool(passed), "detail": detail, "torch": torch.__version__,
                       "observed": observed, "harness_error": passed is None,
-                      "mistrusted": str(observed.get("mistrusted", "")) if isinstance(observed, dict) else ""},
-                     default=str))
+                      "mistrusted": str(observed.get("mistrusted", "")) if isinstance(observed, dict) else "",
+                      **records}, default=str))
     return 0
 
 
