@@ -36,7 +36,7 @@ LIMIT = 60 * 1000 * 1000
 KEPT = "gpu-kit-kept"  # the kit's work and manifest, from the run to the rehearsal
 # How a test without a device skips: the CUDA runtime's error (the harness's
 # GPU tests), or PyTorch saying so (its probes labelled gpu).
-NO_DEVICE = ("cudaGetDeviceCount returned", "sees no CUDA device")
+NO_DEVICE = ("cudaGetDeviceCount returned", "sees no CUDA device", "needs a CUDA device")
 
 
 def check(ok: bool, what: str) -> None:
