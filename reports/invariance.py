@@ -33,7 +33,11 @@ from .ruling import Ruling
 
 TEST = "TorchPython.InvarianceGrid"
 PROBE = "suites/probes/invariance.py"
+# The CUDA device's grid (suites/probes/cuda_questions.py): levels run and
+# batch, rows "op dtype cuda | lever", judged with its own controls.
+CUDA_TEST = "TorchPython.CudaBatchInvariance"
 COMPILE_TEST = "TorchPython.TorchCompileOnTheCpu"
+CUDA_COMPILE_TESTS = ("TorchPython.TorchCompileOnCudaAgainstEager", "TorchPython.TorchCompileOnCudaDeterministic")
 # The library below PyTorch on the grid's matmul, through the harness's
 # engines (suites/blame_test.cc), by the path PyTorch's mm took.
 BLAME_TESTS = {"onednn": "Libraries/Blame.LibraryMatmulAcrossBatchSlices/onednn",
@@ -237,12 +241,22 @@ def judge(evidence: Evidence) -> dict[str, dict[str, Any]]:
     the rows (operation | variant -> level -> cell), and mm's kernels."""
     out: dict[str, dict[str, Any]] = {}
     for platform, ev in sorted(evidence.platforms.items()):
-        grid = _observed(ev)
-        if grid is None or "rows" not in grid:
+        found = [g for g in (_observed(ev), _observed(ev, CUDA_TEST)) if g is not None and "rows" in g]
+        if not found:
             continue
+        # The CPU's grid where it ran (its controls head the table), else the
+        # CUDA device's; a CUDA grid's rows join the CPU's, each cell judged
+        # with its own grid's control.
+        grid, others = found[0], found[1:]
         env = evidence.platform_env.get(platform, {})
         controls = grid.get("controls", {})
         rows: dict[str, dict[str, Any]] = {}
+        for other in others:
+            for key, row in other.get("rows", {}).items():
+                rows[key] = {level: _row_cell(row, level, other) for level in RECORDED}
+                rows[key]["compile"] = {"state": Ruling.NOT_EVALUATED, "why": "the CUDA grid does not compile its "
+                                        "operations; the compiled checks below do"}
+                rows[key]["device"] = {"state": Ruling.NOT_EVALUATED, "why": "not compared with the CPU"}
         for key, row in grid.get("rows", {}).items():
             rows[key] = {level: _row_cell(row, level, grid) for level in RECORDED}
             ran = grid.get("kernels", {}).get(key.split(" | ")[0]) if key.endswith("| defaults") else None
@@ -265,7 +279,12 @@ def judge(evidence: Evidence) -> dict[str, dict[str, Any]]:
                          "digests": {k: r.get("digest") for k, r in grid.get("rows", {}).items()},
                          "inputs_digest": grid.get("inputs_digest"), "kernels": grid.get("kernels", {}),
                          "ks": grid.get("ks", []), "batch": grid.get("batch"),
-                         "repro": f"{python} {PROBE} grid", "compile": _compiled(_observed(ev, COMPILE_TEST)),
+                         "repro": f"{python} {PROBE} grid",
+                         "compile": _compiled(_observed(ev, COMPILE_TEST)) + [
+                             dict(line, check=f"CUDA: {line['check']}") for test in CUDA_COMPILE_TESTS
+                             for line in _compiled(_observed(ev, test)) if line["state"] != Ruling.NOT_EVALUATED
+                             or "CUDA device" not in line["why"]],
+                         "levers": [lv for g in found for lv in lever_lines(g)],
                          "evidence": f"{TEST} (./backendcheck run --case {shlex.quote(_REPRO)})"}
     _release(out)
     return out
@@ -342,6 +361,35 @@ def _row_cell(row: dict[str, Any], level: str, grid: dict[str, Any]) -> dict[str
     return _cell(level, row.get(level), bool(grid.get("controls", {}).get(level, {}).get("varied")), grid)
 
 
+PRECISION_TEST = "TorchPython.CudaPrecisionSettings"
+
+
+def no_effect_seen(ev: Evidence) -> list[str]:
+    """The precision settings whose documented effect did not appear on this
+    platform's CUDA device (the probe's observed "no_effect"): a switch that
+    allows a reduced precision and left the strict bits."""
+    seen = _observed(ev, PRECISION_TEST)
+    return [str(line) for line in (seen or {}).get("no_effect", [])]
+
+
+def lever_lines(grid: dict[str, Any]) -> list[dict[str, Any]]:
+    """The levers a CUDA grid tried (the probe's "lever_effects"): the
+    setting, the cells it made hold their bits across the batch where the
+    defaults did not, those that still differ, and its measured cost (its
+    GEMMs' median time over the defaults')."""
+    out = []
+    for lv in grid.get("lever_effects", []):
+        cost = lv.get("cost") or {}
+        ratios = cost.get("ratio", {})
+        said = ", ".join(f"{r:.2f}x in {d}" for d, r in ratios.items())
+        out.append({"setting": lv.get("setting", lv.get("lever")), "fixes": lv.get("fixes", []),
+                    "still_differ": lv.get("still_differ", []),
+                    "cost": (f"the GEMMs' median time {said} that of the defaults ({cost.get('reps')} reps"
+                             f"{', alternated' if cost.get('paired') else ', in another process'})") if said
+                    else "not timed"})
+    return out
+
+
 def card_lines(grid: dict[str, Any]) -> list[dict[str, Any]]:
     """The card's "Invariant here" and "Not invariant here" lines for the
     levels a user controls (batch size, thread count), over the default rows:
@@ -356,6 +404,10 @@ def card_lines(grid: dict[str, Any]) -> list[dict[str, Any]]:
             lines.append({"says": "Not invariant here", "level": name, "ops": ", ".join(differ), "count": len(differ)})
         if same:
             lines.append({"says": "Invariant here", "level": name, "ops": ", ".join(same), "count": len(same)})
+    for lv in grid.get("levers", []):
+        if lv["fixes"]:
+            lines.append({"says": "Invariant with", "level": LEVELS["batch"][0], "setting": lv["setting"],
+                          "ops": ", ".join(lv["fixes"]), "count": len(lv["fixes"]), "cost": lv["cost"]})
     return lines
 
 

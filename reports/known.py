@@ -39,7 +39,7 @@ from __future__ import annotations
 import ast
 import datetime
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 

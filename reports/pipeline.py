@@ -107,6 +107,9 @@ class Report:
         for platform, grid in grids.items():
             if platform in card:
                 card[platform]["invariance"] = invariance.card_lines(grid)
+        for platform, ev in evidence.platforms.items():
+            if platform in card:
+                card[platform]["no_effect_seen"] = invariance.no_effect_seen(ev)
         return cls(verdicts, manifest, evidence, listed,
                    between_versions(verdicts, evidence, listed, grids, censuses),
                    conformance_summary(evidence), card, grids=grids, censuses=censuses, **more)

@@ -161,7 +161,7 @@ def fact_for(test: str, manifest_by_test: dict[str, dict[str, Any]], evidence: E
     if (conflict := (evidence.conflicts() if conflicts is None else conflicts).get(test)) is not None:
         mistrust = "conflicting result records: " + ", ".join(conflict)
     shown = sorted({str(r["system"]) for r in records if "system" in r} - {system})
-    if system and shown:
+    if system and system != "any" and shown:  # "any": evidence of several systems
         mistrust = f"the catalog takes this test as {system} evidence, but its records come from {', '.join(shown)}"
     # A check the harness could not make (a probe that raised, an attribute
     # this version lacks) is an error of the harness, whatever the test's
@@ -249,15 +249,23 @@ def _invariance(claim: Claim, facts: list[Fact]) -> Verdict:
     evaluated there is invariant, refuted by one that differs (named, with
     where and how much), inconclusive when the level's positive control did
     not vary; without a recorded grid, as its test's outcome says."""
-    grid = next((c["observed"] for f in facts if f.outcome == "passed" for r in f.records
-                 for c in r.get("checks", []) if isinstance(c.get("observed"), dict) and "rows" in c["observed"]),
-                None)
-    if grid is None:
+    grids = [c["observed"] for f in facts if f.outcome == "passed" for r in f.records
+             for c in r.get("checks", []) if isinstance(c.get("observed"), dict) and "rows" in c["observed"]]
+    if not grids:
         return _judge_facts(claim, facts)
-    cells = level_cells(grid, claim.level, claim.variant)
-    name, control = LEVELS[claim.level][0], grid.get("controls", {}).get(claim.level, {})
+    # Each grid (the CPU's, a CUDA device's) is judged with its own control.
+    cells: dict[str, dict[str, Any]] = {}
+    untrusted: list[str] = []
+    for grid in grids:
+        mine = level_cells(grid, claim.level, claim.variant)
+        cells.update(mine)
+        control = grid.get("controls", {}).get(claim.level, {})
+        if any(c["state"] in ("invariant", "untrusted") for c in mine.values()) and not control.get("varied"):
+            untrusted.append(str(control.get("what")))
+    name = LEVELS[claim.level][0]
     if claim.level == "threads":
-        name += f" (2 threads against 1{' and ' + str(grid['threads_all']) if grid.get('threads_all', 2) > 2 else ''})"
+        threads_all = max(g.get("threads_all", 2) for g in grids)
+        name += f" (2 threads against 1{' and ' + str(threads_all) if threads_all > 2 else ''})"
     flags = VARIANT_WORDS[claim.variant]
     judged = {op: c for op, c in cells.items() if c["state"] in ("invariant", "differs", "untrusted")}
     differ = {op: c for op, c in judged.items() if c["state"] == "differs"}
@@ -271,12 +279,13 @@ def _invariance(claim: Claim, facts: list[Fact]) -> Verdict:
                                       f"operations do not hold their bits ({', '.join(differ)}); {shown}{aside}", facts)
     if not judged:
         return Verdict(claim, Ruling.NOT_EVALUATED, f"no operation evaluated across the {name}{aside}", facts)
-    if not control.get("varied"):
+    controls = "; ".join(str(g.get("controls", {}).get(claim.level, {}).get("what")) for g in grids)
+    if untrusted:
         return Verdict(claim, Ruling.INCONCLUSIVE, f"across the {name} all {len(judged)} operations gave the same "
-                                                   f"bits, but the level's control ({control.get('what')}) did not "
+                                                   f"bits, but the level's control ({'; '.join(untrusted)}) did not "
                                                    f"vary, so that proves nothing{aside}", facts)
     return Verdict(claim, holds, f"across the {name}, {flags}, all {len(judged)} operations held "
-                                 f"their bits ({', '.join(judged)}), and the control ({control.get('what')}) "
+                                 f"their bits ({', '.join(judged)}), and the control ({controls}) "
                                  f"varied{aside}", facts)
 
 
@@ -510,6 +519,11 @@ def judge(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence, part
                           f"{predicted.reason}", predicted.facts, predicted.observations, prediction=predicted)
     else:
         verdict.decided_by = claim.system if verdict.verdict not in (Ruling.NOT_EVALUATED, Ruling.ERROR) else ""
+        if verdict.decided_by == "any":
+            # Evidence of several systems: name those whose records decided.
+            verdict.decided_by = ", ".join(sorted({str(r["system"]) for f in verdict.facts
+                                                   if f.outcome in ("passed", "failed") for r in f.records
+                                                   if r.get("system")})) or "any"
         if claim.prediction is not None:
             verdict.prediction = _judge_block(claim.prediction, manifest, evidence, partial)
     return verdict

@@ -238,6 +238,21 @@ TEST(TorchPython, CudnnDisabledTrainingSpeedF16) { RunTorchProbe("cudnn_disabled
 TEST(TorchPython, Tf32ConvolutionSpeed) { RunTorchProbe("tf32_conv_speed"); }
 TEST(TorchPython, Tf32MatmulSpeed) { RunTorchProbe("tf32_matmul_speed"); }
 
+// The questions users bring to a GPU (suites/probes/cuda_questions.py, and
+// compiled.py's CUDA plans), decided by PyTorch on a CUDA device: attention's
+// backends, batch invariance with its levers, the precision settings, the
+// deterministic mode's cost, torch.compile. Not evaluated without one.
+TEST(TorchPython, CudaSdpaRepeatsItsBits) { RunTorchProbe("cuda_sdpa_repeatable"); }
+TEST(TorchPython, CudaSdpaUnderDeterministicAlgorithms) { RunTorchProbe("cuda_sdpa_deterministic"); }
+TEST(TorchPython, CudaSdpaFollowsTheDocumentedTable) { RunTorchProbe("cuda_sdpa_table"); }
+TEST(TorchPython, CudaBatchInvariance) { RunTorchProbe("cuda_invariance"); }
+TEST(TorchPython, CudaPrecisionSettings) { RunTorchProbe("cuda_precision_settings"); }
+TEST(TorchPython, CudaTf32ReducesPrecision) { RunTorchProbe("cuda_tf32_precision"); }
+TEST(TorchPython, CudaHighestPrecisionConvolution) { RunTorchProbe("cuda_highest_conv"); }
+TEST(TorchPython, CudaDeterministicAlgorithmsTrainingCost) { RunTorchProbe("cuda_det_alg_speed"); }
+TEST(TorchPython, TorchCompileOnCudaAgainstEager) { RunTorchProbe("compiled_cuda_eager"); }
+TEST(TorchPython, TorchCompileOnCudaDeterministic) { RunTorchProbe("compiled_cuda_deterministic"); }
+
 
 void WriteFloats(const std::filesystem::path& path, const std::vector<float>& v) {
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(v.data()),

@@ -37,8 +37,7 @@ def skip_reason(probe: str) -> str:
     """What the test records where torch sees no CUDA device: the
     interpreter, then the probe's NotHere (cudnn_choices._need_cuda) as
     torch_backends.py words it."""
-    return (f"{PYTHON}: needs a CUDA device: PyTorch {TORCH} sees none (probe {probe}, "
-            "suites/probes/cudnn_choices.py): not evaluated")
+    return f"{PYTHON}: needs a CUDA device: PyTorch {TORCH} sees none (probe {probe}): not evaluated"
 
 
 def environment(gpu: bool) -> dict:
@@ -69,17 +68,27 @@ def samples(repro: str, steady: list[float], extra: dict | None = None) -> dict:
     return out
 
 
-class CudnnClaimsTest(unittest.TestCase):
+class ProbeClaimsCase(unittest.TestCase):
+    """The catalog, a scratch folder and the probes of `probe_table`, and the
+    claims judged on a folder of records (no tests of its own)."""
+
+    @staticmethod
+    def probe_table() -> dict[str, str]:
+        return probes()
+
     def setUp(self) -> None:
         self.tmp = tempfile.TemporaryDirectory()
         self.addCleanup(self.tmp.cleanup)
         self.claims = {c.id: c for c in load_catalog(ROOT / "suites" / "claims.toml")}
-        self.probes = probes()
+        self.probes = self.probe_table()
 
     def judge(self, ids: list[str], directory: Path) -> dict:
         ev = read_evidence([directory])
         self.assertEqual(ev.refused, [])
         return {v.claim.id: v for v in judge_all([self.claims[i] for i in ids], [], ev, partial=True)}
+
+
+class CudnnClaimsTest(ProbeClaimsCase):
 
     def test_each_claim_names_the_pytorch_probes_that_decide_it(self) -> None:
         for cid in DECIDED_BY_PYTORCH:

@@ -24,3 +24,13 @@ set_tests_properties([==[TorchPython.CudnnBenchmarkKeepsTheFastestPlanItTimed]==
   [==[TorchPython.CudnnDeterministicSpeed]==] [==[TorchPython.CudnnDisabledTrainingSpeedF32]==]
   [==[TorchPython.CudnnDisabledTrainingSpeedF16]==] [==[TorchPython.Tf32ConvolutionSpeed]==]
   [==[TorchPython.Tf32MatmulSpeed]==] PROPERTIES LABELS "pytorch;gpu" TIMEOUT 600 RUN_SERIAL TRUE)
+
+# The questions users bring to a GPU (suites/probes/cuda_questions.py and
+# compiled.py's CUDA plans): in the GPU tier; the costs time the device, and
+# torch.compile compiles two checks at a time.
+set_tests_properties([==[TorchPython.CudaSdpaRepeatsItsBits]==] [==[TorchPython.CudaSdpaUnderDeterministicAlgorithms]==]
+  [==[TorchPython.CudaSdpaFollowsTheDocumentedTable]==] [==[TorchPython.CudaBatchInvariance]==]
+  [==[TorchPython.CudaPrecisionSettings]==] [==[TorchPython.CudaTf32ReducesPrecision]==]
+  [==[TorchPython.CudaHighestPrecisionConvolution]==] [==[TorchPython.CudaDeterministicAlgorithmsTrainingCost]==]
+  [==[TorchPython.TorchCompileOnCudaAgainstEager]==] [==[TorchPython.TorchCompileOnCudaDeterministic]==]
+  PROPERTIES LABELS "pytorch;gpu" TIMEOUT 600 RUN_SERIAL TRUE)

@@ -1,6 +1,8 @@
-"""torch.compile (Inductor's C++ backend) on the CPU against eager, decided
-by the torch under test, each check in a fresh process (a compiler crash or
-hang costs that check only), two at a time:
+"""torch.compile (Inductor's C++ backend) on the CPU against eager, and on a
+CUDA device (its Triton backend; BACKENDCHECK_COMPILE_DEVICE=cuda, the plans
+of CUDA_PLANS, which add a training step and the bits under the
+deterministic mode), decided by the torch under test, each check in a fresh
+process (a compiler crash or hang costs that check only), two at a time:
 
 - bits: a compiled function (a matmul, softmax, layer_norm and a row sum)
   against eager on the same inputs, the compiled function run twice, and a
@@ -44,6 +46,10 @@ import children
 import documented
 
 CHECKS = ("bits", "batch", "alert", "fill")
+# On CUDA (BACKENDCHECK_COMPILE_DEVICE=cuda) the checks split between two
+# probes, and add a training step and the bits under the deterministic mode.
+CUDA_PLANS = {"eager": ("bits", "train"), "deterministic": ("deterministic", "alert", "batch")}
+DEVICE = "BACKENDCHECK_COMPILE_DEVICE"
 NIGHTLY = {"bits deterministic": ("bits", {"TORCHINDUCTOR_DETERMINISTIC": "1"}),
            "batch batch_invariant": ("batch", {"TORCHINDUCTOR_BATCH_INVARIANT": "1"})}
 KS = (1, 3)
@@ -51,9 +57,13 @@ TIMEOUT_S = 420
 PARALLEL = 2
 
 
+def _device() -> str:
+    return os.environ.get(DEVICE) or "cpu"
+
+
 def _inputs(torch):
     g = torch.Generator().manual_seed(40)
-    return torch.randn(64, 512, generator=g), torch.randn(512, 512, generator=g) / 23
+    return (torch.randn(64, 512, generator=g).to(_device()), (torch.randn(512, 512, generator=g) / 23).to(_device()))
 
 
 def _compare(torch, a, b) -> dict[str, Any]:
@@ -89,6 +99,49 @@ def bits(torch) -> dict[str, Any]:
                          "random_order_sum_varies": documented.control(torch).get("distinct", 0) > 1}}
 
 
+def deterministic(torch) -> dict[str, Any]:
+    """The compiled function under use_deterministic_algorithms(True):
+    against eager under the mode, and run to run."""
+    x, w = _inputs(torch)
+    f = _fn(torch)
+    torch.use_deterministic_algorithms(True)
+    try:
+        eager = children.call(f, torch, x, w)
+        compiled = torch.compile(f)
+        first = children.call(compiled, torch, x, w)
+        again = children.call(compiled, torch, x, w)
+    finally:
+        torch.use_deterministic_algorithms(False)
+    return {"versus_eager": _compare(torch, eager, first), "run_to_run": _compare(torch, first, again),
+            "controls": {"random_order_sum_varies": documented.control(torch).get("distinct", 0) > 1}}
+
+
+def train(torch) -> dict[str, Any]:
+    """One SGD step of a small MLP (512-512-10, cross entropy), compiled
+    against eager from the same weights: the loss and the updated weights,
+    and the compiled step run to run from the same start."""
+    device = _device()
+    x, _ = _inputs(torch)
+    target = torch.arange(x.shape[0], device=device) % 10
+
+    def fresh():
+        torch.manual_seed(41)
+        return torch.nn.Sequential(torch.nn.Linear(512, 512), torch.nn.ReLU(), torch.nn.Linear(512, 10)).to(device)
+
+    def step(net):
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        loss = torch.nn.functional.cross_entropy(net(x), target)
+        loss.backward()
+        opt.step()
+        return torch.cat([loss.detach().reshape(1)] + [p.detach().reshape(-1) for p in net.parameters()])
+    eager = children.call(step, torch, fresh())
+    compiled_step = torch.compile(step)
+    first = children.call(compiled_step, torch, fresh())
+    again = children.call(compiled_step, torch, fresh())
+    return {"versus_eager": _compare(torch, eager, first), "run_to_run": _compare(torch, first, again),
+            "controls": {"random_order_sum_varies": documented.control(torch).get("distinct", 0) > 1}}
+
+
 def batch(torch) -> dict[str, Any]:
     x, w = _inputs(torch)
     compiled = torch.compile(lambda a: a @ w, dynamic=False)
@@ -102,7 +155,8 @@ def batch(torch) -> dict[str, Any]:
 def alert(torch) -> dict[str, Any]:
     def put(t, index, src):
         return t.clone().put_(index, src, accumulate=False)
-    args = (torch.zeros(16), torch.tensor([0, 1, 1, 2]), torch.ones(4))
+    args = (torch.zeros(16, device=_device()), torch.tensor([0, 1, 1, 2], device=_device()),
+            torch.ones(4, device=_device()))
     seen = {}
     torch.use_deterministic_algorithms(True)
     try:
@@ -124,8 +178,8 @@ def fill(torch) -> dict[str, Any]:
     torch.use_deterministic_algorithms(True)
     det.fill_uninitialized_memory = True
     try:
-        eager = torch.empty(64)
-        compiled = children.call(torch.compile(lambda: torch.empty(64)), torch)
+        eager = torch.empty(64, device=_device())
+        compiled = children.call(torch.compile(lambda: torch.empty(64, device=_device())), torch)
     finally:
         torch.use_deterministic_algorithms(False)
     return {"eager_filled": bool(eager.isnan().all()), "compiled_filled": bool(compiled.isnan().all())}
@@ -143,21 +197,25 @@ def _child(check: str) -> int:
     return 0
 
 
-def run(nightly: bool) -> dict[str, Any]:
+def run(nightly: bool, cuda: str = "") -> dict[str, Any]:
     """Every check in a fresh process; the nightly ones under Inductor's own
-    settings, where this version has them."""
+    settings, where this version has them. `cuda`, a key of CUDA_PLANS: that
+    plan's checks on the CUDA device, Inductor's batch_invariant setting
+    included in every tier (a lever of batch invariance on the GPU)."""
     import torch
     if not hasattr(torch, "compile"):
         return {"absent": f"PyTorch {torch.__version__} has no torch.compile (it arrived in 2.0)"}
     from torch._inductor import config
-    plan = {name: (name, {}) for name in CHECKS}
+    checks = CUDA_PLANS[cuda] if cuda else CHECKS
+    plan = {name: (name, {DEVICE: "cuda"} if cuda else {}) for name in checks}
     settings = {}
     for name, (check, env) in NIGHTLY.items():
         setting = name.split()[1]
         settings[setting] = hasattr(config, setting)
-        if nightly and settings[setting]:
-            plan[name] = (check, env)
-    out: dict[str, Any] = {"torch": str(torch.__version__), "inductor_settings": settings, "nightly": nightly}
+        if settings[setting] and check in checks and (nightly or (cuda and setting == "batch_invariant")):
+            plan[name] = (check, dict(env, **({DEVICE: "cuda"} if cuda else {})))
+    out: dict[str, Any] = {"torch": str(torch.__version__), "inductor_settings": settings, "nightly": nightly,
+                           "device": "cuda" if cuda else "cpu"}
 
     def one(check: str, env: dict[str, str]) -> dict[str, Any]:
         try:
@@ -177,7 +235,7 @@ def run(nightly: bool) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 2 and sys.argv[1] in CHECKS:
+    if len(sys.argv) == 2 and sys.argv[1] in CHECKS + ("deterministic", "train"):
         sys.exit(_child(sys.argv[1]))
     print(__doc__, file=sys.stderr)
     sys.exit(2)

@@ -499,25 +499,35 @@ def run_logged(steps: list[dict]) -> tuple[dict, list[dict]]:
 
 # --- the worker: timing one setting -------------------------------------------
 
-def _train_step(torch, dtype):
+def _train_step(torch, dtype, deterministic_safe: bool = False):
     """A training step of a small convolutional network (four 3x3
     convolutions with batch norm and ReLU, a linear head) on 64 images of
-    3x64x64: forward, backward and an SGD update."""
+    3x64x64: forward, backward and an SGD update. `deterministic_safe`: the
+    same network pooled by AvgPool2d(32) and trained on a mean squared
+    error, operations whose CUDA backward has a deterministic
+    implementation (AdaptiveAvgPool2d's and NLLLoss's raise under
+    use_deterministic_algorithms(True); the documented list)."""
     nn = torch.nn
     torch.manual_seed(0)
+    pool = nn.AvgPool2d(32) if deterministic_safe else nn.AdaptiveAvgPool2d(1)
     net = nn.Sequential(nn.Conv2d(3, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(),
                         nn.Conv2d(64, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(),
                         nn.Conv2d(64, 128, 3, stride=2, padding=1), nn.BatchNorm2d(128), nn.ReLU(),
                         nn.Conv2d(128, 128, 3, padding=1), nn.BatchNorm2d(128), nn.ReLU(),
-                        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, 10)).to("cuda", dtype)
+                        pool, nn.Flatten(), nn.Linear(128, 10)).to("cuda", dtype)
     opt = torch.optim.SGD(net.parameters(), lr=1e-3)
     g = torch.Generator(device="cuda").manual_seed(0)
     x = torch.randn(64, 3, 64, 64, generator=g, device="cuda", dtype=dtype)
     y = torch.randint(0, 10, (64,), generator=g, device="cuda")
 
+    target = torch.eye(10, device="cuda", dtype=dtype)[y]
+
     def step():
         opt.zero_grad(set_to_none=True)
-        torch.nn.functional.cross_entropy(net(x), y).backward()
+        out = net(x)
+        loss = (torch.nn.functional.mse_loss(out, target) if deterministic_safe
+                else torch.nn.functional.cross_entropy(out, y))
+        loss.backward()
         opt.step()
     return step
 
@@ -525,7 +535,7 @@ def _train_step(torch, dtype):
 def _workload(torch, w: dict):
     kind = w["kind"]
     if kind == "train":
-        return _train_step(torch, _torch_dtype(torch, w["dtype"]))
+        return _train_step(torch, _torch_dtype(torch, w["dtype"]), bool(w.get("deterministic_safe")))
     if kind == "conv":
         t = _tensors(torch, w["conv"])
         return lambda: _convolve(torch, w["conv"], t)
@@ -681,8 +691,7 @@ def _need_cuda(probe: str) -> None:
     import torch
     from settings import NotHere
     if not torch.cuda.is_available():
-        raise NotHere(f"needs a CUDA device: PyTorch {torch.__version__} sees none (probe {probe}, "
-                      "suites/probes/cudnn_choices.py)")
+        raise NotHere(f"needs a CUDA device: PyTorch {torch.__version__} sees none (probe {probe})")
     if not torch.backends.cudnn.is_available():
         raise NotHere(f"needs cuDNN: PyTorch {torch.__version__} has none on its CUDA device (probe {probe})")
 

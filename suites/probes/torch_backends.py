@@ -48,6 +48,7 @@ from inputs.flags import load_flags  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import settings  # noqa: E402 - the probes of the 2.x settings (precision, SDPA, MHA, CPU capability, opt_einsum)
 import cudnn_choices  # noqa: E402 - what PyTorch does when it calls cuDNN (searches, cache, choices, costs)
+import cuda_questions  # noqa: E402 - attention, batch size, reduced precision and costs on a CUDA device
 from settings import NotHere  # noqa: E402
 
 DEFAULTS = {name: flag.default for name, flag in load_flags().items()}
@@ -385,6 +386,33 @@ def compiled() -> tuple[bool | None, str, dict]:
                                         (f"; checks that failed to run: {errors}" if errors else "")), seen
 
 
+def _compiled_cuda(plan: str, reading) -> tuple[bool | None, str, dict]:
+    """torch.compile on the CUDA device, the checks of compiled.py's
+    CUDA_PLANS[plan], held to `reading` (cuda_questions.py). Not evaluated
+    without a CUDA device or torch.compile, or where PyTorch refused to
+    compile there (its reason)."""
+    import compiled as inductor
+    cuda_questions.need_device(torch, f"compiled_cuda_{plan}")
+    seen = inductor.run(os.environ.get("BACKENDCHECK_TIER") == "nightly", cuda=plan)
+    if "absent" in seen:
+        raise NotHere(seen["absent"])
+    refused = {k: v["refused"] for k, v in seen.items() if isinstance(v, dict) and "refused" in v}
+    if refused and len(refused) == len(inductor.CUDA_PLANS[plan]):
+        raise NotHere(f"PyTorch {torch.__version__} refused to compile on CUDA: {next(iter(refused.values()))}")
+    passed, detail, mistrusted = reading(seen)
+    if mistrusted:
+        seen["mistrusted"] = mistrusted
+    return passed, f"PyTorch {torch.__version__} on {torch.cuda.get_device_name()}: {detail}", seen
+
+
+def compiled_cuda_eager() -> tuple[bool | None, str, dict]:
+    return _compiled_cuda("eager", cuda_questions.compile_eager_reading)
+
+
+def compiled_cuda_deterministic() -> tuple[bool | None, str, dict]:
+    return _compiled_cuda("deterministic", cuda_questions.compile_deterministic_reading)
+
+
 def census() -> tuple[bool | None, str, dict]:
     """Determinism over PyTorch's own OpInfo table (suites/probes/census.py):
     per operation and float32 CPU sample, the alert under
@@ -510,7 +538,9 @@ PROBES = {"build_config": build_config, "defaults": defaults, "flags_scope": fla
           "openmp_available": openmp_available, "mps_available": mps_available,
           "seed_not_backends": seed_not_backends, "mkldnn_deterministic": mkldnn_deterministic,
           "fp32_precision": fp32_precision, "documented": documented, "invariance": invariance, "census": census, "compiled": compiled, "same_torch": same_torch,
-          "cublas_config": cublas_config, **settings.PROBES, **cudnn_choices.PROBES}
+          "cublas_config": cublas_config, "compiled_cuda_eager": compiled_cuda_eager,
+          "compiled_cuda_deterministic": compiled_cuda_deterministic, **settings.PROBES, **cudnn_choices.PROBES,
+          **cuda_questions.PROBES}
 
 
 def main(argv: list[str]) -> int:
