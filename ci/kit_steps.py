@@ -73,6 +73,10 @@ OUTCOMES = ("passed", "failed", "skipped")
 EXIT_LEFT = 75               # tests are left: call again (EX_TEMPFAIL)
 ROOT = Path(__file__).resolve().parents[1]
 CLAIMS = ROOT / "suites" / "claims.toml"
+# Expected seconds of the GPU tests no recorded run has timed yet, each with
+# its basis: they fit a test into a call's budget but never order the plan
+# (a recorded time does; an estimate is a guess like DEFAULT_S).
+ESTIMATES = ROOT / "ci" / "gpu-expected-seconds.json"
 GROUPS = ("claims' evidence", "predictions", "the rest")
 
 
@@ -120,6 +124,11 @@ def claim_selection(tests: list[str], manifest: list[dict[str, Any]], claims: Pa
         if claim.prediction is not None:
             p = claim.prediction
             predicted |= {t for t in select_tests(p.tests, p.cases, manifest, known) if t in here}
+    # The documented list is a claim per entry, read from the installed torch
+    # (reports/documented.py): its test decides them, as a claim's evidence.
+    from reports.documented import TEST as DOCUMENTED
+    if DOCUMENTED in here:
+        evidence["the documented list"] = [DOCUMENTED]
     controls = [c["test"] for c in manifest if c.get("positive_control") and c["test"] in here]
     return evidence, predicted, controls
 
@@ -225,6 +234,7 @@ class Call:
         shutil.rmtree(self.running, ignore_errors=True)
         self.expected = load_durations(a.durations or [])
         self.expected.update(self.state["seconds"])
+        self.estimates = load_durations(getattr(a, "estimates", None) or [])
         plan_file = self.state_dir / "plan.json"
         if not plan_file.exists():
             plan_file.write_text(json.dumps(plan_tests(a.build, a.label, a.regex, a.ctest, a.exclude_label,
@@ -330,7 +340,8 @@ class Call:
         first = True
         while True:
             elapsed = time.monotonic() - started
-            test = next_test(self.plan, self.state, elapsed, a.budget or float("inf"), self.expected, first)
+            test = next_test(self.plan, self.state, elapsed, a.budget or float("inf"),
+                             {**self.estimates, **self.expected}, first)
             if test is None:
                 break
             whole = first
@@ -498,18 +509,24 @@ def _families(tests: list[str], expected: dict[str, float]) -> str:
 
 def render_prediction(plan: list[str], group: dict[str, int], expected: dict[str, float],
                       evidence: dict[str, list[str]], calls: list[dict[str, Any]], left: list[str],
-                      too_long: list[str], setup: float, limit: float, overhead: float, label: str) -> str:
-    """predict's account: the plan by group, the tests counted at DEFAULT_S,
-    each call's tests, seconds, margin and the claims it completes, what is
-    left."""
+                      too_long: list[str], setup: float, limit: float, overhead: float, label: str,
+                      estimated: set[str] = frozenset(), estimated_by: str = "") -> str:
+    """predict's account: the plan by group, the tests counted at their
+    estimate (ESTIMATES) and at DEFAULT_S, each call's tests, seconds, margin
+    and the claims it completes, what is left."""
     lines = []
     total = sum(expected.get(t, DEFAULT_S) for t in plan)
     parts = []
     for g, name in enumerate(GROUPS):
         mine = [t for t in plan if group[t] == g]
         parts.append(f"{name} {len(mine)} ({sum(expected.get(t, DEFAULT_S) for t in mine):.0f} s)")
-    lines.append(f"The plan: {len(plan)} tests labelled {label}, {total:.0f} s of tests by the recorded durations: "
-                 + ", ".join(parts) + ".")
+    guessed = [t for t in plan if t in estimated]
+    lines.append(f"The plan: {len(plan)} tests labelled {label}, {total:.0f} s of tests by the recorded durations"
+                 + (" and the estimates" if guessed else "") + ": " + ", ".join(parts) + ".")
+    if guessed:
+        lines.append(f"Not measured, expected by {estimated_by or ESTIMATES.relative_to(ROOT)} "
+                     f"({sum(expected[t] for t in guessed):.0f} s): "
+                     + ", ".join(f"{t} ({expected[t]:g} s)" for t in guessed) + ".")
     unmeasured = [t for t in plan if t not in expected]
     lines.append(f"Not measured, counted at DEFAULT_S = {DEFAULT_S:g} s each: "
                  + (", ".join(unmeasured) if unmeasured else "none") + ".")
@@ -534,6 +551,12 @@ def render_prediction(plan: list[str], group: dict[str, int], expected: dict[str
     return "\n".join(_fill(line) for line in lines)
 
 
+def _shown(path: Path) -> str:
+    """A path as the repository names it, where it is the repository's."""
+    path = Path(path).resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
 def _fill(line: str) -> str:
     """A line of predict's output in lines of at most WIDTH, broken after a
     comma or semicolon only (a figure keeps its unit)."""
@@ -551,12 +574,14 @@ def predict_main(a: argparse.Namespace) -> int:
     tests = tier_tests(a.recorded, manifest, a.label, a.exclude_label, a.cmake)
     if manifest is None:
         manifest = read_manifest(a.recorded / "cases.json")
-    expected = load_durations(a.durations)
-    plan, group = claim_order(tests, manifest, expected, a.claims)
+    recorded = load_durations(a.durations)
+    estimates = {t: s for t, s in load_durations(a.estimates).items() if t not in recorded}
+    plan, group = claim_order(tests, manifest, recorded, a.claims)
     evidence, _, _ = claim_selection(plan, manifest, a.claims)
+    expected = {**estimates, **recorded}
     calls, left, too_long = predict(plan, expected, a.calls, a.setup, a.limit, a.reserve, a.overhead, a.later_budget)
     print(render_prediction(plan, group, expected, evidence, calls, left, too_long, a.setup, a.limit, a.overhead,
-                            a.label))
+                            a.label, set(estimates), ", ".join(_shown(p) for p in a.estimates)))
     return 1 if left else 0
 
 
@@ -575,6 +600,8 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--name", default="node")
     t.add_argument("--durations", type=Path, nargs="+", action="extend", default=[],
                    help="expected times from recorded runs: kit-steps.json files or JSON {test: seconds}")
+    t.add_argument("--estimates", type=Path, nargs="*", default=[ESTIMATES] if ESTIMATES.exists() else [],
+                   help="expected times of tests no run has timed (fit the budget, never order the plan)")
     t.add_argument("--ctest", default="ctest")
     t.add_argument("--done", nargs="*", default=[], type=Path,
                    help="kit-steps.json of calls on an earlier machine: their tests are not run again")
@@ -584,6 +611,8 @@ def main(argv: list[str] | None = None) -> int:
     pr.add_argument("--manifest", type=Path, help="the cases.json of the specs to plan (their cases replace the "
                                                   "recorded call's)")
     pr.add_argument("--durations", type=Path, nargs="+", action="extend", default=[], required=True)
+    pr.add_argument("--estimates", type=Path, nargs="*", default=[ESTIMATES] if ESTIMATES.exists() else [],
+                    help="expected times of tests no run has timed, with their basis")
     pr.add_argument("--cmake", type=Path, nargs="*",
                     default=[ROOT / "suites" / "cpu" / "pytorch_test_properties.cmake"],
                     help="CMake files whose set_tests_properties label tests the recorded call did not list")

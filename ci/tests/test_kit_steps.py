@@ -357,6 +357,22 @@ class PlanOrderTest(unittest.TestCase):
         self.assertEqual(rc, 1, "tests left: exit 1")
         self.assertIn("left: Gpu/D1 (claims' evidence), Gpu/D2 (claims' evidence), TorchPython.NewOnGpu (the rest)",
                       out.getvalue())
+        # An estimate (ci/gpu-expected-seconds.json's form) fits a test into
+        # the calls and is listed as such, but does not order the plan: the
+        # estimated probe stays after the recorded ones of its group.
+        estimates = self.t / "estimates.json"
+        estimates.write_text(json.dumps({"source": "guesses", "seconds": {"TorchPython.NewOnGpu": 300.0,
+                                                                          "Gpu/D1": 1.0}}))
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            rc = kit_steps.main(["predict", "--recorded", str(recorded), "--manifest", str(manifest), "--durations",
+                                 str(first), str(steps), "--cmake", str(cmake), "--claims", str(self.claims),
+                                 "--estimates", str(estimates)])
+        text = out.getvalue()
+        self.assertIn("765 s of tests by the recorded durations and the estimates", text)
+        self.assertIn(f"expected by {estimates} (300 s): TorchPython.NewOnGpu (300 s).", text)
+        self.assertIn("counted at DEFAULT_S = 5 s each: Gpu/D2.", text)
+        self.assertIn("call 2: 3 tests 415 s (budget 540 s)", text)
+        self.assertIn("the rest: TorchPython.NewOnGpu (300 s)", text)
 
 
 class RecordedH100PlanTest(unittest.TestCase):
