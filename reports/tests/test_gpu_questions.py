@@ -18,7 +18,7 @@ from pathlib import Path
 from reports.evidence import read_evidence
 from reports.pipeline import Report
 from reports.verdicts import judge_all
-from reports.tests.test_cudnn_claims import ProbeClaimsCase, environment, probes, write
+from reports.tests.test_cudnn_claims import ProbeClaimsCase, environment, probes, samples, write
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDED = json.loads((ROOT / "reports" / "tests" / "data" / "cuda_questions" / "cpu-torch-2.15.json").read_text())
@@ -131,6 +131,41 @@ class GpuQuestionsTest(ProbeClaimsCase):
         self.assertIn("alternated", lever[0]["cost"])
         self.assertTrue(any("allow_tf32 = True: the bits of the strict setting" in line
                             for line in card["no_effect_seen"]), card["no_effect_seen"])
+
+    def test_the_gpu_card_prices_the_deterministic_mode_and_cudnn_off(self) -> None:
+        """Point 5: on the GPU platform, the reproducibility line of the
+        deterministic mode for attention is priced by the CUDA training
+        step's comparison, and cuDNN's speed line by the training step with
+        cudnn.enabled False against True."""
+        a = [4.0e6 + 2e3 * i for i in range(9)]
+
+        def compared(probe: str, factor: float, versus: dict) -> tuple[dict, dict]:
+            check = {"name": probe, "outcome": "passed", "detail": "measured"}
+            return ({"repro": f"torch_backends.py {probe}", "system": "pytorch", "checks": [check],
+                     "compare": {"a": samples(f"torch_backends.py {probe} A", a),
+                                 "b": samples(f"torch_backends.py {probe} B", [x * factor for x in a]),
+                                 "versus_flags": versus, "reps": 9, "others_cpu": 0.01}},
+                    {"outcome": "passed", "message": ""})
+        tests = {"TorchPython.CudaSdpaUnderDeterministicAlgorithms": fact(
+                     "TorchPython.CudaSdpaUnderDeterministicAlgorithms", "cuda_sdpa_deterministic", True,
+                     RECORDED["sdpa"]),
+                 "TorchPython.CudaDeterministicAlgorithmsTrainingCost": compared(
+                     "cuda_det_alg_speed", 1.3, {"deterministic_algorithms": True}),
+                 "TorchPython.CudnnDisabledTrainingSpeedF32": compared("cudnn_disabled_f32", 0.2, {"enabled": True}),
+                 "TorchPython.CudnnDisabledTrainingSpeedF16": compared("cudnn_disabled_f16", 0.25, {"enabled": True})}
+        ev = read_evidence([write(Path(self.tmp.name) / "gpu", environment(True), tests)])
+        ids = ("sdpa-cuda-deterministic", "det-alg-slower", "disabled-2x")
+        report = Report.of(judge_all([self.claims[i] for i in ids], [], ev, partial=True), [], ev)
+        (card,) = report.cards.values()
+        lines = {(s["goal"], x["setting"]): x for s in card["sections"] for x in s["lines"]}
+        det = lines[("reproducibility", "torch.use_deterministic_algorithms(True), for scaled_dot_product_attention")]
+        self.assertEqual(det["says"], "set")
+        cost = det["cost"][0]
+        self.assertEqual((cost["claim"], cost["verdict"]), ("det-alg-slower", "supported"))
+        self.assertAlmostEqual(cost["timing"]["median"], 1.3, delta=0.01)
+        cudnn = lines[("speed", "torch.backends.cudnn.enabled = True (the default)")]
+        self.assertEqual(cudnn["says"], "set: faster here")
+        self.assertEqual(cudnn["verdict"], "supported")
 
     def test_every_new_test_is_in_the_gpu_tier(self) -> None:
         text = (ROOT / "suites" / "cpu" / "pytorch_test_properties.cmake").read_text()
