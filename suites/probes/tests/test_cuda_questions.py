@@ -109,6 +109,15 @@ class Attention(unittest.TestCase):
         self.assertFalse(passed)
         self.assertIn("warn_only=True ran without PyTorch's warning", detail)
 
+    def test_a_warning_pytorch_gives_once_a_process_holds_for_every_cell(self):
+        obs = sdpa()
+        for dtype in ("f16", "bf16"):
+            cell = obs["backends"][dtype]["FLASH_ATTENTION"]
+            cell["deterministic"] = {"raised": ALERT_TEXT, "warned": []}
+        obs["backends"]["f16"]["FLASH_ATTENTION"]["warn_only"]["warned"] = [ALERT_TEXT]
+        passed, detail, _ = cq.sdpa_deterministic_reading(obs)
+        self.assertTrue(passed, detail)
+
     def test_a_backend_refused_under_the_mode_is_no_refutation(self):
         obs = sdpa()
         obs["backends"]["f16"]["FLASH_ATTENTION"]["deterministic"] = {
@@ -182,7 +191,21 @@ class Precision(unittest.TestCase):
     def test_the_level_a_result_shows(self):
         self.assertEqual(cq.precision_level(1e-7, self.LEVELS), "fp32")
         self.assertEqual(cq.precision_level(0.9e-4, self.LEVELS), "tf32")
+        # TF32 that truncates its inputs: about 2.5 times the rounded level,
+        # a third of bf16's.
+        self.assertEqual(cq.precision_level(2.6e-4, self.LEVELS), "tf32")
         self.assertEqual(cq.precision_level(7e-4, self.LEVELS), "bf16")
+
+    def test_the_levels_of_the_recorded_inputs(self):
+        """Rounded to TF32 and to bf16, the recorded CPU observation's
+        inputs give levels an order of magnitude apart, and its strict
+        fp32 errors sit far below TF32's."""
+        obs = RECORDED["precision"]
+        for kind in ("matmul", "conv"):
+            levels = obs["levels"][kind]
+            self.assertGreater(levels["bf16"], 5 * levels["tf32"], kind)
+            self.assertLess(obs["strict"][kind]["error"], levels["tf32"] / 50, kind)
+            self.assertEqual(cq.precision_level(obs["strict"][kind]["error"], levels), "fp32")
 
     def test_the_recorded_cpu_settings(self):
         obs = copy.deepcopy(RECORDED["precision"])
@@ -211,6 +234,15 @@ class Precision(unittest.TestCase):
         self.assertIn("matmul: error", detail)
         self.assertFalse(cq.highest_conv_reading(self.tf32_like())[0])
         self.assertTrue(cq.precision_reading(self.tf32_like())[0])
+
+    def test_other_bits_at_fp32_s_error_are_no_tf32(self):
+        obs = copy.deepcopy(RECORDED["precision"])
+        for s in obs["settings"]:
+            if "allow_tf32 = True" in s["setting"]:
+                s["same_as_strict"] = False
+        passed, detail, _ = cq.tf32_reading(obs)
+        self.assertIsNone(passed, detail)
+        self.assertIn("other bits (TF32 not used)", detail)
 
     def test_a_strict_setting_at_tf32_refutes(self):
         obs = self.tf32_like()
