@@ -241,7 +241,9 @@ def judge(evidence: Evidence) -> dict[str, dict[str, Any]]:
     the rows (operation | variant -> level -> cell), and mm's kernels."""
     out: dict[str, dict[str, Any]] = {}
     for platform, ev in sorted(evidence.platforms.items()):
-        found = [g for g in (_observed(ev), _observed(ev, CUDA_TEST)) if g is not None and "rows" in g]
+        cuda = _observed(ev, CUDA_TEST)
+        cuda = cuda if cuda is not None and "rows" in cuda else None
+        found = [g for g in (_observed(ev), cuda) if g is not None and "rows" in g]
         if not found:
             continue
         # The CPU's grid where it ran (its controls head the table), else the
@@ -285,6 +287,7 @@ def judge(evidence: Evidence) -> dict[str, dict[str, Any]]:
                              for line in _compiled(_observed(ev, test)) if line["state"] != Ruling.NOT_EVALUATED
                              or "CUDA device" not in line["why"]],
                          "levers": [lv for g in found for lv in lever_lines(g)],
+                         "cuda_device": str(cuda.get("device", "")) if cuda is not None else "",
                          "evidence": f"{TEST} (./backendcheck run --case {shlex.quote(_REPRO)})"}
     _release(out)
     return out

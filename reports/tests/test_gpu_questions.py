@@ -17,6 +17,7 @@ from pathlib import Path
 
 from reports.evidence import read_evidence
 from reports.pipeline import Report
+from reports.render import write_report
 from reports.verdicts import judge_all
 from reports.tests.test_cudnn_claims import ProbeClaimsCase, environment, probes, samples, write
 
@@ -131,6 +132,10 @@ class GpuQuestionsTest(ProbeClaimsCase):
         self.assertIn("alternated", lever[0]["cost"])
         self.assertTrue(any("allow_tf32 = True: the bits of the strict setting" in line
                             for line in card["no_effect_seen"]), card["no_effect_seen"])
+        page = write_report(Path(self.tmp.name) / "page", report).read_text()
+        self.assertIn("makes <span class=\"mono\">mm f32 cuda</span> hold its bits across the batch size", page)
+        self.assertIn('class="card-no-effect-seen"', page)
+        self.assertIn("mm f32 cuda | no split-K", page)
 
     def test_the_gpu_card_prices_the_deterministic_mode_and_cudnn_off(self) -> None:
         """Point 5: on the GPU platform, the reproducibility line of the
