@@ -140,12 +140,19 @@ def _compiled(seen: dict[str, Any] | None) -> list[dict[str, str]]:
             add(name + where, Ruling.ERROR, f"the check's process failed: {run['error']}")
         elif "refused" in run:
             add(name + where, REFUSED, f"refused by PyTorch: {run['refused']}")
-        elif name.startswith("bits"):
+        elif name.startswith(("bits", "deterministic", "train")):
             ctl = run.get("controls", {})
+            what = {"deterministic": " under use_deterministic_algorithms(True)",
+                    "train": " (a training step of a small MLP)"}.get(name.split()[0], "")
             for key, words, control in (("versus_eager", "compiled against eager", "eager_one_ulp_away_differs"),
                                         ("run_to_run", "compiled, run to run", "random_order_sum_varies"),
                                         ("recompiled", "compiled against a second compilation",
                                          "random_order_sum_varies")):
+                if key not in run:
+                    continue
+                words += what
+                if control not in ctl:
+                    control = "random_order_sum_varies"
                 c = run.get(key, {})
                 state = ("differs" if not c.get("same") else "invariant" if ctl.get(control) else "untrusted")
                 add(words + where, state, "the same bits" if c.get("same") else _sized(c))

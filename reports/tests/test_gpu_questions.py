@@ -118,7 +118,15 @@ class GpuQuestionsTest(ProbeClaimsCase):
         tests = {"TorchPython.CudaBatchInvariance": fact("TorchPython.CudaBatchInvariance", "cuda_invariance", True,
                                                          cuda_grid()),
                  "TorchPython.CudaPrecisionSettings": fact("TorchPython.CudaPrecisionSettings",
-                                                           "cuda_precision_settings", True, precision)}
+                                                           "cuda_precision_settings", True, precision),
+                 "TorchPython.TorchCompileOnCudaAgainstEager": fact(
+                     "TorchPython.TorchCompileOnCudaAgainstEager", "compiled_cuda_eager", False, {
+                         "device": "cuda", "nightly": False, "inductor_settings": {"batch_invariant": True},
+                         "bits": {"versus_eager": {"same": True}, "run_to_run": {"same": True}, "recompiled":
+                                  {"same": True}, "controls": {"eager_one_ulp_away_differs": True,
+                                                               "random_order_sum_varies": True}},
+                         "train": {"versus_eager": {"same": False, "fraction": 0.02, "max_rel": 1.6e-9},
+                                   "run_to_run": {"same": True}, "controls": {"random_order_sum_varies": True}}})}
         ev = read_evidence([write(Path(self.tmp.name) / "gpu", environment(True), tests)])
         claims = [self.claims[i] for i in ("batch-invariant", "cuda-precision-settings")]
         report = Report.of(judge_all(claims, [], ev, partial=True), [], ev)
@@ -136,6 +144,11 @@ class GpuQuestionsTest(ProbeClaimsCase):
         self.assertIn("makes <span class=\"mono\">mm f32 cuda</span> hold its bits across the batch size", page)
         self.assertIn('class="card-no-effect-seen"', page)
         self.assertIn("mm f32 cuda | no split-K", page)
+        compiled = {line["check"]: line for line in grid["compile"]}
+        train = compiled["CUDA: compiled against eager (a training step of a small MLP)"]
+        self.assertEqual(train["state"], "differs")
+        self.assertIn("2% of elements differ", train["why"])
+        self.assertEqual(compiled["CUDA: compiled, run to run"]["state"], "invariant")
 
     def test_the_gpu_card_prices_the_deterministic_mode_and_cudnn_off(self) -> None:
         """Point 5: on the GPU platform, the reproducibility line of the
