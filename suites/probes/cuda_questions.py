@@ -38,7 +38,6 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable
 
-HERE = "suites/probes/cuda_questions.py"
 BACKENDS = ("MATH", "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION")
 # "DEFAULT" is no sdpa_kernel block: the backend PyTorch's own priority picks.
 DEFAULT = "DEFAULT"
@@ -160,14 +159,10 @@ def order_digest(torch, device: str) -> str:
 # --- attention ---------------------------------------------------------------
 
 def _attention(torch):
-    try:
-        from torch.nn import attention
-    except ImportError:
-        attention = None
-    if attention is None or not hasattr(attention, "sdpa_kernel"):
-        from settings import NotHere
-        raise NotHere(f"PyTorch {torch.__version__} has no torch.nn.attention.sdpa_kernel")
-    return attention
+    """torch.nn.attention; NotHere where this version lacks sdpa_kernel
+    (settings.py's own check, as the CPU's SDPA probes make it)."""
+    import settings
+    return settings._sdpa()
 
 
 def _backend_names(attention) -> dict[int, str]:
@@ -589,6 +584,13 @@ def _gemm_seconds(torch, device: str, dtype: str) -> Callable[[], float]:
     return once
 
 
+def _gemm_median(torch, device: str, dtype: str) -> float:
+    """The GEMMs' median seconds over COST_REPS runs, after one to warm up."""
+    once = _gemm_seconds(torch, device, dtype)
+    once()
+    return statistics.median(once() for _ in range(COST_REPS))
+
+
 def _lever_cost(torch, device: str, name: str) -> dict[str, Any]:
     """The lever's time over the defaults' on the GEMMs of COST_ROWS in
     bf16 and fp32, medians of COST_REPS alternated reps."""
@@ -606,16 +608,11 @@ def _lever_cost(torch, device: str, name: str) -> dict[str, Any]:
 
 
 def grid_child(torch, device: str) -> dict[str, Any]:
-    """A fresh process under a variables' lever: its default rows, its
-    GEMMs' median seconds, and its control digest."""
+    """A fresh process under a variables' lever: its rows and its GEMMs'
+    median seconds."""
     name = next((n for n, env in LEVER_ENV.items() if all(os.environ.get(k) == v for k, v in env.items())), "")
-    rows = _rows(torch, device, name or "defaults")
-    seconds = {}
-    for dtype in ("f32", "bf16"):
-        once = _gemm_seconds(torch, device, dtype)
-        once()
-        seconds[dtype] = statistics.median(once() for _ in range(COST_REPS))
-    return {"lever": name, "rows": rows, "seconds": seconds}
+    return {"lever": name, "rows": _rows(torch, device, name or "defaults"),
+            "seconds": {dtype: _gemm_median(torch, device, dtype) for dtype in ("f32", "bf16")}}
 
 
 def grid_observe(torch, device: str, levers=tuple(LEVERS)) -> dict[str, Any]:
@@ -633,11 +630,7 @@ def grid_observe(torch, device: str, levers=tuple(LEVERS)) -> dict[str, Any]:
                 errors[name] = child["error"]
                 continue
             rows.update(child["rows"])
-            here = {}
-            for dtype in ("f32", "bf16"):
-                once = _gemm_seconds(torch, device, dtype)
-                once()
-                here[dtype] = statistics.median(once() for _ in range(COST_REPS))
+            here = {dtype: _gemm_median(torch, device, dtype) for dtype in ("f32", "bf16")}
             costs[name] = {"ratio": {d: child["seconds"][d] / here[d] for d in here}, "reps": COST_REPS,
                            "paired": False}
             continue
