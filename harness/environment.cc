@@ -67,6 +67,10 @@ nlohmann::json ProbeHostEnvironment() {
   nlohmann::json env;
   const char* machine = std::getenv("BACKENDCHECK_MACHINE");
   env["machine"] = machine != nullptr && *machine != '\0' ? std::string(machine) : Hostname();
+  // The CPU's vendor as the CPU says it (GenuineIntel, AuthenticAMD): the
+  // libraries choose their kernels by it (oneMKL runs its own AVX-512 code
+  // on Intel's CPUs only), so a finding can be keyed by it.
+  env["cpu_vendor"] = CpuInfoField("vendor_id");
   env["cpu_model"] = CpuInfoField("model name");
   env["cpu_isa_flags"] = IsaFlags();
   env["hardware_threads"] = std::thread::hardware_concurrency();

@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from inputs import onednn_isa
 from inputs.engines import device_of, engines
 
 NOT_EVALUATED = "not evaluated: "
@@ -136,7 +137,14 @@ def summarize(data: Any) -> dict[str, Any]:
         parts = [p.get(k) for k in SUMMED_PARTS]
         p["parts_us"] = sum(parts) * 1e6 if all(x is not None for x in parts) else None
         p["parts_fraction"] = sum(parts) / direct if p["parts_us"] is not None and direct else None
-    return {"context": {k: v for k, v in ctx.items() if isinstance(v, (str, int, float))},
+    context = {k: v for k, v in ctx.items() if isinstance(v, (str, int, float))}
+    if isinstance(context.get("onednn_isa"), str):  # "isa_495" from a run before the ISA had its name
+        said = context["onednn_isa"]
+        version = str(context.get("engine.onednn", "")).split("; ")[1:2] or [""]
+        context["onednn_isa"] = onednn_isa.name(said, version[0])
+        if isinstance(context.get("engine.onednn"), str):
+            context["engine.onednn"] = context["engine.onednn"].replace(f"ISA {said}", f"ISA {context['onednn_isa']}")
+    return {"context": context,
             "mode": ctx.get("mode", ""), "roofs": roofs, "engines": engines, "overhead": overhead,
             "digest": sorted(digest, key=lambda d: d["bytes"]), "failures": failures,
             "by_engine": _by_engine(engines)}

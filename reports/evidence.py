@@ -20,6 +20,7 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
+from inputs import onednn_isa
 from inputs.engines import engines
 from inputs.errors import SpecError, read_regular
 
@@ -117,18 +118,60 @@ class PlatformPart:
     torch: tuple[str, ...] = ()
 
 
+# The CPU's vector features, most capable first: the first the CPU lists
+# names its level in a platform's signature ("avx512_fp16"), in the words
+# the CPU itself uses (its /proc/cpuinfo flags), not a library's.
+CPU_LEVELS = ("amx_fp16", "amx_bf16", "avx512_fp16", "avx512_bf16", "avx512_vnni", "avx512f", "avx2", "avx",
+              "sse4_2")
+# The vendor_id a CPU reports, and the word a model name uses, by vendor.
+_VENDORS = {"GenuineIntel": "intel", "AuthenticAMD": "amd", "HygonGenuine": "hygon", "CentaurHauls": "centaur"}
+
+
+def cpu_vendor(env: dict[str, Any]) -> str:
+    """"intel", "amd", ... from the CPU's vendor_id; records written before
+    it was kept name it in their model ("Intel(R) Xeon(R)", "AMD EPYC");
+    "" where neither says."""
+    said = str(env.get("cpu_vendor") or "")
+    if said:
+        return _VENDORS.get(said, said.lower())
+    model = str(env.get("cpu_model") or "")
+    return next((v for word, v in (("Intel", "intel"), ("AMD", "amd"), ("Hygon", "hygon")) if word in model), "")
+
+
+def _cpu_pieces(env: dict[str, Any]) -> list[str]:
+    """The machine's CPU in a signature: its vendor and its most capable
+    vector feature; a record without the CPU's flags (a constructed one) is
+    named by its oneDNN ISA."""
+    flags = set(env.get("cpu_isa_flags") or [])
+    level = next((f for f in CPU_LEVELS if f in flags), "")
+    if not level:
+        return [str(platform_fact(env, "onednn_isa") or "unknown-isa")]
+    return [p for p in (cpu_vendor(env), level) if p]
+
+
+def _cpu_value(env: dict[str, Any]) -> Any:
+    """What two machines' CPUs are compared on: vendor, model, features
+    (the oneDNN ISA where a record has no flags)."""
+    flags = env.get("cpu_isa_flags") or []
+    if not flags:
+        return platform_fact(env, "onednn_isa")
+    return (cpu_vendor(env), env.get("cpu_model"), tuple(sorted(map(str, flags))), env.get("hardware_threads"))
+
+
 # A platform's parts, declared once, in the signature's order: the machine's
-# oneDNN ISA, its OpenMP thread count, its GPU (with cuDNN), and the torch
-# install under test (its version and build; the libraries inside it come
+# CPU (vendor, model and features: what the machine is, the same whichever
+# torch install and oneDNN runs on it), its OpenMP thread count, its GPU
+# (with cuDNN), and the torch install under test (its version and build; the
+# libraries inside it, and what each install's oneDNN says of the CPU, come
 # with it).
 PLATFORM_PARTS = (
-    PlatformPart("CPU ISAs", lambda env: [str(platform_fact(env, "onednn_isa") or "unknown-isa")],
-                 lambda env: platform_fact(env, "onednn_isa")),
+    PlatformPart("CPU ISAs", _cpu_pieces, _cpu_value),
     PlatformPart("thread counts", lambda env: [f"{env.get('omp_max_threads', '?')}t"],
                  lambda env: env.get("omp_max_threads")),
     PlatformPart("GPU architectures", _gpu_pieces, lambda env: (env.get("gpu") or {}).get("arch")),
     PlatformPart("library versions", lambda env: [f"torch{torch_of(env)}"] if torch_of(env) else [],
-                 lambda env: (torch_of(env) or None, env.get("versions")), torch=("torch", "versions")),
+                 lambda env: (torch_of(env) or None, env.get("versions"), platform_fact(env, "onednn_isa")),
+                 torch=("torch", "versions", "install")),
 )
 
 
@@ -155,6 +198,42 @@ def torch_of(env: dict[str, Any]) -> str:
     """The version of the torch install an environment record names ("" for none)."""
     torch = env.get("torch")
     return str(torch.get("version", "")) if isinstance(torch, dict) else ""
+
+
+# The probe of the torch install's own description (torch.__config__, and
+# what its BLAS says of itself: suites/probes/torch_backends.py build_config).
+BUILD_TEST = "TorchPython.BuildConfiguration"
+# BLAS_INFO's words for a BLAS, where they are not its name.
+_BLAS_INFO = {"open": "openblas"}
+
+
+def install_facts(ev: Evidence) -> dict[str, str]:
+    """What one torch install's evidence says of the BLAS its float32 GEMM
+    calls: "blas" (mkl, openblas, ...: the build's BLAS_INFO; where that is
+    "generic", the library the PyTorch engine found libtorch's sgemm_ in),
+    "blas_version", and what the library reported of itself where the probe
+    asked it (runs from 2026-11-29 on): "blas_branch" (oneMKL's code branch,
+    OpenBLAS's kernel set) and "blas_cnr" (oneMKL's CNR mode). {} without the
+    probe's record."""
+    observed = next((c["observed"] for r in reversed(ev.cases.get(BUILD_TEST, [])) for c in r.get("checks", [])
+                     if isinstance(c.get("observed"), dict)), None)
+    if observed is None:
+        return {}
+    blas = observed.get("blas") if isinstance(observed.get("blas"), dict) else {}
+    config = str(observed.get("config", ""))
+    info = re.search(r"BLAS_INFO=([^,\s]+)", config)
+    name = str(blas.get("name") or (info.group(1) if info else ""))
+    name = _BLAS_INFO.get(name, name)
+    if name in ("generic", "unknown"):
+        libraries = {m.group(1) for rs in ev.cases.values() for r in rs if r.get("engine") == "pytorch"
+                     for m in [re.search(r"\(([^()]*)\)\s*$", str(r.get("engine_version", "")))] if m}
+        name = next((n for n in ("openblas", "mkl", "blis") for lib in libraries if n in lib), name)
+    version = str(blas.get("version") or "")
+    if not version and name == "mkl":
+        found = re.search(r"Math Kernel Library Version ([\d.]+)", config)
+        version = found.group(1) if found else ""
+    return {"blas": name, "blas_version": version, "blas_branch": str(blas.get("branch") or ""),
+            "blas_cnr": str(blas.get("cnr") or "")}
 
 
 def read_evidence(dirs: list[Path]) -> Evidence:
@@ -203,6 +282,8 @@ def read_evidence(dirs: list[Path]) -> Evidence:
                                        "in one run (counted once): " + ", ".join(where))
         merged.platforms.setdefault(name, Evidence(problems=merged.problems, refused=merged.refused)).merge(run, name)
         merged.merge(run, name)
+    for name, platform_evidence in merged.platforms.items():
+        merged.platform_env[name]["install"] = install_facts(platform_evidence)
     # Within a platform: two platforms (two torch versions, say) may differ.
     for platform_evidence in merged.platforms.values():
         for test, where in sorted(platform_evidence.conflicts().items()):
@@ -219,6 +300,21 @@ def _read_text(path: Path, ev: Evidence) -> str | None:
     except SpecError as e:
         ev.refused.append(str(e))
         return None
+
+
+def _name_isa(env: dict[str, Any]) -> None:
+    """Names, in place, the oneDNN ISA that a record written before its value
+    had a name carries as a number ("isa_495": oneDNN 3's avx512_core_fp16),
+    in the engine's facts and its availability reason."""
+    onednn = (env.get("backends") or {}).get("onednn") or {}
+    version = str(onednn.get("version", ""))
+    holder = env["platform"] if isinstance(env.get("platform"), dict) and "onednn_isa" in env["platform"] else env
+    said = holder.get("onednn_isa")
+    if not isinstance(said, str) or (named := onednn_isa.name(said, version)) == said:
+        return
+    holder["onednn_isa"] = named
+    if isinstance(onednn.get("reason"), str):
+        onednn["reason"] = re.sub(rf"\b{re.escape(said)}\b", named, onednn["reason"])
 
 
 def _read_file(path: Path, ev: Evidence) -> dict[str, Any] | None:
@@ -249,6 +345,7 @@ def _read_file(path: Path, ev: Evidence) -> dict[str, Any] | None:
             continue
         kind = record["kind"]
         if kind == "environment":
+            _name_isa(record)
             machine = str(record.get("machine", "unknown"))
             ev.environments.setdefault(machine, record)
             environment = environment or record

@@ -383,27 +383,35 @@ def no_effect_seen(ev: Evidence) -> list[str]:
 
 
 def lever_lines(grid: dict[str, Any]) -> list[dict[str, Any]]:
-    """The levers a CUDA grid tried (the probe's "lever_effects"): the
-    setting, the cells it made hold their bits across the batch where the
-    defaults did not, those that still differ, and its measured cost (its
-    GEMMs' median time over the defaults')."""
+    """The levers a grid tried (the probe's "lever_effects": the CUDA grid's
+    across the batch, the CPU grid's across the thread count): the setting,
+    the level, the cells it made hold their bits where the defaults did not,
+    those that still differ, and its measured cost (its GEMMs' median time
+    over the defaults'); or why it was not evaluated."""
     out = []
     for lv in grid.get("lever_effects", []):
         cost = lv.get("cost") or {}
         ratios = cost.get("ratio", {})
         said = ", ".join(f"{r:.2f}x in {d}" for d, r in ratios.items())
-        out.append({"setting": lv.get("setting", lv.get("lever")), "fixes": lv.get("fixes", []),
-                    "still_differ": lv.get("still_differ", []),
-                    "cost": (f"the GEMMs' median time {said} that of the defaults ({cost.get('reps')} reps"
-                             f"{', alternated' if cost.get('paired') else ', in another process'})") if said
-                    else "not timed"})
+        line = {"setting": lv.get("setting", lv.get("lever")), "level": lv.get("level", "batch"),
+                "fixes": lv.get("fixes", []), "still_differ": lv.get("still_differ", []),
+                "cost": (f"the GEMMs' median time {said} that of the defaults ({cost.get('reps')} reps"
+                         f"{', alternated' if cost.get('paired') else ', in another process'})") if said
+                else "not timed"}
+        why = lv.get("not_evaluated") or lv.get("error")
+        if why:
+            line["not_evaluated"] = why
+        out.append(line)
     return out
 
 
 def card_lines(grid: dict[str, Any]) -> list[dict[str, Any]]:
     """The card's "Invariant here" and "Not invariant here" lines for the
     levels a user controls (batch size, thread count), over the default rows:
-    the operations that are not named, those that are counted (and named)."""
+    the operations that are not named, those that are counted (and named);
+    then each lever that makes some of them hold their bits ("Invariant
+    with", with its cost), and for a level whose operations differ where
+    levers were tried and none holds them, "No setting tried holds"."""
     lines = []
     for level in ("batch", "threads"):
         cells = {k.split(" | ")[0]: r[level] for k, r in grid["rows"].items() if k.endswith("| defaults")}
@@ -414,10 +422,15 @@ def card_lines(grid: dict[str, Any]) -> list[dict[str, Any]]:
             lines.append({"says": "Not invariant here", "level": name, "ops": ", ".join(differ), "count": len(differ)})
         if same:
             lines.append({"says": "Invariant here", "level": name, "ops": ", ".join(same), "count": len(same)})
-    for lv in grid.get("levers", []):
-        if lv["fixes"]:
-            lines.append({"says": "Invariant with", "level": LEVELS["batch"][0], "setting": lv["setting"],
-                          "ops": ", ".join(lv["fixes"]), "count": len(lv["fixes"]), "cost": lv["cost"]})
+        tried = [lv for lv in grid.get("levers", []) if lv["level"] == level and not lv.get("not_evaluated")]
+        for lv in tried:
+            if lv["fixes"]:
+                lines.append({"says": "Invariant with", "level": name, "setting": lv["setting"],
+                              "ops": ", ".join(lv["fixes"]), "count": len(lv["fixes"]), "cost": lv["cost"]})
+        held = {op for lv in tried for op in lv["fixes"]}
+        if tried and (left := [op for op in differ if op not in held]):
+            lines.append({"says": "No setting tried holds", "level": name, "ops": ", ".join(left),
+                          "count": len(left), "tried": ", ".join(lv["setting"] for lv in tried)})
     return lines
 
 

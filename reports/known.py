@@ -18,7 +18,17 @@ A condition is a boolean expression (`and`, `or`, `not`, parentheses) over
                                  `==` on the parts written ("2.15" holds for
                                  2.15.1); always in quotes
   onednn_isa, gpu, gpu_arch      strings (`==`, `!=`, `in ("a", "b")`);
-                                 gpu_arch also as a version ("sm_90" >= "sm_80")
+                                 gpu_arch also as a version ("sm_90" >= "sm_80");
+                                 onednn_isa is what the install's oneDNN
+                                 reports (avx512_core_fp16, avx10_2_512, ...)
+  cpu_vendor, cpu_model          the CPU: "intel", "amd", ...; its model name
+  blas, blas_version             the BLAS the torch's float32 GEMM calls
+                                 ("mkl", "openblas") and its version
+  blas_branch, blas_cnr          what that BLAS reports of itself: oneMKL's
+                                 code branch ("avx512", "generic") and CNR
+                                 mode ("off", "auto,strict"); OpenBLAS's
+                                 kernel set ("haswell"); "" where the run
+                                 did not ask it
   threads                        the OpenMP thread count (an integer)
   cuda                           a usable CUDA device
   avx2, avx512_bf16, amx_bf16,   the CPU's features, as the environment
@@ -46,13 +56,13 @@ from typing import Any
 from inputs.errors import SpecError, load_toml
 from inputs.locate import LineIndex
 
-from .evidence import Evidence, platform_fact, torch_of
+from .evidence import Evidence, cpu_vendor, platform_fact, torch_of
 from .ruling import VERDICTS, Ruling
 from .verdicts import Verdict
 
 KEYS = ("claim", "verdict", "when", "reason", "upstream", "first_seen")
-VERSIONS = ("torch", "onednn", "cudnn", "cublas")
-STRINGS = ("onednn_isa", "gpu", "gpu_arch")
+VERSIONS = ("torch", "onednn", "cudnn", "cublas", "blas_version")
+STRINGS = ("onednn_isa", "gpu", "gpu_arch", "cpu_vendor", "cpu_model", "blas", "blas_branch", "blas_cnr")
 NUMBERS = ("threads",)
 FLAGS = ("cuda",)
 # The CPU features the environment record lists (harness/environment.cc IsaFlags).
@@ -83,8 +93,10 @@ def platform_values(env: dict[str, Any]) -> dict[str, Any]:
         "torch": torch_of(env), "onednn": torch.get("onednn", ""), "cudnn": cudnn,
         "cublas": versions.get("cublas", ""), "onednn_isa": platform_fact(env, "onednn_isa") or "",
         "gpu": gpu.get("name", ""), "gpu_arch": gpu.get("arch", ""), "threads": env.get("omp_max_threads"),
-        "cuda": bool(gpu.get("count")),
+        "cuda": bool(gpu.get("count")), "cpu_vendor": cpu_vendor(env), "cpu_model": str(env.get("cpu_model") or ""),
     }
+    install = env.get("install") if isinstance(env.get("install"), dict) else {}
+    values.update({key: str(install.get(key) or "") for key in ("blas", "blas_version", "blas_branch", "blas_cnr")})
     values["features"] = {str(f) for f in env.get("cpu_isa_flags", [])}
     return values
 

@@ -2,7 +2,9 @@
 #include "backends/registry.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
+#include <oneapi/dnnl/dnnl_version.h>
 
+#include <sstream>
 #include <unordered_map>
 
 namespace bc {
@@ -245,18 +247,27 @@ class OnednnPrepared final : public PreparedOp {
   std::string impl_;
 };
 
+// The name oneDNN's own header gives the ISA (backends/onednn/isa.def, for
+// the major version built against); "isa_0x..." for a value the table does
+// not know yet.
 std::string IsaName(dnnl::cpu_isa isa) {
-  switch (isa) {
-    case dnnl::cpu_isa::sse41: return "sse41";
-    case dnnl::cpu_isa::avx: return "avx";
-    case dnnl::cpu_isa::avx2: return "avx2";
-    case dnnl::cpu_isa::avx512_core: return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
-    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
-    default: return "isa_" + std::to_string(static_cast<int>(isa));
+  struct Named {
+    int major;
+    unsigned value;
+    const char* name;
+  };
+  static constexpr Named kIsas[] = {
+#define BC_ONEDNN_ISA(major, value, name) {major, value, name},
+#include "backends/onednn/isa.def"
+#undef BC_ONEDNN_ISA
+  };
+  const auto value = static_cast<unsigned>(isa);
+  for (const Named& n : kIsas) {
+    if (n.major == DNNL_VERSION_MAJOR && n.value == value) return n.name;
   }
+  std::ostringstream hex;
+  hex << "isa_0x" << std::hex << value;
+  return hex.str();
 }
 
 // "avx512_core", "avx2", ...: the ISA oneDNN dispatches to on this CPU.

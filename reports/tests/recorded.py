@@ -1,6 +1,7 @@
 """The recorded runs kept as test data (reports/tests/data/, each folder with
-a README): an AVX-512 BF16 CPU's two torch installs, kept as the archives
-they came in, and the H100 kit's four calls, kept unpacked."""
+a README): the two torch installs of an AVX-512 BF16 AMD CPU and of an
+AVX-512 FP16 Intel CPU, kept as the archives they came in, and the H100
+kit's four calls, kept unpacked."""
 
 from __future__ import annotations
 
@@ -11,16 +12,18 @@ from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data"
 ZEN5 = DATA / "zen5-avx512bf16"
+XEON = DATA / "xeon-avx512fp16"
 H100 = DATA / "h100"
 H100_CALLS = ("conformance-1", "torchpython-1", "claims-1", "tier-1")
 
 
-def unpack_zen5(into: Path) -> dict[str, Path]:
-    """The two torch installs' run directories (their cases.json,
-    ctest-tests.json and evidence/), unpacked under `into`: torch version ->
-    run directory."""
+def unpack_zen5(into: Path, machine: Path = ZEN5) -> dict[str, Path]:
+    """The two torch installs' run directories (their evidence/, and for the
+    AVX-512 BF16 CPU's their cases.json and ctest-tests.json), unpacked
+    under `into`: torch version -> run directory. `machine`: the folder of
+    another CPU's archives (XEON)."""
     runs = {}
-    for archive in sorted(ZEN5.glob("torch-*.tar.gz")):
+    for archive in sorted(machine.glob("torch-*.tar.gz")):
         version = archive.name.removesuffix(".tar.gz").removeprefix("torch-")
         with tarfile.open(archive) as tf:
             # the "data" filter where this Python has it (3.11.4 on; Debian 12's is 3.11.2)

@@ -154,18 +154,18 @@ class RecordedRunsTest(unittest.TestCase):
 
     def test_a_known_refutation_that_now_passes_is_a_finding_no_longer_seen(self) -> None:
         said = self.mutated("2.15.0", "TorchPython.MkldnnConvBf16Precision", '"outcome":"failed"', '"outcome":"passed"', 2)
-        self.assertRegex(said, r"^4 UNEXPECTED mkldnn-conv-bf16 on vm \(avx512_core_bf16-2t-torch2.15.0_cu132\): known "
+        self.assertRegex(said, r"^4 UNEXPECTED mkldnn-conv-bf16 on vm \(amd-avx512_bf16-2t-torch2.15.0_cu132\): known "
                                r"finding no longer seen; narrow or remove the entry \(.*known_findings.toml:\d+\): "
                                r"expected refuted, got supported")
 
     def test_a_new_refutation_with_no_entry_fails(self) -> None:
         said = self.mutated("1.13.0a0", "TorchPython.OpenmpIsAvailable", '"outcome":"passed"', '"outcome":"failed"')
-        self.assertRegex(said, r"^3 UNEXPECTED openmp-available on vm \(avx512_core_bf16-2t-torch1.13.0a0\): a guarantee "
+        self.assertRegex(said, r"^3 UNEXPECTED openmp-available on vm \(amd-avx512_bf16-2t-torch1.13.0a0\): a guarantee "
                                r"refuted with no known finding: expected supported, got refuted")
 
     def test_a_folklore_verdict_that_moves_fails(self) -> None:
         said = self.mutated("2.15.0", "TorchPython.ManualSeedIsNotABackendFlag", '"outcome":"passed"', '"outcome":"failed"')
-        self.assertRegex(said, r"^4 UNEXPECTED seed-not-backends on vm \(avx512_core_bf16-2t-torch2.15.0_cu132\): the "
+        self.assertRegex(said, r"^4 UNEXPECTED seed-not-backends on vm \(amd-avx512_bf16-2t-torch2.15.0_cu132\): the "
                                r"folklore verdict moved \(.*\): expected supported, got refuted")
 
     def test_the_bf16_entries_do_not_apply_on_an_avx2_platform(self) -> None:
@@ -189,7 +189,7 @@ class RecordedRunsTest(unittest.TestCase):
         self.assertEqual({h.claim for h in r.unexpected},
                          {"matmul-precision-cuda-only", "mkldnn-conv-bf16", "mkldnn-rnn-bf16"})
         for h in r.unexpected:
-            self.assertIn("on vm (avx2-2t-torch2.15.0_cu132): a guarantee refuted with no known finding", h.line())
+            self.assertIn("on vm (amd-avx2-2t-torch2.15.0_cu132): a guarantee refuted with no known finding", h.line())
 
 
 if __name__ == "__main__":

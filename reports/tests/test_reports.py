@@ -916,7 +916,7 @@ class RecordedEvidenceTest(unittest.TestCase):
                            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
                            timeout=60)
         self.assertEqual(r.returncode, 3, r.stderr)
-        self.assertIn("UNEXPECTED det on vm (avx512_core_vnni-2t): a guarantee refuted with no known finding", r.stderr)
+        self.assertIn("UNEXPECTED det on vm (intel-avx512_vnni-2t): a guarantee refuted with no known finding", r.stderr)
 
     def test_a_crash_is_an_error(self) -> None:
         ev = read_evidence([self.DATA])

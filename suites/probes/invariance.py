@@ -37,6 +37,8 @@ It records; reports/invariance.py judges.
 
     python3 invariance.py grid        the grid, as JSON
     python3 invariance.py digests     (child) this process's digests, as JSON
+    python3 invariance.py threads OPS (child) OPS (a JSON list) on 1 and 2
+                                      threads, for a thread lever
 """
 
 from __future__ import annotations
@@ -301,6 +303,85 @@ def _kernels(op: tuple, rows: slice | None) -> dict[str, Any]:
     return {"path": settings._path(log, mkl), "mkl_routines": mkl}
 
 
+# A lever of the thread level: oneMKL's strict CNR mode, which its
+# documentation says keeps ?gemm's bits whatever the thread count (on its
+# AVX2 and AVX-512 branches). oneMKL reads MKL_CBWR once, at its first call,
+# so the lever is a fresh process; so is its baseline, the same computation
+# with the variable unset.
+THREAD_LEVERS = {"MKL_CBWR=AUTO,STRICT": {"MKL_CBWR": "AUTO,STRICT"}}
+# A lever's cost: the median time of torch.mm on the grid's operands at two
+# threads, over this many calls, in the lever's process against the
+# baseline's.
+COST_REPS = 15
+
+
+def threads_child(names: list[str]) -> dict[str, Any]:
+    """(child) Each named operation on 1 and 2 threads, with the defaults and
+    under the deterministic mode; the thread level's control; mm's median
+    time at 2 threads; and what oneMKL says of itself here (its CNR mode)."""
+    import settings
+    import time
+    ops = _ops()
+    cells: dict[str, dict[str, Any]] = {}
+    for variant in ("defaults", "deterministic"):
+        with _Variant(variant):
+            for name in names:
+                try:
+                    cells[f"{name} | {variant}"] = _compare(_run(ops[name], threads=2), _run(ops[name], threads=1))
+                except children.Refused as e:
+                    cells[f"{name} | {variant}"] = {"refused": str(e)}
+    x = _rand(1 << 16, seed=30) * 1e3
+    by_threads = {}
+    for n in (1, 2):
+        torch.set_num_threads(n)
+        by_threads[n] = _digest(_chunked_sum(x, torch.get_num_threads() * 3))
+    torch.set_num_threads(2)
+    mm = ops["mm"]
+    times = []
+    with torch.no_grad():
+        for _ in range(COST_REPS + 2):
+            start = time.perf_counter()
+            mm[2](*mm[0], *mm[1])
+            times.append(time.perf_counter() - start)
+    blas = {}
+    if hasattr(torch.backends, "mkl") and torch.backends.mkl.is_available():
+        a = torch.ones(8, 8)
+        _, text = settings._captured(lambda: torch.mm(a, a), [torch.backends.mkl.verbose(torch.backends.mkl.VERBOSE_ON)])
+        blas = readings.mkl_report(text)
+    return {"cells": cells, "control_varied": by_threads[1] != by_threads[2],
+            "mm_ms": sorted(times[2:])[COST_REPS // 2] * 1e3, "reps": COST_REPS, "blas": blas}
+
+
+def _threads_process(names: list[str], env: dict[str, str], unset: tuple[str, ...] = ()) -> dict[str, Any]:
+    """threads_child() in a fresh process under `env`, without the variables
+    `unset`; {"error": ...} when the process failed."""
+    environ = {k: v for k, v in os.environ.items() if k not in unset}
+    r = subprocess.run([sys.executable, __file__, "threads", json.dumps(names)], env=dict(environ, **env),
+                       capture_output=True, text=True, timeout=600, check=False)
+    if r.returncode:
+        return {"error": (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[-1][:300]}
+    return json.loads(r.stdout)
+
+
+def thread_levers(rows: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each thread lever tried on the operations whose bits move with the
+    thread count here (the grid's defaults or deterministic rows): the
+    lever's process and a baseline process both run them on 1 and 2
+    threads; read by readings.thread_lever."""
+    names = sorted({key.split(" | ")[0] for key, row in rows.items()
+                    if key.endswith(("| defaults", "| deterministic")) and row.get("threads", {}).get("same") is False})
+    out = []
+    for lever, env in THREAD_LEVERS.items():
+        if not names:
+            out.append({"lever": lever, "setting": lever, "level": "threads",
+                        "not_evaluated": "every operation of the grid holds its bits across the thread count here"})
+            continue
+        base = _threads_process(names, {}, unset=tuple(env))
+        under = _threads_process(names, env)
+        out.append(readings.thread_lever(lever, names, base, under))
+    return out
+
+
 def grid() -> dict[str, Any]:
     """Every operation's levels, the controls, and the kernels of mm's batch
     slices."""
@@ -356,12 +437,15 @@ def grid() -> dict[str, Any]:
                                   "between installs by the report)", "digest": base.get("controls", {}).get("release")}
     return {"torch": str(torch.__version__), "errors": errors, "refused": refused, "threads_all": os.cpu_count(),
             "ks": list(KS), "middle": list(MIDDLE), "batch": BATCH, "variants": list(VARIANTS), "rows": rows,
-            "controls": controls, "levels_set": settings_seen, "inputs_digest": inputs, "kernels": kernels}
+            "controls": controls, "levels_set": settings_seen, "inputs_digest": inputs, "kernels": kernels,
+            "lever_effects": thread_levers(rows)}
 
 
 def main(argv: list[str]) -> int:
     if argv[1:] == ["digests"]:
         print(json.dumps(digests()))
+    elif argv[1:2] == ["threads"] and len(argv) == 3:
+        print(json.dumps(threads_child(json.loads(argv[2]))))
     elif argv[1:] == ["grid"]:
         print(json.dumps(grid(), indent=1))
     else:

@@ -5,6 +5,7 @@ device (suites/probes/tests/test_readings.py)."""
 from __future__ import annotations
 
 import json
+import re
 
 # What the cuBLAS probe's child (torch_backends._CUBLAS_RUN) prints, one JSON
 # line: {"outcome": "raised" | "warned" | "ran", "names_variable": bool,
@@ -72,6 +73,65 @@ def mkl_routines(text: str) -> list[str]:
         if "(" in line and name.isalnum() and name.isupper():
             found.add(name)
     return sorted(found)
+
+
+# The banner names the code branch oneMKL dispatched to on this CPU: its
+# AVX-512 branch on Intel's CPUs ("Intel(R) Advanced Vector Extensions 512
+# (Intel(R) AVX-512) ..."), its generic one elsewhere ("Intel(R) Architecture
+# processors"); each call's line names its CNR mode (CNR:OFF, CNR:AUTO,STRICT).
+_MKL_BRANCHES = (("Advanced Matrix Extensions", "avx512_amx"), ("AVX-512", "avx512"), ("AVX512", "avx512"),
+                 ("AVX2", "avx2"), ("Advanced Vector Extensions 2", "avx2"), ("AVX", "avx"),
+                 ("SSE4.2", "sse4_2"), ("Intel(R) Architecture processors", "generic"))
+
+
+def mkl_report(text: str) -> dict[str, str]:
+    """What oneMKL says of itself in a verbose capture: "banner" (its first
+    line, less the mark), "branch" (the code branch it names: avx512_amx,
+    avx512, avx2, avx, sse4_2 or generic; "" where the banner names none
+    known) and "cnr" (the CNR mode of its calls, lower case: "off",
+    "auto,strict"; "" without a call, or where calls disagree). {} without
+    a banner."""
+    lines = [line[len(MKL_MARK):].strip() for line in text.splitlines() if line.startswith(MKL_MARK)]
+    banner = next((line for line in lines if "(" not in line.split(" ", 1)[0]
+                   and not line.split(" ", 1)[0].isupper()), "")
+    if not banner:
+        return {}
+    where = banner.split(" architecture ", 1)[-1]
+    branch = next((name for word, name in _MKL_BRANCHES if word in where), "")
+    modes = {m.group(1).lower() for line in lines for m in [re.search(r"\bCNR:(\S+)", line)] if m}
+    return {"banner": banner, "branch": branch, "cnr": modes.pop() if len(modes) == 1 else ""}
+
+
+def thread_lever(lever: str, names: list[str], base: dict, under: dict) -> dict:
+    """What a thread lever did (invariance.thread_levers), read from two
+    processes' invariance.threads_child() output, or either's {"error": ...}:
+    `base` without the lever, `under` with it. The lever is judged only on
+    the cells ("op | variant") whose bits moved with the thread count in the
+    baseline, its positive control; a process whose own thread control did
+    not vary is not trusted. {"lever", "setting", "level": "threads", and
+    "fixes" (the operations every cell of which moved in the baseline and
+    holds under the lever), "still_differ", "cost" ({"ratio": {"cpu": mm's
+    median time under the lever over the baseline's}, "reps", "paired":
+    False}) and "blas" (what oneMKL reported under the lever), or
+    "not_evaluated" / "error" with the reason}."""
+    out: dict = {"lever": lever, "setting": lever, "level": "threads"}
+    failed = base.get("error") or under.get("error")
+    if failed:
+        return out | {"error": f"a process of the lever's comparison failed: {failed}"}
+    if not under.get("blas"):
+        return out | {"not_evaluated": "oneMKL is not the BLAS of this torch: the lever does not reach its GEMM"}
+    if not (base.get("control_varied") and under.get("control_varied")):
+        return out | {"not_evaluated": "the thread count did not change the control's sum (a sum in three chunks "
+                                       "per thread) in one of the processes: the comparison is not trusted"}
+    moved = {cell for cell, c in base["cells"].items() if c.get("same") is False}
+    if not moved:
+        return out | {"not_evaluated": "no operation moved with the thread count in the process without the "
+                                       "lever: nothing for it to hold"}
+    still = sorted({cell.split(" | ")[0] for cell in moved if under["cells"].get(cell, {}).get("same") is not True})
+    fixes = sorted({cell.split(" | ")[0] for cell in moved} - set(still))
+    ratio = under["mm_ms"] / base["mm_ms"] if base.get("mm_ms") else None
+    return out | {"fixes": fixes, "still_differ": still, "blas": under["blas"],
+                  "cost": {"ratio": {"cpu": ratio} if ratio else {}, "reps": base.get("reps"), "paired": False}}
 
 
 def child_level(level: str, setting: str, base: dict, child: dict, names: list[str]) -> dict:

@@ -24,6 +24,7 @@ import ctypes
 import inspect
 import json
 import os
+import re
 import sys
 import traceback
 import warnings
@@ -46,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from inputs.flags import load_flags  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import readings  # noqa: E402 - reading what libraries print, apart from torch
 import settings  # noqa: E402 - the probes of the 2.x settings (precision, SDPA, MHA, CPU capability, opt_einsum)
 import cudnn_choices  # noqa: E402 - what PyTorch does when it calls cuDNN (searches, cache, choices, costs)
 import cuda_questions  # noqa: E402 - attention, batch size, reduced precision and costs on a CUDA device
@@ -476,12 +478,49 @@ def documented() -> tuple[bool, str, dict]:
 def build_config() -> tuple[bool, str, dict]:
     """The PyTorch under test as it describes itself: version, build
     configuration (compiler, BLAS, oneDNN, OpenMP, CPU capability) and its
-    threads. Recorded as evidence; it passes when PyTorch answers."""
+    threads, and what its BLAS says of itself (blas_report). Recorded as
+    evidence; it passes when PyTorch answers."""
     config = torch.__config__.show()
     parallel = torch.__config__.parallel_info()
     first = [line.strip() for line in config.splitlines() if line.strip().startswith("-")][:8]
-    return bool(config), f"PyTorch {torch.__version__}: " + "; ".join(first), {"config": config,
-                                                                             "parallel": parallel}
+    blas = blas_report()
+    said = f"; BLAS: {blas['name']} {blas.get('version', '')}".rstrip() + \
+        "".join(f", {k} {blas[k]}" for k in ("branch", "cnr") if blas.get(k))
+    return bool(config), f"PyTorch {torch.__version__}: " + "; ".join(first) + said, {
+        "config": config, "parallel": parallel, "blas": blas}
+
+
+def blas_report() -> dict:
+    """The BLAS that torch's float32 GEMM calls, in its own words: oneMKL
+    (the x86 wheels, built into libtorch) by its verbose banner and call
+    line: the code branch it dispatched to on this CPU and its CNR mode
+    (conditional numerical reproducibility, set by MKL_CBWR); OpenBLAS by
+    openblas_get_config and openblas_get_corename (the kernel set it chose).
+    {"name", "library", and what the library said: "version", "branch",
+    "cnr", "config"}."""
+    library = blas_of_torch()
+    if hasattr(torch.backends, "mkl") and torch.backends.mkl.is_available() and hasattr(torch.backends.mkl, "verbose"):
+        a = torch.ones(8, 8)
+        _, text = settings._captured(lambda: torch.mm(a, a), [torch.backends.mkl.verbose(torch.backends.mkl.VERBOSE_ON)])
+        said = readings.mkl_report(text)
+        if said:
+            version = re.search(r"Math Kernel Library Version ([\d.]+)", torch.__config__.show())
+            return {"name": "mkl", "library": library, **({"version": version.group(1)} if version else {}), **said}
+    path = _blas_path()
+    if path is not None and "openblas" in str(path):
+        lib = ctypes.CDLL(str(path))
+        out = {"name": "openblas", "library": library}
+        for key, fn in (("config", "openblas_get_config"), ("branch", "openblas_get_corename")):
+            if hasattr(lib, fn):
+                getattr(lib, fn).restype = ctypes.c_char_p
+                out[key] = getattr(lib, fn)().decode(errors="replace").strip()
+        if out.get("branch"):
+            out["branch"] = out["branch"].lower()
+        version = out.get("config", "").split()
+        if len(version) > 1 and version[0] == "OpenBLAS":
+            out["version"] = version[1]
+        return out
+    return {"name": "unknown", "library": library}
 
 
 # The files that name a BLAS, as the PyTorch engine names the one libtorch's
@@ -494,23 +533,30 @@ class _DlInfo(ctypes.Structure):
                 ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
 
 
-def blas_of_torch() -> str:
-    """The file of the BLAS that torch's sgemm_ resolves to, searched from
-    torch._C through its dependencies (libtorch_cpu's), named as the PyTorch
-    engine names it; "none mapped" when it is built into libtorch (a wheel's
-    MKL) or absent."""
+def _blas_path() -> Path | None:
+    """The file torch's sgemm_ resolves to, searched from torch._C through
+    its dependencies (libtorch_cpu's); None when it is built into libtorch
+    (a wheel's MKL) or absent."""
     try:
         sgemm = ctypes.cast(ctypes.CDLL(torch._C.__file__).sgemm_, ctypes.c_void_p).value
     except (AttributeError, OSError):
-        return "none mapped"
+        return None
     info = _DlInfo()
     libc = ctypes.CDLL(None)
     dladdr = libc.dladdr if hasattr(libc, "dladdr") else ctypes.CDLL("libdl.so.2").dladdr
     dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
     if not sgemm or not dladdr(sgemm, ctypes.byref(info)) or not info.dli_fname:
-        return "none mapped"
+        return None
     path = Path(os.path.realpath(info.dli_fname.decode()))
-    if not any(name in path.name for name in _BLAS_NAMES):
+    return path if any(name in path.name for name in _BLAS_NAMES) else None
+
+
+def blas_of_torch() -> str:
+    """The BLAS torch's sgemm_ resolves to (_blas_path), named as the PyTorch
+    engine names it; "none mapped" when it is built into libtorch (a wheel's
+    MKL) or absent."""
+    path = _blas_path()
+    if path is None:
         return "none mapped"
     return f"{path.parent.name}/{path.name}" if path.name.startswith("libblas.so") else path.name
 

@@ -85,6 +85,60 @@ class MklVerboseTest(unittest.TestCase):
         self.assertEqual(readings.mkl_routines(""), [])
 
 
+    def test_the_report_names_the_branch_and_the_cnr_mode(self) -> None:
+        said = readings.mkl_report(self.CAPTURE)
+        self.assertEqual((said["branch"], said["cnr"]), ("generic", "off"))
+        self.assertTrue(said["banner"].startswith("oneMKL 2024.0"))
+        # The banner of oneMKL's AVX-512 branch on an Intel Xeon, with and without AMX.
+        avx512 = self.CAPTURE.replace("Intel(R) Architecture processors", "Intel(R) Advanced Vector Extensions 512 "
+                                      "(Intel(R) AVX-512) with support for INT8, BF16, FP16 (limited) instructions")
+        self.assertEqual(readings.mkl_report(avx512)["branch"], "avx512")
+        amx = avx512.replace("instructions,", "instructions, and Intel(R) Advanced Matrix Extensions (Intel(R) AMX),")
+        self.assertEqual(readings.mkl_report(amx)["branch"], "avx512_amx")
+        self.assertEqual(readings.mkl_report(self.CAPTURE.replace("CNR:OFF", "CNR:AUTO,STRICT"))["cnr"], "auto,strict")
+        # Calls that disagree name no mode; no banner, no report.
+        self.assertEqual(readings.mkl_report(self.CAPTURE.replace("CNR:OFF", "CNR:AVX2", 1))["cnr"], "")
+        self.assertEqual(readings.mkl_report("\n".join(self.CAPTURE.splitlines()[1:])), {})
+
+
+class ThreadLeverTest(unittest.TestCase):
+    """A thread lever read from its two processes (invariance.threads_child's
+    output, constructed as it prints it)."""
+
+    @staticmethod
+    def child(moved: tuple[str, ...], varied: bool = True, ms: float = 2.0, blas: bool = True) -> dict:
+        cells = {f"{op} | {v}": ({"same": False, "fraction": 0.87} if op in moved else {"same": True})
+                 for op in ("mm", "addmm", "linear") for v in ("defaults", "deterministic")}
+        return {"cells": cells, "control_varied": varied, "mm_ms": ms, "reps": 15,
+                "blas": {"branch": "avx512", "cnr": "auto,strict"} if blas else {}}
+
+    def read(self, base: dict, under: dict) -> dict:
+        return readings.thread_lever("MKL_CBWR=AUTO,STRICT", ["mm", "addmm", "linear"], base, under)
+
+    def test_a_lever_that_holds_what_moved_is_named_with_its_cost(self) -> None:
+        lever = self.read(self.child(("mm", "addmm", "linear")), self.child((), ms=3.0))
+        self.assertEqual((lever["fixes"], lever["still_differ"]), (["addmm", "linear", "mm"], []))
+        self.assertAlmostEqual(lever["cost"]["ratio"]["cpu"], 1.5)
+        self.assertEqual(lever["level"], "threads")
+
+    def test_what_still_moves_under_the_lever_is_not_held(self) -> None:
+        lever = self.read(self.child(("mm", "addmm")), self.child(("addmm",)))
+        self.assertEqual((lever["fixes"], lever["still_differ"]), (["mm"], ["addmm"]))
+
+    def test_without_a_positive_control_the_lever_is_not_evaluated(self) -> None:
+        # Nothing moved without the lever: nothing for it to hold, whatever it shows.
+        self.assertIn("nothing for it to hold", self.read(self.child(()), self.child(()))["not_evaluated"])
+        # The thread count did not reach one of the processes.
+        self.assertIn("not trusted", self.read(self.child(("mm",)), self.child((), varied=False))["not_evaluated"])
+        # Not oneMKL: MKL_CBWR reaches nothing.
+        self.assertIn("not the BLAS", self.read(self.child(("mm",)), self.child((), blas=False))["not_evaluated"])
+
+    def test_a_process_that_failed_is_an_error(self) -> None:
+        lever = self.read({"error": "ImportError: x"}, self.child(()))
+        self.assertIn("ImportError", lever["error"])
+        self.assertNotIn("fixes", lever)
+
+
 class ChildLevelTest(unittest.TestCase):
     """One child level of the invariance grid, read from what its children
     printed (invariance.digests()): PyTorch's refusal of an operation under

@@ -1,0 +1,211 @@
+"""A machine is the machine: the two torch installs of one CPU are paired and
+compared whatever each install's oneDNN says of the CPU; a platform's name
+holds no bare ISA number; and a known finding is keyed by its cause, which
+a rewritten record shows: the cause gone with the machine's other features
+kept makes the verdict unexpected, the machine's other features gone with
+the cause kept leaves it known.
+
+On copies of the recorded two-torch runs of an Intel Xeon with AVX-512 FP16
+(reports/tests/data/xeon-avx512fp16/, oneMKL under torch 2.15 refutes
+det-alg-thread-invariant) and of an AMD EPYC with AVX-512 BF16
+(reports/tests/data/zen5-avx512bf16/, where it holds)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tempfile
+import unittest
+from pathlib import Path
+
+from reports import invariance
+from reports.evidence import read_evidence
+from reports.known import platform_values
+from reports.pipeline import Inputs, build
+
+from .recorded import XEON, ZEN5, unpack_zen5
+
+ROOT = Path(__file__).resolve().parents[2]
+KNOWN = ROOT / "suites" / "known_findings.toml"
+CLAIM = "det-alg-thread-invariant"
+BARE_ISA = re.compile(r"isa_(0x)?[0-9a-f]+\b")
+
+
+def rewrite(directory: Path, edit) -> None:
+    """Every record of a run's evidence through edit(record) (in place)."""
+    for f in directory.glob("*.jsonl"):
+        records = [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
+        for r in records:
+            edit(r)
+        f.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def build_config(r: dict) -> dict | None:
+    """The build-configuration probe's observation in a record, or None."""
+    if r.get("kind") == "case" and r.get("test") == "TorchPython.BuildConfiguration":
+        return r["checks"][0]["observed"]
+    return None
+
+
+class Machines(unittest.TestCase):
+    """The recorded runs, unpacked and reported once per machine; a test that
+    rewrites records works on a copy of one install's run, reported alone."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = tempfile.TemporaryDirectory(prefix="backendcheck-machines-")
+        cls.addClassCleanup(cls.tmp.cleanup)
+        cls.root = Path(cls.tmp.name)
+        cls.xeon = unpack_zen5(cls.root / "xeon", XEON)
+        cls.zen5 = unpack_zen5(cls.root / "zen5", ZEN5)
+        cls.manifest = cls.zen5["2.15.0"] / "cases.json"
+        cls.reports = {"xeon": cls.report(cls.xeon.values()), "zen5": cls.report(cls.zen5.values())}
+
+    @classmethod
+    def report(cls, runs):
+        return build(Inputs(claims=ROOT / "suites" / "claims.toml", manifest=cls.manifest, out=cls.root / "out",
+                            evidence=[run / "evidence" for run in runs], partial=True, known=KNOWN))
+
+    def rewritten(self, run: Path, edit):
+        """The report of a copy of one install's run, its records through edit."""
+        copy = Path(tempfile.mkdtemp(dir=self.root)) / run.name
+        shutil.copytree(run, copy)
+        rewrite(copy / "evidence", edit)
+        return self.report([copy])
+
+    def held(self, r, claim: str = CLAIM) -> dict[str, str]:
+        """platform -> "status got" of a claim."""
+        return {h.platform: f"{h.status} {h.got}" for h in r.held if h.claim == claim}
+
+    def test_each_machine_passes_paired_and_named_without_numbers(self) -> None:
+        for name, vendor in (("xeon", "intel-avx512_fp16"), ("zen5", "amd-avx512_bf16")):
+            with self.subTest(machine=name):
+                r = self.reports[name]
+                self.assertEqual([h.line() for h in r.unexpected], [])
+                self.assertEqual(r.exit_code(), 0)
+                self.assertEqual(sorted(r.evidence.platform_env),
+                                 [f"vm ({vendor}-2t-torch1.13.0a0)", f"vm ({vendor}-2t-torch2.15.0_cu132)"])
+                # Paired: "Changed between versions" lists the changes (364 and 380 when recorded).
+                real = [c for c in r.between if not c.get("noise")]
+                self.assertGreater(len(real), 300, f"{name}: {len(real)} changes between versions")
+                self.assertIsNone(BARE_ISA.search(" ".join(r.evidence.platform_env)), "a platform name")
+                self.assertIsNone(BARE_ISA.search(json.dumps(r.evidence.platform_env)),
+                                  "the environment records as the report shows them")
+
+    def test_the_install_names_the_isa_its_onednn_reports(self) -> None:
+        isas = {env["torch"]["version"]: platform_values(env)["onednn_isa"]
+                for env in self.reports["xeon"].evidence.platform_env.values()}
+        # The model's oneDNN 3.2 beside 2.15 said isa_495 (0x1ef); 2.6 beside 1.13, avx512_core_bf16.
+        self.assertEqual(isas, {"2.15.0+cu132": "avx512_core_fp16", "1.13.0a0": "avx512_core_bf16"})
+
+    def test_the_install_names_its_blas(self) -> None:
+        facts = {env["torch"]["version"]: {k: platform_values(env)[k] for k in ("blas", "blas_version", "cpu_vendor")}
+                 for env in self.reports["xeon"].evidence.platform_env.values()}
+        self.assertEqual(facts, {"2.15.0+cu132": {"blas": "mkl", "blas_version": "2024.2", "cpu_vendor": "intel"},
+                                 "1.13.0a0": {"blas": "openblas", "blas_version": "", "cpu_vendor": "intel"}})
+
+    def test_the_refutation_is_known_by_its_cause(self) -> None:
+        self.assertEqual(self.held(self.reports["xeon"]),
+                         {"vm (intel-avx512_fp16-2t-torch2.15.0_cu132)": "known refuted",
+                          "vm (intel-avx512_fp16-2t-torch1.13.0a0)": "known supported"})
+        # 1.13's grid on the AMD machine was an error (a child refused by oneDNN): held to nothing.
+        self.assertEqual(self.held(self.reports["zen5"]),
+                         {"vm (amd-avx512_bf16-2t-torch2.15.0_cu132)": "known supported",
+                          "vm (amd-avx512_bf16-2t-torch1.13.0a0)": "not seen error"})
+
+    def test_without_the_cause_the_refutation_is_unexpected(self) -> None:
+        """The Xeon's 2.15 as if its torch called OpenBLAS: the CPU, its
+        features and its oneDNN ISA stay, the refutation is unexpected."""
+        def openblas(r: dict) -> None:
+            observed = build_config(r)
+            if observed is not None:
+                observed["config"] = observed["config"].replace("BLAS_INFO=mkl", "BLAS_INFO=open")
+        r = self.rewritten(self.xeon["2.15.0"], openblas)
+        self.assertEqual([h.claim for h in r.unexpected], [CLAIM])
+        self.assertIn("the folklore verdict moved", r.unexpected[0].why)
+        self.assertEqual(r.exit_code(), 4)
+
+    def test_the_features_that_came_with_the_machines_seen_do_not_decide(self) -> None:
+        """The Xeon's 2.15 without the features only the refuting machines
+        had (avx512_fp16, avx512_bf16, vnni; oneDNN's ISA then avx512_core):
+        the cause stays, and so does the known refutation."""
+        def plain_avx512(r: dict) -> None:
+            if r.get("kind") == "environment":
+                r["cpu_isa_flags"] = [f for f in r["cpu_isa_flags"] if f not in ("avx512_fp16", "avx512_bf16",
+                                                                                  "avx512_vnni", "avx_vnni")]
+                r["platform"]["onednn_isa"] = "avx512_core"
+        r = self.rewritten(self.xeon["2.15.0"], plain_avx512)
+        self.assertEqual(self.held(r)["vm (intel-avx512f-2t-torch2.15.0_cu132)"], "known refuted")
+
+    def test_the_cause_on_a_machine_that_held_is_no_longer_seen(self) -> None:
+        """The AMD machine's 2.15 as if an Intel CPU had run it, its
+        features unchanged: the refutation the cause predicts does not come,
+        and the run says so."""
+        def intel(r: dict) -> None:
+            if r.get("kind") == "environment":
+                r["cpu_vendor"], r["cpu_model"] = "GenuineIntel", "Intel(R) Xeon(R) Processor"
+        r = self.rewritten(self.zen5["2.15.0"], intel)
+        self.assertEqual([h.claim for h in r.unexpected], [CLAIM])
+        self.assertIn("known finding no longer seen", r.unexpected[0].why)
+
+    def test_strict_cnr_takes_the_refutation_out_of_the_entry(self) -> None:
+        """oneMKL reporting its strict CNR mode: the entry that expects the
+        refutation no longer applies (the claim is then held to nothing)."""
+        def strict(r: dict) -> None:
+            observed = build_config(r)
+            if observed is not None:
+                observed["blas"] = {"name": "mkl", "version": "2024.2", "branch": "avx512", "cnr": "auto,strict"}
+        r = self.rewritten(self.xeon["2.15.0"], strict)
+        self.assertNotIn("vm (intel-avx512_fp16-2t-torch2.15.0_cu132)", self.held(r))
+        self.assertEqual(r.exit_code(), 0)
+
+
+class ThreadLeverOnTheCardTest(unittest.TestCase):
+    """The Xeon's 2.15 grid with a thread lever, as the probe records one
+    (invariance.thread_levers; readings.thread_lever words it): named on the
+    card with its cost where it holds what moved, "no setting tried" where
+    it holds nothing, and nothing said where it was not evaluated."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = tempfile.TemporaryDirectory(prefix="backendcheck-lever-")
+        cls.addClassCleanup(cls.tmp.cleanup)
+        cls.recorded = unpack_zen5(Path(cls.tmp.name), XEON)["2.15.0"]
+
+    def card(self, effects: list[dict]) -> list[dict]:
+        def lever(r: dict) -> None:
+            if r.get("kind") == "case" and r.get("test") == invariance.TEST:
+                r["checks"][0]["observed"]["lever_effects"] = effects
+        copy = Path(tempfile.mkdtemp(dir=self.tmp.name)) / "run"
+        shutil.copytree(self.recorded, copy)
+        rewrite(copy / "evidence", lever)
+        grids = invariance.judge(read_evidence([copy / "evidence"]))
+        return [line for g in grids.values() for line in invariance.card_lines(g) if line["level"] == "thread count"]
+
+    def test_a_lever_that_holds_the_gemms_is_named_with_its_cost(self) -> None:
+        lines = self.card([{"lever": "MKL_CBWR=AUTO,STRICT", "setting": "MKL_CBWR=AUTO,STRICT", "level": "threads",
+                            "fixes": ["addmm", "linear", "mm"], "still_differ": [],
+                            "cost": {"ratio": {"cpu": 1.31}, "reps": 15, "paired": False}}])
+        said = {line["says"]: line for line in lines}
+        self.assertEqual(said["Not invariant here"]["ops"], "addmm, linear, mm")
+        self.assertEqual(said["Invariant with"]["setting"], "MKL_CBWR=AUTO,STRICT")
+        self.assertIn("1.31x", said["Invariant with"]["cost"])
+        self.assertNotIn("No setting tried holds", said)
+
+    def test_a_lever_that_holds_nothing_says_so(self) -> None:
+        lines = self.card([{"lever": "MKL_CBWR=AUTO,STRICT", "setting": "MKL_CBWR=AUTO,STRICT", "level": "threads",
+                            "fixes": [], "still_differ": ["addmm", "linear", "mm"], "cost": {}}])
+        said = {line["says"]: line for line in lines}
+        self.assertEqual(said["No setting tried holds"]["ops"], "addmm, linear, mm")
+        self.assertEqual(said["No setting tried holds"]["tried"], "MKL_CBWR=AUTO,STRICT")
+        self.assertNotIn("Invariant with", said)
+
+    def test_a_lever_not_evaluated_here_says_nothing_on_the_card(self) -> None:
+        lines = self.card([{"lever": "MKL_CBWR=AUTO,STRICT", "setting": "MKL_CBWR=AUTO,STRICT", "level": "threads",
+                            "not_evaluated": "oneMKL is not the BLAS of this torch"}])
+        self.assertEqual({line["says"] for line in lines}, {"Not invariant here", "Invariant here"})
+
+
+if __name__ == "__main__":
+    unittest.main()
