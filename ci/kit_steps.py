@@ -14,7 +14,9 @@ limits; the next call resumes.
   process group of its own, with an evidence directory of its own: a
   RUN_SERIAL test alone, the others beside each other up to --jobs
   processors (their PROCESSORS), never two of one RESOURCE_LOCK, as ctest -j
-  runs them (starts).
+  runs them (starts). The PyTorch probes that may share an interpreter
+  share one per session (BACKENDCHECK_PROBE_SHARED_DIR=DIR/shared,
+  suites/probes/shared_child.py).
 - A test starts only when its expected time (measured in an earlier call, or
   given by --durations, else an estimate, else DEFAULT_S) fits in what is
   left of the budget; it may run until the budget ends. One the budget cuts
@@ -456,7 +458,11 @@ class Call:
         evidence.mkdir(parents=True)
         junit = self.running / f"{self._slot(test)}.junit.xml"
         junit.unlink(missing_ok=True)
-        env = dict(os.environ, BACKENDCHECK_EVIDENCE_DIR=str(evidence))
+        # The probes that may share an interpreter share this session's
+        # (suites/probes/shared_child.py): torch's import and CUDA's start
+        # paid once for them.
+        env = dict(os.environ, BACKENDCHECK_EVIDENCE_DIR=str(evidence),
+                   BACKENDCHECK_PROBE_SHARED_DIR=str(self.state_dir / "shared"))
         proc = subprocess.Popen([self.a.ctest, "--test-dir", str(self.a.build), "-R", f"^{re.escape(test)}$",
                                  "--output-junit", str(junit), "--output-on-failure"],
                                 env=env, start_new_session=True, stdout=sys.stdout, stderr=sys.stderr)

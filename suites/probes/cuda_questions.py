@@ -1147,6 +1147,16 @@ PROBES = {
     "cuda_det_alg_speed": cuda_det_alg_speed,
 }
 
+# The probes that may share one interpreter where the run names a place for
+# it (shared_child.py: torch's import and CUDA's start paid once for them):
+# bits, untimed, each restoring what it sets. The costs, which time the
+# device, and the batch grid, whose levers' costs it times, keep a fresh
+# interpreter each. The group's name is its tests' RESOURCE_LOCK
+# (suites/cpu/pytorch_test_properties.cmake): the interpreter answers one
+# at a time.
+SHARED_CHILD = {"cuda-questions-child": ("cuda_sdpa_repeatable", "cuda_sdpa_deterministic", "cuda_sdpa_table",
+                                         "cuda_tf32_precision", "cuda_highest_conv")}
+
 
 def main(argv: list[str]) -> int:
     if len(argv) == 4 and argv[1] in ("sdpa-child", "grid-child"):
