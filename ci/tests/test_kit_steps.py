@@ -123,6 +123,16 @@ class KitStepsTest(unittest.TestCase):
         self.assertEqual(steps["left"], [])
         self.assertEqual(sorted(r["test"] for r in records if r["kind"] == "result"), ["C", "Fails"])
 
+    def test_each_archive_carries_the_pre_flight_s_findings(self) -> None:
+        findings = self.t / "preflight.json"
+        findings.write_text(json.dumps({"schema": 1, "needs": {"driver": {"state": "missing", "why": "no driver"}}}))
+        r = subprocess.run([sys.executable, "-m", "ci.kit_steps", *self.argv(0)], cwd=ROOT, capture_output=True,
+                           text=True, timeout=60, env=dict(os.environ, BACKENDCHECK_PREFLIGHT=str(findings)))
+        self.assertEqual(r.returncode, 1, r.stderr)
+        with tarfile.open(self.t / "out" / "backendcheck-gpu-node-1.tar.gz") as tf:
+            self.assertEqual(json.loads(tf.extractfile("node-1/preflight.json").read()),
+                             json.loads(findings.read_text()))
+
     def test_the_harness_s_own_checks_are_left_out_unless_asked_for(self) -> None:
         build, ctest = self.t / "build", str(self.ctest)
         self.assertEqual(kit_steps.plan_tests(build, "", "", ctest, "selftest"), ["A", "B", "Slow", "C", "Fails"])

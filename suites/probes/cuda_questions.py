@@ -111,8 +111,13 @@ def version_of(text: str) -> tuple[int, ...]:
 
 def need_device(torch, probe: str) -> None:
     """NotHere unless this torch sees a CUDA device, naming the probe (the
-    reason a reader sees: the probe, not its source file)."""
+    reason a reader sees: the probe, not its source file); where the
+    kit's pre-flight found no driver for PyTorch's CUDA runtime, that
+    finding (preflight.py)."""
+    import preflight
     from settings import NotHere
+    if why := preflight.lacking(probe, "driver"):
+        raise NotHere(why)
     if not torch.cuda.is_available():
         raise NotHere(f"needs a CUDA device: PyTorch {torch.__version__} sees none (probe {probe})")
 

@@ -408,10 +408,18 @@ def compiled() -> tuple[bool | None, str, dict]:
 def _compiled_cuda(plan: str, reading) -> tuple[bool | None, str, dict]:
     """torch.compile on the CUDA device, the checks of compiled.py's
     CUDA_PLANS[plan], held to `reading` (cuda_questions.py). Not evaluated
-    without a CUDA device or torch.compile, or where PyTorch refused to
-    compile there (its reason)."""
+    without a CUDA device or torch.compile, where the kit's pre-flight found
+    no C compiler, Python.h or temporary directory for Triton's launcher
+    build (preflight.py), or where PyTorch refused to compile there (its
+    reason)."""
     import compiled as inductor
+    import preflight
     cuda_questions.need_device(torch, f"compiled_cuda_{plan}")
+    # Triton builds its CUDA launcher with a C compiler and this Python's
+    # headers, in a temporary directory: without them nothing compiles, which
+    # is this machine's lack, not a finding about torch.compile.
+    if why := preflight.lacking(f"compiled_cuda_{plan}", "compiler", "python-headers", "temp"):
+        raise NotHere(why)
     seen = inductor.run(os.environ.get("BACKENDCHECK_TIER") == "nightly", cuda=plan)
     if "absent" in seen:
         raise NotHere(seen["absent"])
