@@ -825,7 +825,13 @@ def predict_main(a: argparse.Namespace) -> int:
     elif a.recorded:
         manifest = None
     else:
-        manifest = default_manifest()
+        from inputs.errors import SpecError
+        try:
+            manifest = default_manifest()
+        except SpecError as e:  # the specs need bc_problem, which a build makes
+            print(f"kit_steps: predict expands the default specs: {e} (or name a build's cases.json: --manifest)",
+                  file=sys.stderr)
+            return 2
     tests = tier_tests(recorded_dir, manifest, a.label, a.exclude_label, a.cmake)
     if manifest is None:
         manifest = read_manifest(recorded_dir / "cases.json")
