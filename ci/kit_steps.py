@@ -4,29 +4,36 @@ back an archive of what it completed, small enough for the runner's return
 limits; the next call resumes.
 
     python3 -m ci.kit_steps test --build BUILD --state DIR --out DIR --budget SECONDS \\
-        [--label L] [--exclude-label L] [--regex R] [--name NAME] [--durations FILE]
+        [--label L] [--exclude-label L] [--regex R] [--name NAME] [--durations FILE] [--jobs N]
 
 - The tests are ctest's for the label (and --regex), less those of the
   excluded label (by default selftest: the harness's checks of itself,
   which record no evidence of a backend and run in ./backendcheck test),
-  in the order of what they decide (claim_order), fixed
-  at the first call (DIR/plan.json). Each runs alone, in a process group of
-  its own, with an evidence directory of its own.
+  in the order of what they decide (claim_order: the claims no recorded run
+  decided first), fixed at the first call (DIR/plan.json). Each runs in a
+  process group of its own, with an evidence directory of its own: a
+  RUN_SERIAL test alone, the others beside each other up to --jobs
+  processors (their PROCESSORS), never two of one RESOURCE_LOCK, as ctest -j
+  runs them (starts). The PyTorch probes that may share an interpreter
+  share one per session (BACKENDCHECK_PROBE_SHARED_DIR=DIR/shared,
+  suites/probes/shared_child.py).
 - A test starts only when its expected time (measured in an earlier call, or
-  given by --durations, else DEFAULT_S) fits in what is left of the budget;
-  it may run until the budget ends. One the budget cuts off is neither
-  passed nor failed: its evidence is dropped and it runs first in the next
-  call, with the whole budget. One cut off with a whole budget of its own
-  is too long for a call: it is recorded as such and not run again.
+  given by --durations, else an estimate, else DEFAULT_S) fits in what is
+  left of the budget; it may run until the budget ends. One the budget cuts
+  off is neither passed nor failed: its evidence is dropped and it runs
+  first in the next call. One cut off after a whole call of its own is too
+  long for a call: it is recorded as such and not run again.
 - After each test the archive of the call is written anew (a temporary file
   renamed into place), so a kill leaves the last complete archive; SIGTERM
-  and SIGINT stop the running test (cut) and write it once more.
+  and SIGINT stop the running tests (cut) and write it once more.
 - The archive is OUT/backendcheck-gpu-NAME-K.tar.gz (K: the call's number),
   holding NAME-K/evidence/ (the completed tests' records only, so that no
   test is counted twice when calls merge), NAME-K/ctest-junit.xml,
-  NAME-K/cases.json, NAME-K/ctest-tests.json and NAME-K/kit-steps.json
-  (what ran, was cut and is left). Over MAX_FILE bytes it is split into
-  parts of MAX_FILE (at most MAX_FILES files a call): cat them back together.
+  NAME-K/cases.json, NAME-K/ctest-tests.json, NAME-K/kit-steps.json (what
+  ran, was cut and is left) and NAME-K/preflight.json (what the kit's
+  pre-flight found this machine lacks, where it ran: BACKENDCHECK_PREFLIGHT).
+  Over MAX_FILE bytes it is split into parts of MAX_FILE (at most MAX_FILES
+  files a call): cat them back together.
 - A machine given back loses the state: on the next one, --done names the
   kit-steps.json of the calls already brought back, whose tests are done.
 - Exit status: 75 when tests are left (call again); 2 on bad input; when
@@ -40,13 +47,16 @@ limits; the next call resumes.
 Merge the calls' archives: tar xzf each, then
     ./backendcheck report NAME-1/evidence NAME-2/evidence ...
 
-The calls a runner's session will take, from recorded durations, before it
-runs (predict): the kit's own order and start rule over the tier a recorded
-run listed, with the matrix cases of a newer manifest in place of its own:
+The calls a lease will take, before it runs (predict): the kit's own order
+and start rule over the tier a recorded run listed, with the matrix cases of
+a newer manifest in place of its own, each test with its seconds and their
+basis (recorded, an estimate of ci/gpu-expected-seconds.json, or
+DEFAULT_S), each call's margin, and what waits for another lease. With no
+arguments: the H100's recorded calls and durations, the default specs' ci
+tier, one lease (a call of 600 s, then one of 240 s), 4 processors:
 
-    python3 -m ci.kit_steps predict --recorded CALL_DIR --manifest CASES.json \\
-        --durations FILE... [--setup SECONDS] [--calls N] [--limit SECONDS] [--reserve SECONDS] \\
-        [--later-budget SECONDS]
+    python3 -m ci.kit_steps predict [--recorded CALL_DIR] [--manifest CASES.json] [--durations FILE...] \\
+        [--limits SECONDS...] [--setup SECONDS] [--reserve SECONDS] [--jobs N]
 """
 
 from __future__ import annotations
@@ -77,7 +87,17 @@ CLAIMS = ROOT / "suites" / "claims.toml"
 # its basis: they fit a test into a call's budget but never order the plan
 # (a recorded time does; an estimate is a guess like DEFAULT_S).
 ESTIMATES = ROOT / "ci" / "gpu-expected-seconds.json"
-GROUPS = ("claims' evidence", "predictions", "the rest")
+# The plan's groups, in order (claim_order): what no recorded run has
+# evidence for first, as that is what a GPU would decide for the first time.
+GROUPS = ("claims no recorded run decided", "claims recorded runs decided", "predictions", "the rest")
+# Processors of tests that may run beside each other (ctest's PROCESSORS,
+# default 1, of tests that are not RUN_SERIAL): half the cores, as each is a
+# torch interpreter that keeps about a core busy launching kernels, building
+# cuDNN's plans or writing its log, and torch.compile's checks two
+# (PROCESSORS 2) with Inductor's compile workers besides. 8 on the H100's
+# 16-core node; 1 (one test at a time) on a 2-core machine.
+JOBS = max(1, (os.cpu_count() or 1) // 2)
+H100_JOBS = 8
 
 
 def load_durations(paths: list[Path]) -> dict[str, float]:
@@ -134,37 +154,130 @@ def claim_selection(tests: list[str], manifest: list[dict[str, Any]], claims: Pa
 
 
 def claim_order(tests: list[str], manifest: list[dict[str, Any]], expected: dict[str, float],
-                claims: Path = CLAIMS) -> tuple[list[str], dict[str, int]]:
+                claims: Path = CLAIMS, lanes: dict[str, dict[str, Any]] | None = None,
+                estimates: dict[str, float] | None = None) -> tuple[list[str], dict[str, int]]:
     """The tests in the order of what they decide, and each one's group
-    (an index of GROUPS):
-    0. the claims' evidence: the tests a claim's [claim.evidence] selects,
-       and the positive controls (a missed one makes every bitwise fact of
-       its device inconclusive);
-    1. the tests only a [claim.prediction] selects (the model's evidence,
+    (an index of GROUPS), by claims:
+    0. the evidence a claim has from no recorded run: the tests of a claim
+       none of whose tests of that binary (`lanes`' "binary": the
+       harness's GPU tests, PyTorch's probes) a recorded run timed
+       (`expected` holds recorded times only): what a GPU would decide for
+       the first time, a claim's first evidence from PyTorch itself among
+       it;
+    1. the evidence of the claims a recorded run has evidence for, and the
+       positive controls (a missed one makes every bitwise fact of its
+       device inconclusive; they count as one claim);
+    2. the tests only a [claim.prediction] selects (the model's evidence,
        shown beside a verdict, never deciding);
-    2. the rest.
-    Within a group: the tests a recorded run timed before those nothing
-    timed (whose DEFAULT_S is a guess that must not push out evidence of
-    known cost); then by the fewest tests of any claim a test decides (a
-    claim one test decides before a claim of 48, so that a claim's few
-    tests are not left behind a claim's many; the controls count as one
-    claim); then the shortest first; then ctest's order."""
+    3. the rest.
+    A test several claims select goes with the first of their groups.
+    Within a group: the positive controls first; then the tests that may
+    run beside others (`lanes`: not RUN_SERIAL), so that they run together,
+    the longest first (by `expected`, else `estimates`; the tests of one
+    RESOURCE_LOCK together, as long as their sum), so that together they
+    end soonest; then the tests a recorded run timed before those
+    nothing timed (whose DEFAULT_S is a guess that must not push out
+    evidence of known cost); then by the fewest tests of any claim a test
+    decides (a claim one test decides before a claim of 48, so that a
+    claim's few tests are not left behind a claim's many); then the
+    shortest first; then ctest's order."""
     evidence, predicted, controls = claim_selection(tests, manifest, claims)
+    lanes = lanes or {}
+    estimates = estimates or {}
+    binary = {c["test"]: c.get("binary", "") for c in manifest}
     rank: dict[str, int] = {}
+    group: dict[str, int] = {}
     for chosen in [*evidence.values(), controls]:
+        by_binary: dict[str, list[str]] = {}
         for t in chosen:
             rank[t] = min(rank.get(t, len(chosen)), len(chosen))
-    group = {t: 0 if t in rank else 1 if t in predicted else 2 for t in tests}
+            by_binary.setdefault(binary.get(t) or lanes.get(t, {}).get("binary", ""), []).append(t)
+        for mine in by_binary.values():
+            new = not any(t in expected for t in mine)
+            for t in mine:
+                group[t] = min(group.get(t, 1), 0 if new else 1)
+    group = {t: group[t] if t in group else 2 if t in predicted else 3 for t in tests}
+    control = set(controls)
 
-    def key(item: tuple[int, str]) -> tuple[int, bool, int, float, int]:
+    def seconds(t: str) -> float:
+        return expected.get(t, estimates.get(t, DEFAULT_S))
+
+    # Tests of one lock run one after another: a chain as long as their sum.
+    chain: dict[tuple[int, str], float] = {}
+    for t in tests:
+        for lock in lanes.get(t, {}).get("locks", []):
+            chain[group[t], lock] = chain.get((group[t], lock), 0.0) + seconds(t)
+
+    def key(item: tuple[int, str]) -> tuple:
         i, t = item
-        return group[t], t not in expected, rank.get(t, 0), expected.get(t, DEFAULT_S), i
+        if not lanes.get(t, {}).get("serial", True):
+            longest = max([seconds(t)] + [chain[group[t], lock] for lock in lanes[t].get("locks", [])])
+            return group[t], t not in control, False, False, -longest, -seconds(t), i
+        return group[t], t not in control, True, t not in expected, rank.get(t, 0), expected.get(t, DEFAULT_S), i
 
     return [t for _, t in sorted(enumerate(tests), key=key)], group
 
 
+def lanes_of(listing: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """What ctest says of each test's company and origin (its
+    --show-only=json-v1): serial (RUN_SERIAL: alone, as its timings are
+    evidence), processors (PROCESSORS, default 1), locks (RESOURCE_LOCK:
+    tests sharing one never run at once), binary (the file its command
+    runs: gpu_tests, pytorch_python_tests, ...)."""
+    out = {}
+    for t in listing.get("tests", []):
+        props = {p.get("name"): p.get("value") for p in t.get("properties", [])}
+        out[t["name"]] = lane(props.get("RUN_SERIAL"), props.get("PROCESSORS"), props.get("RESOURCE_LOCK"),
+                              Path(t.get("command", [""])[0] or "").name)
+    return out
+
+
+def lane(serial: Any, processors: Any, locks: Any, binary: str = "") -> dict[str, Any]:
+    locks = locks if isinstance(locks, list) else [x for x in str(locks or "").split(";") if x]
+    return {"serial": str(serial).upper() in ("1", "ON", "TRUE", "YES"), "processors": max(1, int(processors or 1)),
+            "locks": sorted(locks), "binary": binary}
+
+
+def starts(order: list[str], running: list[str], lanes: dict[str, dict[str, Any]], elapsed: float, budget: float,
+           expected: dict[str, float], jobs: int, first: bool) -> list[str]:
+    """The tests to start now, in order, as ctest -j would let them run:
+    none beside a RUN_SERIAL test, which starts only when nothing runs;
+    others beside each other up to `jobs` processors, never two of one
+    RESOURCE_LOCK (one waiting for a lock or for more free processors is
+    passed over, as ctest passes it). A test starts only when its expected
+    time fits what is left of the budget (the first of a call always
+    starts), and a later test never jumps ahead of one that waits for the
+    budget or for the machine to itself. A test ctest knows nothing of
+    runs alone."""
+    alone = {"serial": True, "processors": 1, "locks": []}
+    busy = [lanes.get(t, alone) for t in running]
+    if any(x["serial"] for x in busy):
+        return []
+    chosen: list[str] = []
+    used = sum(x["processors"] for x in busy)
+    held = {lock for x in busy for lock in x["locks"]}
+    for t in order:
+        if t in running:
+            continue
+        x = lanes.get(t, alone)
+        if not ((first and not chosen) or elapsed + expected.get(t, DEFAULT_S) <= budget):
+            break
+        if x["serial"]:
+            if not running and not chosen:
+                chosen.append(t)
+            break
+        if held & set(x["locks"]) or (used + x["processors"] > jobs and (running or chosen)):
+            continue
+        chosen.append(t)
+        used += x["processors"]
+        held |= set(x["locks"])
+        first = False
+    return chosen
+
+
 def plan_tests(build: Path, label: str, regex: str, ctest: str, exclude: str = "",
-               expected: dict[str, float] | None = None, claims: Path = CLAIMS) -> list[str]:
+               expected: dict[str, float] | None = None, claims: Path = CLAIMS,
+               estimates: dict[str, float] | None = None) -> list[str]:
     """ctest's tests for the label and regex, less the excluded label's, in
     the order of what they decide (claim_order)."""
     cmd = [ctest, "--test-dir", str(build), "--show-only=json-v1"]
@@ -175,8 +288,10 @@ def plan_tests(build: Path, label: str, regex: str, ctest: str, exclude: str = "
     if regex:
         cmd += ["-R", regex]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    names = [t["name"] for t in json.loads(out).get("tests", [])]
-    return claim_order(names, read_manifest(build / "generated" / "cases.json"), expected or {}, claims)[0]
+    listing = json.loads(out)
+    names = [t["name"] for t in listing.get("tests", [])]
+    return claim_order(names, read_manifest(build / "generated" / "cases.json"), expected or {}, claims,
+                       lanes_of(listing), estimates)[0]
 
 
 def remaining(plan: list[str], state: dict[str, Any]) -> list[str]:
@@ -184,17 +299,6 @@ def remaining(plan: list[str], state: dict[str, Any]) -> list[str]:
     then the plan's."""
     done = set(state["done"]) | set(state["too_long"])
     return [t for t in dict.fromkeys(state["cut"] + plan) if t not in done]
-
-
-def next_test(plan: list[str], state: dict[str, Any], elapsed: float, budget: float,
-              expected: dict[str, float], first: bool) -> str | None:
-    """The next of the remaining tests, or None when its expected time does
-    not fit in what is left (the first of a call always starts; a later,
-    shorter test does not jump ahead)."""
-    order = remaining(plan, state)
-    if not order or not (first or elapsed + expected.get(order[0], DEFAULT_S) <= budget):
-        return None
-    return order[0]
 
 
 def _outcome(junit: Path, returncode: int) -> str:
@@ -215,7 +319,7 @@ def _outcome(junit: Path, returncode: int) -> str:
 
 
 class Call:
-    """One test call: its state, the running test, its archive."""
+    """One test call: its state, the running tests, its archive."""
 
     def __init__(self, a: argparse.Namespace) -> None:
         self.a = a
@@ -238,7 +342,7 @@ class Call:
         plan_file = self.state_dir / "plan.json"
         if not plan_file.exists():
             plan_file.write_text(json.dumps(plan_tests(a.build, a.label, a.regex, a.ctest, a.exclude_label,
-                                                       self.expected)))
+                                                       self.expected, estimates=self.estimates)))
         self.plan: list[str] = json.loads(plan_file.read_text())
         # Tests an earlier machine's calls completed (their kit-steps.json,
         # brought back): done, so that a fresh machine does not run them again.
@@ -251,11 +355,22 @@ class Call:
         tests = subprocess.run([a.ctest, "--test-dir", str(a.build), "--show-only=json-v1"], capture_output=True,
                                text=True)
         (self.work / "ctest-tests.json").write_text(tests.stdout)
+        try:
+            self.lanes = lanes_of(json.loads(tests.stdout))
+        except json.JSONDecodeError:
+            self.lanes = {}
+        # What the pre-flight found this machine lacks (ci/gpu-kit build),
+        # beside the evidence it explains.
+        preflight = os.environ.get("BACKENDCHECK_PREFLIGHT", "")
+        if preflight and Path(preflight).is_file():
+            shutil.copy(preflight, self.work / "preflight.json")
         self.ran: list[dict[str, Any]] = []
         self.cut_now: list[str] = []
         self.junit = ET.Element("testsuite", name=self.tag)
-        self.proc: subprocess.Popen | None = None
-        self.current = ""
+        # The tests running now: test -> its process, start, JUnit file and
+        # evidence directory.
+        self.procs: dict[str, tuple[subprocess.Popen, float, Path, Path]] = {}
+        self.first_started = ""
 
     def save_state(self) -> None:
         tmp = self.state_dir / "state.json.tmp"
@@ -263,6 +378,7 @@ class Call:
         tmp.replace(self.state_dir / "state.json")
 
     def left(self) -> list[str]:
+        """The tests still to run (the running ones among them)."""
         return remaining(self.plan, self.state)
 
     def write_archive(self) -> list[Path]:
@@ -304,20 +420,23 @@ class Call:
         return parts
 
     def stop(self, signum: int, _frame: Any) -> None:
-        """SIGTERM or SIGINT: the running test is cut, the archive written."""
-        if self.proc is not None:
-            # Not Popen.wait: the interrupted wait holds its lock.
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                os.waitpid(self.proc.pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
-        if self.current:
-            self._cut(self.current, whole=False)
+        """SIGTERM or SIGINT: the running tests are cut, the archive written."""
+        for test in list(self.procs):
+            self._kill(test)
+            self._cut(test, whole=False)
         self.save_state()
         self.write_archive()
         print(f"kit_steps: stopped by signal {signum}; archive of call {self.k} written", file=sys.stderr)
         os._exit(128 + signum)
+
+    def _kill(self, test: str) -> None:
+        proc = self.procs.pop(test)[0]
+        # Not Popen.wait: an interrupted wait holds its lock.
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+            os.waitpid(proc.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
 
     def _cut(self, test: str, whole: bool) -> None:
         shutil.rmtree(self.running / self._slot(test), ignore_errors=True)
@@ -327,66 +446,82 @@ class Call:
         elif test not in self.state["cut"]:
             self.state["cut"].insert(0, test)
         self.cut_now.append(test)
-        self.current = ""
 
     def _slot(self, test: str) -> str:
         return re.sub(r"[^A-Za-z0-9._-]", "_", test)[:120] + f"-{self.plan.index(test) if test in self.plan else 0}"
+
+    def _start(self, test: str) -> None:
+        """One test in a process group of its own, with its own evidence
+        directory and JUnit file."""
+        evidence = self.running / self._slot(test)
+        shutil.rmtree(evidence, ignore_errors=True)
+        evidence.mkdir(parents=True)
+        junit = self.running / f"{self._slot(test)}.junit.xml"
+        junit.unlink(missing_ok=True)
+        # The probes that may share an interpreter share this session's
+        # (suites/probes/shared_child.py): torch's import and CUDA's start
+        # paid once for them.
+        env = dict(os.environ, BACKENDCHECK_EVIDENCE_DIR=str(evidence),
+                   BACKENDCHECK_PROBE_SHARED_DIR=str(self.state_dir / "shared"))
+        proc = subprocess.Popen([self.a.ctest, "--test-dir", str(self.a.build), "-R", f"^{re.escape(test)}$",
+                                 "--output-junit", str(junit), "--output-on-failure"],
+                                env=env, start_new_session=True, stdout=sys.stdout, stderr=sys.stderr)
+        self.procs[test] = (proc, time.monotonic(), junit, evidence)
+        self.first_started = self.first_started or test
+
+    def _finish(self, test: str, rc: int) -> None:
+        """A completed test: its outcome, its records into the call's
+        evidence, the state and the archive."""
+        proc, t0, junit, evidence = self.procs.pop(test)
+        seconds = round(time.monotonic() - t0, 2)
+        outcome = _outcome(junit, rc)
+        if junit.exists():
+            for case in ET.parse(junit).getroot().iter("testcase"):
+                self.junit.append(case)
+            junit.unlink()
+        # Its records join the call's evidence (one directory, as a run's).
+        for f in sorted(p for p in evidence.rglob("*") if p.is_file()):
+            f.replace(self.work / "evidence" / f"{evidence.name}--{f.name}")
+        shutil.rmtree(evidence)
+        self.state["done"][test] = outcome
+        self.state["seconds"][test] = seconds
+        self.expected[test] = seconds
+        self.state["cut"] = [t for t in self.state["cut"] if t != test]
+        self.ran.append({"test": test, "outcome": outcome, "seconds": seconds})
+        self.save_state()
+        self.write_archive()
 
     def run(self) -> int:
         a = self.a
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, self.stop)
         started = time.monotonic()
+        budget = a.budget or float("inf")
+        expected = {**self.estimates, **self.expected}
         first = True
         while True:
+            for test, (proc, *_rest) in list(self.procs.items()):
+                if (rc := proc.poll()) is not None:
+                    self._finish(test, rc)
+                    expected[test] = self.expected[test]
             elapsed = time.monotonic() - started
-            test = next_test(self.plan, self.state, elapsed, a.budget or float("inf"),
-                             {**self.estimates, **self.expected}, first)
-            if test is None:
-                break
-            whole = first
-            first = False
-            self.current = test
-            evidence = self.running / self._slot(test)
-            shutil.rmtree(evidence, ignore_errors=True)
-            evidence.mkdir(parents=True)
-            junit = self.state_dir / "one-junit.xml"
-            junit.unlink(missing_ok=True)
-            env = dict(os.environ, BACKENDCHECK_EVIDENCE_DIR=str(evidence))
-            t0 = time.monotonic()
-            self.proc = subprocess.Popen([a.ctest, "--test-dir", str(a.build), "-R", f"^{re.escape(test)}$",
-                                          "--output-junit", str(junit), "--output-on-failure"],
-                                         env=env, start_new_session=True, stdout=sys.stdout, stderr=sys.stderr)
-            try:
-                rc = self.proc.wait(timeout=max(1.0, a.budget - (time.monotonic() - started)) if a.budget else None)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-                self.proc = None
-                self._cut(test, whole)
-                print(f"kit_steps: {test} cut off by the budget"
-                      + (" with a whole call of its own: too long for one call" if whole else "; it runs next call"))
+            if elapsed >= budget and self.procs:
+                for test in list(self.procs):
+                    whole = test == self.first_started  # it had the whole call
+                    self._kill(test)
+                    self._cut(test, whole)
+                    print(f"kit_steps: {test} cut off by the budget"
+                          + (" with a whole call of its own: too long for one call" if whole else "; it runs next call"))
                 self.save_state()
                 self.write_archive()
                 break
-            self.proc = None
-            seconds = round(time.monotonic() - t0, 2)
-            outcome = _outcome(junit, rc)
-            if junit.exists():
-                for case in ET.parse(junit).getroot().iter("testcase"):
-                    self.junit.append(case)
-            # Its records join the call's evidence (one directory, as a run's).
-            for f in sorted(p for p in evidence.rglob("*") if p.is_file()):
-                f.replace(self.work / "evidence" / f"{evidence.name}--{f.name}")
-            shutil.rmtree(evidence)
-            self.state["done"][test] = outcome
-            self.state["seconds"][test] = seconds
-            self.expected[test] = seconds
-            self.state["cut"] = [t for t in self.state["cut"] if t != test]
-            self.ran.append({"test": test, "outcome": outcome, "seconds": seconds})
-            self.current = ""
-            self.save_state()
-            self.write_archive()
+            chosen = starts(self.left(), list(self.procs), self.lanes, elapsed, budget, expected, a.jobs, first)
+            for test in chosen:
+                self._start(test)
+                first = False
+            if not self.procs:
+                break
+            time.sleep(0.05)
         self.save_state()
         files = self.write_archive()
         left = self.left()
@@ -424,20 +559,54 @@ class Call:
 # of the last call and the runner's own start; the first also unpacks,
 # configures and builds (SETUP_S on the H100: a 53 s build, GPU.md).
 CALL_S, RESERVE_S, SETUP_S, OVERHEAD_S = 600.0, 60.0, 83.0, 10.0
+# One lease of a short-lived runner: 15 minutes of device time, the
+# machine's start (about a minute) included: a call of 600 s, then one of
+# 240 s (GPU.md, "A short-lived runner").
+LEASE_S = (CALL_S, 240.0)
 WIDTH = 110  # predict's lines
+H100 = ROOT / "reports" / "tests" / "data" / "h100"
+H100_FIRST_RUN = ROOT / "ci" / "h100-first-run-seconds.json"
+PROPERTIES = ROOT / "suites" / "cpu" / "pytorch_test_properties.cmake"
+PROBES_BINARY = "pytorch_python_tests"  # the binary of the tests PROPERTIES names
+
+
+def _set_tests_properties(path: Path) -> list[tuple[list[str], str]]:
+    """A CMake file's set_tests_properties calls: (the tests named, the
+    properties' text)."""
+    text = path.read_text() if path.exists() else ""
+    return [([n for _, n in re.findall(r"\[(=*)\[(.*?)\]\1\]", names)], props)
+            for names, props in re.findall(r"set_tests_properties\((.*?)PROPERTIES(.*?)\)", text, re.S)]
 
 
 def cmake_labelled(path: Path, label: str, exclude: str = "") -> list[str]:
     """The tests a CMake file's set_tests_properties(... PROPERTIES LABELS
     "...") gives the label (and not the excluded one)."""
     found: list[str] = []
-    text = path.read_text() if path.exists() else ""
-    for names, props in re.findall(r"set_tests_properties\((.*?)PROPERTIES(.*?)\)", text, re.S):
+    for names, props in _set_tests_properties(path):
         labels = re.search(r'LABELS\s+"([^"]*)"', props)
         have = labels.group(1).split(";") if labels else []
         if label in have and exclude not in have:
-            found += [n for _, n in re.findall(r"\[(=*)\[(.*?)\]\1\]", names)]
+            found += names
     return found
+
+
+def cmake_lanes(path: Path) -> dict[str, dict[str, Any]]:
+    """What a CMake file's set_tests_properties say of each test's company
+    (RUN_SERIAL, PROCESSORS, RESOURCE_LOCK: lanes_of's fields), for the
+    tests it names: PyTorch's probes, which ctest runs beside others unless
+    RUN_SERIAL."""
+    out: dict[str, dict[str, Any]] = {}
+    for names, props in _set_tests_properties(path):
+        given = {}
+        if m := re.search(r"RUN_SERIAL\s+(\w+)", props):
+            given["serial"] = lane(m.group(1), 1, [])["serial"]
+        if m := re.search(r"PROCESSORS\s+(\d+)", props):
+            given["processors"] = int(m.group(1))
+        if m := re.search(r'RESOURCE_LOCK\s+"?([\w;.-]+)"?', props):
+            given["locks"] = sorted(m.group(1).split(";"))
+        for n in names:
+            out[n] = {**out.get(n, lane(False, 1, [], PROBES_BINARY)), **given}
+    return out
 
 
 def tier_tests(recorded: Path, manifest: list[dict[str, Any]] | None, label: str, exclude: str = "",
@@ -464,34 +633,54 @@ def tier_tests(recorded: Path, manifest: list[dict[str, Any]] | None, label: str
     return list(dict.fromkeys(tests))
 
 
-def predict(plan: list[str], expected: dict[str, float], calls: int = 2, setup: float = SETUP_S,
-            limit: float = CALL_S, reserve: float = RESERVE_S, overhead: float = OVERHEAD_S,
-            later_budget: float | None = None) -> tuple[list[dict[str, Any]], list[str], list[str]]:
-    """The calls of a session as the kit takes them (next_test) if every
-    test takes its expected time: call 1 builds, then tests within
-    limit - reserve - setup, each later call within limit - reserve (or
-    later_budget, where less: session --budget). Each call's tests, seconds,
-    wall time (setup, tests and `overhead`) and margin to `limit`; the tests
-    left; those too long for a call."""
+def tier_lanes(recorded: Path, cmake: list[Path] = ()) -> dict[str, dict[str, Any]]:
+    """Each test's company as the recorded call's ctest listed it, with what
+    the CMake files say now in its place (a probe no longer RUN_SERIAL, a
+    new lock). A matrix case neither names runs alone, as the GPU test
+    binary's cases do (RUN_SERIAL)."""
+    lanes = lanes_of(json.loads((recorded / "ctest-tests.json").read_text()))
+    for f in cmake:
+        for test, given in cmake_lanes(f).items():
+            lanes[test] = {**lanes.get(test, {}), **given}
+    return lanes
+
+
+def predict(plan: list[str], expected: dict[str, float], lanes: dict[str, dict[str, Any]] | None = None,
+            limits: tuple[float, ...] = LEASE_S, setup: float = SETUP_S, reserve: float = RESERVE_S,
+            overhead: float = OVERHEAD_S, jobs: int = 1) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """The calls of a session as the kit takes them (starts, its own start
+    rule) if every test takes its expected time: call k of limits[k]
+    seconds, the first also building, tests within the limit less `reserve`
+    (and `setup`, in the first). Each call's tests (with their start and
+    seconds), the seconds its tests took, its wall time (setup, tests and
+    `overhead`) and its margin to its limit; the tests left; those too long
+    for a call."""
+    lanes = lanes or {}
     state: dict[str, Any] = {"done": {}, "cut": [], "too_long": []}
     out: list[dict[str, Any]] = []
-    for k in range(calls):
+    for k, limit in enumerate(limits):
         budget = limit - reserve - (setup if k == 0 else 0.0)
-        if k > 0 and later_budget is not None:
-            budget = min(budget, later_budget)
-        elapsed, ran, first = 0.0, [], True
-        while (test := next_test(plan, state, elapsed, budget, expected, first)) is not None:
-            first = False
-            seconds = expected.get(test, DEFAULT_S)
-            if elapsed + seconds > budget:  # the first of a call, cut at the budget
-                state["too_long"].append(test)
-                elapsed = budget
+        now, first, ran, running = 0.0, True, [], {}
+        while True:
+            for test in starts(remaining(plan, state), list(running), lanes, now, budget, expected, jobs, first):
+                first = False
+                running[test] = now + expected.get(test, DEFAULT_S)
+                ran.append({"test": test, "start": now, "seconds": expected.get(test, DEFAULT_S)})
+            if not running:
                 break
-            elapsed += seconds
-            ran.append(test)
-            state["done"][test] = "passed"
-        wall = (setup if k == 0 else 0.0) + elapsed + overhead
-        out.append({"call": k + 1, "budget": budget, "ran": ran, "seconds": elapsed, "wall": wall,
+            end = min(running.values())
+            if end > budget:  # the first of a call, longer than its budget: cut with the call
+                for test in running:
+                    state["too_long"].append(test)
+                ran = [x for x in ran if x["test"] not in running]
+                now = budget
+                break
+            now = end
+            for test in [t for t, e in running.items() if e <= now]:
+                del running[test]
+                state["done"][test] = "passed"
+        wall = (setup if k == 0 else 0.0) + now + overhead
+        out.append({"call": k + 1, "limit": limit, "budget": budget, "ran": ran, "seconds": now, "wall": wall,
                     "margin": limit - wall})
         if not remaining(plan, state):
             break
@@ -507,47 +696,69 @@ def _families(tests: list[str], expected: dict[str, float]) -> str:
                      for f, s in seen.items())
 
 
-def render_prediction(plan: list[str], group: dict[str, int], expected: dict[str, float],
-                      evidence: dict[str, list[str]], calls: list[dict[str, Any]], left: list[str],
-                      too_long: list[str], setup: float, limit: float, overhead: float, label: str,
-                      estimated: set[str] = frozenset(), estimated_by: str = "") -> str:
-    """predict's account: the plan by group, the tests counted at their
-    estimate (ESTIMATES) and at DEFAULT_S, each call's tests, seconds, margin
-    and the claims it completes, what is left."""
+def render_prediction(plan: list[str], group: dict[str, int], expected: dict[str, float], basis: dict[str, str],
+                      lanes: dict[str, dict[str, Any]], evidence: dict[str, list[str]],
+                      calls: list[dict[str, Any]], left: list[str], too_long: list[str], setup: float,
+                      overhead: float, reserve: float, jobs: int, label: str) -> str:
+    """predict's account: the plan by group; per call, each test with its
+    start, its seconds, whether it runs alone or beside others, and the
+    basis of its seconds (recorded, and where; an estimate, and why; or
+    DEFAULT_S), the call's margin and the claims it completes; where the
+    tests no recorded run timed land; what waits for another lease."""
     lines = []
     total = sum(expected.get(t, DEFAULT_S) for t in plan)
     parts = []
     for g, name in enumerate(GROUPS):
         mine = [t for t in plan if group[t] == g]
         parts.append(f"{name} {len(mine)} ({sum(expected.get(t, DEFAULT_S) for t in mine):.0f} s)")
-    guessed = [t for t in plan if t in estimated]
-    lines.append(f"The plan: {len(plan)} tests labelled {label}, {total:.0f} s of tests by the recorded durations"
-                 + (" and the estimates" if guessed else "") + ": " + ", ".join(parts) + ".")
-    if guessed:
-        lines.append(f"Not measured, expected by {estimated_by or ESTIMATES.relative_to(ROOT)} "
-                     f"({sum(expected[t] for t in guessed):.0f} s): "
-                     + ", ".join(f"{t} ({expected[t]:g} s)" for t in guessed) + ".")
-    unmeasured = [t for t in plan if t not in expected]
-    lines.append(f"Not measured, counted at DEFAULT_S = {DEFAULT_S:g} s each: "
-                 + (", ".join(unmeasured) if unmeasured else "none") + ".")
+    lines.append(f"The plan: {len(plan)} tests labelled {label}, {total:.0f} s of tests one after another: "
+                 + ", ".join(parts) + ".")
+    limits = " and ".join(f"{c['limit']:.0f} s" for c in calls)
+    lines.append(f"The calls: {limits}, each keeping {reserve:.0f} s of its limit, the first building in "
+                 f"{setup:.0f} s; tests that are not RUN_SERIAL run beside each other up to {jobs} processors.")
+    never = [t for t in plan if not basis.get(t, "").startswith("recorded")]
+    where: dict[str, list[str]] = {}
     done: set[str] = set()
     for c in calls:
-        head = f"call {c['call']}: " + (f"build {setup:.0f} s + " if c["call"] == 1 else "")
-        lines.append(f"{head}{len(c['ran'])} tests {c['seconds']:.0f} s (budget {c['budget']:.0f} s) + the kit's own "
-                     f"{overhead:.0f} s = {c['wall']:.0f} s of {limit:.0f} s, margin {c['margin']:.0f} s")
+        lines.append(f"call {c['call']} ({c['limit']:.0f} s): " + (f"build {setup:.0f} s + " if c["call"] == 1 else "")
+                     + f"{len(c['ran'])} tests in {c['seconds']:.0f} s (budget {c['budget']:.0f} s) + the kit's own "
+                     f"{overhead:.0f} s = {c['wall']:.0f} s, margin {c['margin']:.0f} s")
         for g, name in enumerate(GROUPS):
-            mine = [t for t in c["ran"] if group[t] == g]
+            mine = [x for x in c["ran"] if group[x["test"]] == g]
             if mine:
-                lines.append(f"  {name}: {_families(mine, expected)}")
-        before, done = done, done | set(c["ran"])
+                lines.append(f"  {name}:")
+            for x in mine:
+                t = x["test"]
+                how = "alone" if lanes.get(t, {"serial": True})["serial"] else "beside others"
+                lines.append(f"    {x['start']:4.0f} s +{x['seconds']:4.0f} s {t}, {how}; "
+                             + basis.get(t, f"never timed, DEFAULT_S = {DEFAULT_S:g} s"))
+        for x in c["ran"]:
+            where.setdefault(f"call {c['call']}", []).append(x["test"])
+        before, done = done, done | {x["test"] for x in c["ran"]}
         decided = [cid for cid, tests in evidence.items() if set(tests) <= done and not set(tests) <= before]
         lines.append("  claims whose evidence is then complete: " + (", ".join(decided) or "none"))
-    lines.append("left: " + (", ".join(f"{t} ({GROUPS[group[t]]})" for t in left) if left else "none"))
+    placed = {t: k for k, tests in where.items() for t in tests}
+    counts: dict[str, dict[str, int]] = {}
+    for t in never:
+        mine = counts.setdefault(lanes.get(t, {}).get("binary") or "the matrix's cases", {})
+        mine[placed.get(t, "waiting")] = mine.get(placed.get(t, "waiting"), 0) + 1
+    lines.append("Tests no recorded run timed, by binary: " + ("; ".join(
+        f"{b} {sum(n.values())} ({', '.join(f'{k}: {x}' for k, x in n.items())})" for b, n in counts.items())
+        or "none") + ".")
+    if left:
+        lines.append(f"Waits for another lease: {len(left)} tests, "
+                     f"{sum(expected.get(t, DEFAULT_S) for t in left):.0f} s one after another:")
+        for g, name in enumerate(GROUPS):
+            mine = [t for t in left if group[t] == g]
+            if mine:
+                lines.append(f"  {name}: {_families(mine, expected)}")
+    else:
+        lines.append("Waits for another lease: nothing.")
     if too_long:
         lines.append("too long for a call: " + ", ".join(too_long))
     wall = sum(c["wall"] for c in calls)
-    lines.append(f"all {len(calls)} call(s): {wall:.0f} s of {limit * len(calls):.0f} s, "
-                 f"margin {limit * len(calls) - wall:.0f} s")
+    lines.append(f"all {len(calls)} call(s): {wall:.0f} s of {sum(c['limit'] for c in calls):.0f} s, "
+                 f"margin {sum(c['limit'] for c in calls) - wall:.0f} s")
     return "\n".join(_fill(line) for line in lines)
 
 
@@ -559,29 +770,81 @@ def _shown(path: Path) -> str:
 
 def _fill(line: str) -> str:
     """A line of predict's output in lines of at most WIDTH, broken after a
-    comma or semicolon only (a figure keeps its unit)."""
+    comma or semicolon only (a figure keeps its unit), continued under its
+    own indent."""
+    indent = " " * (len(line) - len(line.lstrip()) + 4)
     out = [""]
     for word in re.split(r"(?<=[,;]) ", line):
         if out[-1].strip() and len(out[-1]) + 1 + len(word) > WIDTH:
-            out.append("    " + word)
+            out.append(indent + word)
         else:
             out[-1] += (" " if out[-1] else "") + word
     return "\n".join(out)
 
 
+def bases(durations: list[Path], estimates: list[Path]) -> tuple[dict[str, float], dict[str, float], dict[str, str]]:
+    """The recorded seconds (a later file wins), the estimates of what none
+    recorded, and each test's basis in words: "recorded (FILE)" or
+    "estimate (FILE): why"."""
+    recorded: dict[str, float] = {}
+    basis: dict[str, str] = {}
+    for path in durations:
+        mine = load_durations([path])
+        recorded.update(mine)
+        basis.update({t: f"recorded ({_shown(path)})" for t in mine})
+    guessed: dict[str, float] = {}
+    for path in estimates:
+        doc = json.loads(Path(path).read_text())
+        why = doc.get("basis", {}) if isinstance(doc, dict) else {}
+        for t, s in load_durations([path]).items():
+            if t not in recorded:
+                guessed[t] = s
+                basis[t] = f"estimate ({_shown(path)})" + (f": {why[t]}" if t in why else "")
+    return recorded, guessed, basis
+
+
+def default_manifest() -> list[dict[str, Any]]:
+    """The cases the default specs expand to in the ci tier, as a build's
+    cases.json lists them (the generator's own expansion)."""
+    from generators.expand import expand
+    from generators.spec import load_spec
+    from inputs.flags import load_flags
+
+    flags = load_flags()
+    specs = [load_spec(ROOT / "suites" / "matrices" / n, flags) for n in ("cpu.toml", "selection.toml", "gpu.toml")]
+    return [{"test": c.test, "fixture": c.fixture, "suite": c.suite, "binary": c.binary, "repro": c.repro,
+             "positive_control": c.positive_control, "axes": c.axes, "labels": list(c.labels)}
+            for c in expand(specs, flags, "ci")]
+
+
 def predict_main(a: argparse.Namespace) -> int:
-    manifest = read_manifest(a.manifest) if a.manifest else None
-    tests = tier_tests(a.recorded, manifest, a.label, a.exclude_label, a.cmake)
+    recorded_dir = a.recorded or H100 / "tier-1"
+    durations = a.durations or sorted(H100.glob("*/kit-steps.json")) + [H100_FIRST_RUN]
+    if a.manifest:
+        manifest = read_manifest(a.manifest)
+    elif a.recorded:
+        manifest = None
+    else:
+        from inputs.errors import SpecError
+        try:
+            manifest = default_manifest()
+        except SpecError as e:  # the specs need bc_problem, which a build makes
+            print(f"kit_steps: predict expands the default specs: {e} (or name a build's cases.json: --manifest)",
+                  file=sys.stderr)
+            return 2
+    tests = tier_tests(recorded_dir, manifest, a.label, a.exclude_label, a.cmake)
     if manifest is None:
-        manifest = read_manifest(a.recorded / "cases.json")
-    recorded = load_durations(a.durations)
-    estimates = {t: s for t, s in load_durations(a.estimates).items() if t not in recorded}
-    plan, group = claim_order(tests, manifest, recorded, a.claims)
+        manifest = read_manifest(recorded_dir / "cases.json")
+    lanes = tier_lanes(recorded_dir, a.cmake)
+    for c in manifest:  # a matrix case the recorded call did not list: its binary's, alone
+        lanes.setdefault(c["test"], lane(True, 1, [], c.get("binary", "")))
+    recorded, estimates, basis = bases(durations, a.estimates)
+    plan, group = claim_order(tests, manifest, recorded, a.claims, lanes, estimates)
     evidence, _, _ = claim_selection(plan, manifest, a.claims)
     expected = {**estimates, **recorded}
-    calls, left, too_long = predict(plan, expected, a.calls, a.setup, a.limit, a.reserve, a.overhead, a.later_budget)
-    print(render_prediction(plan, group, expected, evidence, calls, left, too_long, a.setup, a.limit, a.overhead,
-                            a.label, set(estimates), ", ".join(_shown(p) for p in a.estimates)))
+    calls, left, too_long = predict(plan, expected, lanes, tuple(a.limits), a.setup, a.reserve, a.overhead, a.jobs)
+    print(render_prediction(plan, group, expected, basis, lanes, evidence, calls, left, too_long, a.setup,
+                            a.overhead, a.reserve, a.jobs, a.label))
     return 1 if left else 0
 
 
@@ -603,29 +866,35 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--estimates", type=Path, nargs="*", default=[ESTIMATES] if ESTIMATES.exists() else [],
                    help="expected times of tests no run has timed (fit the budget, never order the plan)")
     t.add_argument("--ctest", default="ctest")
+    t.add_argument("--jobs", type=int, default=JOBS,
+                   help=f"processors of tests that may run beside each other (default {JOBS}: half the cores)")
     t.add_argument("--done", nargs="*", default=[], type=Path,
                    help="kit-steps.json of calls on an earlier machine: their tests are not run again")
     pr = sub.add_parser("predict", help="the calls of a session, from recorded durations")
-    pr.add_argument("--recorded", type=Path, required=True,
-                    help="a recorded call's folder: its ctest-tests.json lists the tier, its cases.json its matrix")
+    pr.add_argument("--recorded", type=Path,
+                    help="a recorded call's folder: its ctest-tests.json lists the tier, its cases.json its matrix "
+                         "(default: the H100's, reports/tests/data/h100/tier-1, with the default specs' cases)")
     pr.add_argument("--manifest", type=Path, help="the cases.json of the specs to plan (their cases replace the "
                                                   "recorded call's)")
-    pr.add_argument("--durations", type=Path, nargs="+", action="extend", default=[], required=True)
+    pr.add_argument("--durations", type=Path, nargs="+", action="extend", default=[],
+                    help="recorded times: kit-steps.json files or JSON {test: seconds} (default: the H100's "
+                         "reports/tests/data/h100/*/kit-steps.json and ci/h100-first-run-seconds.json)")
     pr.add_argument("--estimates", type=Path, nargs="*", default=[ESTIMATES] if ESTIMATES.exists() else [],
                     help="expected times of tests no run has timed, with their basis")
-    pr.add_argument("--cmake", type=Path, nargs="*",
-                    default=[ROOT / "suites" / "cpu" / "pytorch_test_properties.cmake"],
-                    help="CMake files whose set_tests_properties label tests the recorded call did not list")
+    pr.add_argument("--cmake", type=Path, nargs="*", default=[PROPERTIES],
+                    help="CMake files whose set_tests_properties label tests the recorded call did not list, and "
+                         "say which run alone (RUN_SERIAL), on how many processors and under which lock")
     pr.add_argument("--claims", type=Path, default=CLAIMS)
     pr.add_argument("--label", default="gpu")
     pr.add_argument("--exclude-label", default="selftest")
-    pr.add_argument("--calls", type=int, default=2)
+    pr.add_argument("--limits", type=float, nargs="+", default=list(LEASE_S),
+                    help="each call's limit in seconds (default: one lease, 600 240)")
     pr.add_argument("--setup", type=float, default=SETUP_S, help="seconds to unpack, configure and build")
-    pr.add_argument("--limit", type=float, default=CALL_S, help="seconds a call may take")
-    pr.add_argument("--reserve", type=float, default=RESERVE_S, help="seconds a call's budget leaves")
+    pr.add_argument("--reserve", type=float, default=RESERVE_S, help="seconds each call's test budget leaves")
     pr.add_argument("--overhead", type=float, default=OVERHEAD_S, help="seconds of the kit's own a call")
-    pr.add_argument("--later-budget", type=float, help="the test budget of the calls after the first, where less "
-                                                       "than --limit less --reserve (session --budget)")
+    pr.add_argument("--jobs", type=int, default=H100_JOBS,
+                    help=f"processors of tests beside each other (default {H100_JOBS}: the kit's default on the "
+                         "H100's 16 cores)")
     a = ap.parse_args(argv)
     if a.command == "predict":
         return predict_main(a)

@@ -12,8 +12,11 @@ setting; see suites/claims.toml); the card says, per platform:
 
 Claims that name the same setting for the same goal share one line, which
 links to each of them. A line's verdict is the gravest of its decided claims
-(error, refuted, supported, inconclusive); its words come from a fixed table
-of goal and verdict, its figures from the claims' Compare records.
+(error, refuted, supported, inconclusive), except a speed line of claims of a
+magnitude ("about twice as slow"), whose verdict is whether the setting was
+faster here, the claimed factor's own verdict shown beside the measured one;
+its words come from a fixed table of goal and verdict, its figures from the
+claims' Compare records, whatever their verdict.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any
 from .catalog import CARD_GOALS
 from .reasons import reason_group
 from .ruling import Ruling, gravest
-from .verdicts import Verdict
+from .verdicts import Verdict, magnitude_text
 
 TITLES = {"reproducibility": "For bitwise reproducibility", "speed": "For speed", "no effect": "No effect here"}
 
@@ -65,11 +68,20 @@ def timing(v: Verdict, faster: bool) -> dict[str, Any] | None:
     # A supported outcome is decisively on the side the claim names: for a speed
     # claim that is faster with the setting, for a cost claim slower.
     with_claim, against = outcomes.count(Ruling.SUPPORTED), outcomes.count(Ruling.REFUTED)
+    claimed = ""
+    if v.claim.band:
+        # A magnitude's outcome says whether the factor is about the claimed
+        # one, not which side is faster: that is the interval against 1.
+        lower = [f.figures.get("direction", "") == ("below" if b else "above") for f in ran]
+        higher = [f.figures.get("direction", "") == ("above" if b else "below") for f in ran]
+        with_claim, against = (sum(lower), sum(higher)) if faster else (sum(higher), sum(lower))
+        claimed = f"{v.verdict}: " + "; ".join(magnitude_text(v.claim, f.figures["ratio"], f.figures["ci"])
+                                               for f in ran)
     versus = ran[0].figures.get("versus") or {}
     return {"metric": v.claim.metric, "median": statistics.median(ratios), "low": ratios[0], "high": ratios[-1],
             "comparisons": len(ran), "faster": with_claim if faster else against,
             "slower": against if faster else with_claim,
-            "b": ", ".join(f"{k}={val}" for k, val in versus.items()), "setting_is_b": b}
+            "b": ", ".join(f"{k}={val}" for k, val in versus.items()), "setting_is_b": b, "claimed": claimed}
 
 
 def timing_text(t: dict[str, Any]) -> str:
@@ -77,8 +89,9 @@ def timing_text(t: dict[str, Any]) -> str:
     sides = f"B: {t['b']}" if t["b"] else "B: the other side"
     if not t["setting_is_b"]:
         sides = f"the setting is A; {sides}"
+    claimed = f"; the claim's magnitude {t['claimed']}" if t.get("claimed") else ""
     return (f"{t['metric']} with / without the setting: median {t['median']:.3g}{spread}, {t['comparisons']} "
-            f"comparison(s): {t['faster']} decisively faster, {t['slower']} slower; {sides}")
+            f"comparison(s): {t['faster']} decisively faster, {t['slower']} slower; {sides}{claimed}")
 
 
 def _cost(cost_id: str, by_id: dict[str, Verdict], platform: str) -> dict[str, Any]:
@@ -133,6 +146,15 @@ def card(verdicts: list[Verdict], platform: str) -> dict[str, Any]:
                 line["error"].append(_error(name, by_id, platform))
     for line in lines.values():
         line["verdict"] = gravest(e["verdict"] for e in line["claims"])
+        measured = [f["timing"] for f in line["figures"] if f["timing"]["claimed"]]
+        if measured and len(measured) == len(line["claims"]):
+            # Claims of a magnitude only: the line says whether the setting
+            # is faster here, whatever the claimed factor's verdict (beside
+            # the figure): a 3.9x gain refutes "about twice" and still
+            # recommends the setting.
+            quicker, slower = sum(t["faster"] for t in measured), sum(t["slower"] for t in measured)
+            line["verdict"] = (Ruling.SUPPORTED if quicker and not slower else
+                               Ruling.REFUTED if slower and not quicker else Ruling.INCONCLUSIVE)
         line["says"] = SAYS.get((line["goal"], line["verdict"]), line["verdict"])
     sections = [{"goal": g, "title": TITLES[g], "lines": [x for x in lines.values() if x["goal"] == g]}
                 for g in CARD_GOALS]

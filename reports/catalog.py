@@ -11,6 +11,8 @@ from inputs.engines import MODEL, systems
 from inputs.errors import SpecError, load_toml
 from inputs.locate import LineIndex
 
+from .statistics import ABOUT_SPREAD, band_of
+
 KINDS = ("guarantee", "folklore", "advice", "out-of-scope")
 RULES = ("fact", "ratio", "distribution", "across", "invariance", "out-of-scope")
 # invariance: the levels a claim can name, and the flag variants of the grid
@@ -31,6 +33,23 @@ ABOUT = tuple(s for s in SYSTEMS if s != MODEL)
 CLAIM_KEYS = {"id", "statement", "source", "kind", "scope", "about", "evidence", "prediction", "card"}
 CARD_GOALS = ("reproducibility", "speed", "no effect")
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+# A magnitude as a statement says it: "about twice", "about three times",
+# "about 3x", "about 1.5×".
+_NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+_ABOUT = re.compile(r"\babout\s+(?:(twice)|(thrice)|(\d+(?:\.\d+)?|" + "|".join(_NUMBERS) +
+                    r")\s*(?:×|x\b|-?fold\b|\s+times\b))", re.IGNORECASE)
+
+
+def stated_factor(statement: str) -> float:
+    """The factor a statement claims with "about" ("about twice as slow":
+    2), or 0 where it states none."""
+    m = _ABOUT.search(statement)
+    if not m:
+        return 0.0
+    if m.group(1) or m.group(2):
+        return 2.0 if m.group(1) else 3.0
+    word = m.group(3).lower()
+    return float(_NUMBERS.get(word, 0) or word)
 
 
 @dataclass
@@ -49,6 +68,8 @@ class Claim:
     metric: str = ""           # ratio: which measurement of a Compare
     bound: float = 1.0         # ratio: the bound median(B)/median(A) is compared with
     supports_when: str = ""    # ratio: "below" or "above"; distribution: "varies" or "constant"
+    factor: float = 0.0        # ratio: the factor the statement claims ("about twice": 2), 0 where none
+    band: tuple[float, float] | None = None  # ratio: the B/A that "about factor x" allows, in place of bound
     count: str = ""            # distribution: which count of a CrossProcess record
     observe: list[dict[str, Any]] = field(default_factory=list)  # context shown, never judged
     across: str = ""           # across: compare digests of one computation across devices or platforms
@@ -167,6 +188,10 @@ def _evidence(ev: Any, here: tuple[str | int, ...], error: Any, claim: Claim) ->
     claim.check = str(ev.get("check", ""))
     if not claim.tests and not claim.cases:
         raise error(here, f"a {rule} rule needs 'tests' or 'cases'")
+    claim.factor = stated_factor(claim.statement)
+    if claim.factor and rule != "ratio":
+        raise error(here + ("rule",), f"the statement claims a magnitude (about {claim.factor:g}x): it is judged on "
+                                      "Compare records, rule = \"ratio\"")
     if rule == "ratio":
         claim.metric = ev.get("metric", "")
         claim.bound = float(ev.get("bound", 1.0))
@@ -175,6 +200,14 @@ def _evidence(ev: Any, here: tuple[str | int, ...], error: Any, claim: Claim) ->
             raise error(here + ("metric",), f"metric must be one of {', '.join(METRICS)}")
         if claim.supports_when not in ("below", "above"):
             raise error(here + ("supports_when",), "supports_when must be below or above")
+        if claim.factor:
+            # "About N times": the band is read from the statement; a bound
+            # beside it would be a second, contradicting threshold.
+            if "bound" in ev:
+                raise error(here + ("bound",), f"the statement claims about {claim.factor:g}x, whose band "
+                                               f"(N/{ABOUT_SPREAD:g} to N x {ABOUT_SPREAD:g}) is read from it: remove bound")
+            claim.band = band_of(claim.factor, claim.supports_when)
+            claim.bound = 1 / claim.factor if claim.supports_when == "below" else claim.factor
     if rule == "across":
         claim.across = ev.get("across", "")
         claim.supports_when = ev.get("supports_when", "")

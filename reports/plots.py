@@ -33,17 +33,22 @@ def strip_plot(figures: dict[str, Any], a: list[float], b: list[float]) -> dict[
 
 def interval_plot(figures: dict[str, Any]) -> dict[str, Any]:
     """Coordinates of the median ratio B/A, its 90% interval and the claim's
-    bound on one log axis, or {} when a value is not finite."""
-    values = [figures.get("ratio"), *figures.get("ci", []), figures.get("bound")]
-    if len(values) != 4 or not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in values):
+    bound (or the two edges of its band, for a claim of a magnitude) on one
+    log axis, or {} when a value is not finite."""
+    edges = list(figures.get("band") or [figures.get("bound")])
+    values = [figures.get("ratio"), *figures.get("ci", []), *edges]
+    if len(values) != 3 + len(edges) or not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0
+                                                for v in values):
         return {}
     lo, hi = math.log(min(values)) - 0.1, math.log(max(values)) + 0.1
 
     def x(v: float) -> float:
         return round(60 + 400 * (math.log(v) - lo) / (hi - lo), 1)
 
-    return {"ratio": x(values[0]), "lo": x(values[1]), "hi": x(values[2]), "bound": x(values[3]),
-            "labels": {"min": math.exp(lo), "max": math.exp(hi), "bound": values[3]}}
+    name = "band" if figures.get("band") else "bound"
+    return {"ratio": x(values[0]), "lo": x(values[1]), "hi": x(values[2]),
+            "edges": [{"x": x(v), "label": f"{name} {v:.3g}"} for v in edges],
+            "labels": {"min": math.exp(lo), "max": math.exp(hi)}}
 
 
 def roofline_plot(summary: dict[str, Any], device: str) -> dict[str, Any]:

@@ -95,6 +95,42 @@ def decide_ratio(a: list[float], b: list[float], bound: float,
     return outcome, ratio, (lo, hi)
 
 
+# A claim of a magnitude ("about twice as slow", "about 3x faster") holds
+# from the stated factor N divided by ABOUT_SPREAD to N times ABOUT_SPREAD:
+# for "about twice", from 1.33x to 3x. Symmetric on a log scale, as a
+# ratio's errors are factors; a third more is not "twice", and past three
+# times the statement would be "three times", so a factor of 1.5 each way
+# is what the word "about" grants. The factor is read from the claim's
+# statement (reports/catalog.py stated_factor), never written beside it.
+ABOUT_SPREAD = 1.5
+
+
+def band_of(factor: float, supports_when: str) -> tuple[float, float]:
+    """The band of B/A that "about `factor`x" allows: B the faster (or
+    smaller) side when `supports_when` is "below", so B/A is about
+    1/factor; the larger when "above"."""
+    lo, hi = factor / ABOUT_SPREAD, factor * ABOUT_SPREAD
+    return (1 / hi, 1 / lo) if supports_when == "below" else (lo, hi)
+
+
+def decide_band(a: list[float], b: list[float],
+                band: tuple[float, float]) -> tuple[str, float, tuple[float, float]]:
+    """The ratio rule of a magnitude: (outcome, median of the per-rep ratios
+    B/A, its LEVEL bootstrap interval). Supported when the whole interval
+    lies inside the band by MARGIN at each edge, refuted when it lies
+    wholly outside by MARGIN (beyond either edge), otherwise inconclusive."""
+    ratios = paired_ratios(a, b)
+    if not ratios:
+        return Ruling.INCONCLUSIVE, 1.0, (1.0, 1.0)
+    ratio = statistics.median(ratios)
+    ci = bootstrap_median_ci(ratios)
+    if side(ci, band[0]) == "above" and side(ci, band[1]) == "below":
+        return Ruling.SUPPORTED, ratio, ci
+    if side(ci, band[0]) == "below" or side(ci, band[1]) == "above":
+        return Ruling.REFUTED, ratio, ci
+    return Ruling.INCONCLUSIVE, ratio, ci
+
+
 def decide_many(outcomes: list[str]) -> tuple[str, str]:
     """A claim judged on several comparisons (decide_ratio's outcomes, one a
     shape, say): supported when more than half of them are decisively for

@@ -16,7 +16,11 @@ Rules:
   (A and B run back to back in each rep) with a 90% bootstrap interval, over
   at least MIN_REPS reps. Decisive only when the interval clears the bound
   by 3% (reports/statistics.py; the level and margin come from the A/A
-  experiment in BENCHMARKS.md). A claim on several comparisons follows
+  experiment in BENCHMARKS.md). A claim whose statement claims a magnitude
+  ("about twice") has a band in place of the bound (statistics.band_of):
+  supported when the interval lies inside it, refuted when wholly outside
+  it, either way by 3%, and its reason shows the measured factor beside
+  the claimed one. A claim on several comparisons follows
   statistics.decide_many: supported when more than half are decisively for
   it and none against, refuted when more than half are against, otherwise
   inconclusive with the counts.
@@ -59,7 +63,7 @@ from .catalog import MIN_REPS, Claim
 from .evidence import PLATFORM_PARTS, Evidence, ctest_outcome, differing_parts
 from .invariance import LEVELS, VARIANT_WORDS, level_cells
 from .ruling import Ruling
-from .statistics import LEVEL, LOAD_LIMIT, MANY_RULE, MARGIN, decide_many, decide_ratio
+from .statistics import LEVEL, LOAD_LIMIT, MANY_RULE, MARGIN, decide_band, decide_many, decide_ratio, side
 
 
 
@@ -312,12 +316,19 @@ def _ratio(claim: Claim, facts: list[Fact]) -> Verdict:
             f.figures = {"note": f"only {min(len(a), len(b))} reps (at least {MIN_REPS} needed)"}
             outcomes.append(Ruling.INCONCLUSIVE)
             continue
-        outcome, ratio, (lo, hi) = decide_ratio(a, b, claim.bound, claim.supports_when)
+        if claim.band:
+            outcome, ratio, (lo, hi) = decide_band(a, b, claim.band)
+        else:
+            outcome, ratio, (lo, hi) = decide_ratio(a, b, claim.bound, claim.supports_when)
         f.figures = {"metric": claim.metric, "ratio": ratio, "ci": [lo, hi], "reps": min(len(a), len(b)),
                      "median_a": sorted(a)[len(a) // 2], "median_b": sorted(b)[len(b) // 2], "outcome": outcome,
                      "a": compare["a"]["repro"], "b": compare["b"]["repro"],
                      "versus": compare.get("versus_flags", {}), "samples_a": a, "samples_b": b,
-                     "unit": "bytes" if claim.metric.endswith("_bytes") else "ns", "bound": claim.bound}
+                     "unit": "bytes" if claim.metric.endswith("_bytes") else "ns", "bound": claim.bound,
+                     # whether B is decisively below or above A, whatever the claim's bound or band
+                     "direction": side((lo, hi), 1.0)}
+        if claim.band:
+            f.figures["band"] = list(claim.band)
         f.figures["text"] = _ratio_text(claim, f)
         outcomes.append(outcome)
     if busy:
@@ -338,8 +349,33 @@ def _ratio_text(claim: Claim, f: Fact) -> str:
     x = f.figures
     hi = "inf" if math.isinf(x["ci"][1]) else f"{x['ci'][1]:.3g}"
     ratio = "inf" if math.isinf(x["ratio"]) else f"{x['ratio']:.3g}"
-    return (f"{f.test.rsplit('/', 1)[-1]}: {claim.metric} B/A = {ratio} (median of {x['reps']} paired reps) "
-            f"[{100 * LEVEL:.0f}% CI {x['ci'][0]:.3g}, {hi}]; decisive beyond {1 + MARGIN:g}x the bound")
+    head = (f"{f.test.rsplit('/', 1)[-1]}: {claim.metric} B/A = {ratio} (median of {x['reps']} paired reps) "
+            f"[{100 * LEVEL:.0f}% CI {x['ci'][0]:.3g}, {hi}]")
+    if not claim.band:
+        return f"{head}; decisive beyond {1 + MARGIN:g}x the bound"
+    return f"{head}: {magnitude_text(claim, x['ratio'], x['ci'])}; decisive beyond {1 + MARGIN:g}x the band's edges"
+
+
+def _factor(claim: Claim, ratio: float) -> float:
+    """A ratio B/A as the statement's factor: A/B where it calls B the
+    faster (supports_when below), B/A where the larger."""
+    if claim.supports_when != "below":
+        return ratio
+    return math.inf if ratio == 0 else 1 / ratio
+
+
+def magnitude_text(claim: Claim, ratio: float, ci: list[float] | tuple[float, float]) -> str:
+    """The measured factor beside the claimed one and its band, in the
+    statement's direction ("A/B 3.9x [3.8x, 4x] against about 2x claimed
+    (1.33x to 3x)")."""
+    def shown(v: float) -> str:
+        return "inf" if math.isinf(v) else f"{v:.3g}x"
+
+    which = "A/B" if claim.supports_when == "below" else "B/A"
+    lo, hi = sorted((_factor(claim, ci[0]), _factor(claim, ci[1])))
+    edges = sorted(_factor(claim, e) for e in claim.band or (claim.bound, claim.bound))
+    return (f"measured {which} {shown(_factor(claim, ratio))} [{shown(lo)}, {shown(hi)}] against about "
+            f"{claim.factor:g}x claimed ({shown(edges[0])} to {shown(edges[1])})")
 
 
 def _distribution(claim: Claim, facts: list[Fact]) -> Verdict:

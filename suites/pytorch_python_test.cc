@@ -1,7 +1,9 @@
 // torch.backends semantics that only PyTorch's Python has (the flags()
 // context manager, the defaults and attributes of this version,
 // is_available(), the alert and its warn_only form, manual_seed), each run by
-// suites/probes/torch_backends.py in a fresh interpreter that imports torch.
+// suites/probes/torch_backends.py in a fresh interpreter that imports torch
+// (or, for a group of probes that share one where the run names a place for
+// it, relayed by that interpreter to theirs: suites/probes/shared_child.py).
 // The interpreter is BACKENDCHECK_TORCH_PYTHON when set, otherwise the one
 // configured (-DBACKENDCHECK_TORCH_PYTHON, by default the build's Python,
 // Debian's /usr/bin/python3). Without torch there, each test skips with the

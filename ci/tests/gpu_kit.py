@@ -35,8 +35,11 @@ ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 60 * 1000 * 1000
 KEPT = "gpu-kit-kept"  # the kit's work and manifest, from the run to the rehearsal
 # How a test without a device skips: the CUDA runtime's error (the harness's
-# GPU tests), or PyTorch saying so (its probes labelled gpu).
-NO_DEVICE = ("cudaGetDeviceCount returned", "sees no CUDA device", "needs a CUDA device")
+# GPU tests), PyTorch saying so (its probes labelled gpu), or the kit's
+# pre-flight having found no driver for PyTorch's CUDA runtime
+# (suites/probes/preflight.py).
+NO_DEVICE = ("cudaGetDeviceCount returned", "sees no CUDA device", "needs a CUDA device",
+             "lacks an NVIDIA driver for PyTorch's CUDA runtime")
 
 
 def check(ok: bool, what: str) -> None:

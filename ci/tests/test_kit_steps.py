@@ -34,19 +34,24 @@ FAKE_CTEST = textwrap.dedent('''\
     import json, os, sys, time
     TESTS = {{"A": 0.1, "B": 0.1, "Slow": 4.0, "C": 0.1, "Fails": 0.1, "Self": 0.1}}
     SELFTESTS = {{"Self"}}
+    # What ctest says of each test's company: TESTS_PROPERTIES (JSON {{test:
+    # [{{"name": ..., "value": ...}}]}}) where a test sets it, else none.
+    PROPERTIES = json.loads(os.environ.get("TESTS_PROPERTIES", "{{}}"))
     args = sys.argv[1:]
     if "--show-only=json-v1" in args:
         excluded = args[args.index("-LE") + 1] if "-LE" in args else ""
-        print(json.dumps({{"tests": [{{"name": n}} for n in TESTS if not (excluded == "selftest" and n in SELFTESTS)]}}))
+        print(json.dumps({{"tests": [{{"name": n, "properties": PROPERTIES.get(n, [])}} for n in TESTS
+                                    if not (excluded == "selftest" and n in SELFTESTS)]}}))
         sys.exit(0)
     name = args[args.index("-R") + 1][1:-1].replace("\\\\", "")
     ev = os.environ["BACKENDCHECK_EVIDENCE_DIR"]
     with open(os.path.join(ev, "t-%d.jsonl" % os.getpid()), "w") as f:
-        f.write(json.dumps({{"kind": "case", "schema": 1, "test": name}}) + "\\n")
+        f.write(json.dumps({{"kind": "case", "schema": 1, "test": name, "began": time.time()}}) + "\\n")
         f.flush()
         time.sleep(TESTS[name])
         outcome = "failed" if name == "Fails" else "passed"
-        f.write(json.dumps({{"kind": "result", "schema": 1, "test": name, "outcome": outcome}}) + "\\n")
+        f.write(json.dumps({{"kind": "result", "schema": 1, "test": name, "outcome": outcome,
+                            "ended": time.time()}}) + "\\n")
     failure = "<failure message='x'/>" if name == "Fails" else ""
     with open(args[args.index("--output-junit") + 1], "w") as j:
         j.write("<testsuite><testcase name='%s' status='run'>%s</testcase></testsuite>" % (name, failure))
@@ -80,7 +85,7 @@ class KitStepsTest(unittest.TestCase):
     def argv(self, budget: float) -> list[str]:
         return ["test", "--build", str(self.t / "build"), "--state", str(self.t / "state"), "--out",
                 str(self.t / "out"), "--budget", str(budget), "--name", "node", "--ctest", str(self.ctest),
-                "--durations", str(self.durations), "--label", ""]
+                "--durations", str(self.durations), "--label", "", "--jobs", "1"]
 
     def call(self, budget: float) -> tuple[int, dict, list[dict]]:
         """One call in a process of its own; its exit, its account, and the
@@ -117,6 +122,16 @@ class KitStepsTest(unittest.TestCase):
         self.assertEqual([(x["test"], x["outcome"]) for x in steps["ran"]], [("C", "passed"), ("Fails", "failed")])
         self.assertEqual(steps["left"], [])
         self.assertEqual(sorted(r["test"] for r in records if r["kind"] == "result"), ["C", "Fails"])
+
+    def test_each_archive_carries_the_pre_flight_s_findings(self) -> None:
+        findings = self.t / "preflight.json"
+        findings.write_text(json.dumps({"schema": 1, "needs": {"driver": {"state": "missing", "why": "no driver"}}}))
+        r = subprocess.run([sys.executable, "-m", "ci.kit_steps", *self.argv(0)], cwd=ROOT, capture_output=True,
+                           text=True, timeout=60, env=dict(os.environ, BACKENDCHECK_PREFLIGHT=str(findings)))
+        self.assertEqual(r.returncode, 1, r.stderr)
+        with tarfile.open(self.t / "out" / "backendcheck-gpu-node-1.tar.gz") as tf:
+            self.assertEqual(json.loads(tf.extractfile("node-1/preflight.json").read()),
+                             json.loads(findings.read_text()))
 
     def test_the_harness_s_own_checks_are_left_out_unless_asked_for(self) -> None:
         build, ctest = self.t / "build", str(self.ctest)
@@ -156,17 +171,18 @@ class KitStepsTest(unittest.TestCase):
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)  # all done, one failed
         self.assertIn(f"a test call of {int(kit_steps.CALL_S - kit_steps.RESERVE_S)} s", r.stdout)
         steps, _ = self.archive(1)
-        self.assertEqual((steps["budget_s"], [x["test"] for x in steps["ran"]]),
-                         (kit_steps.CALL_S - kit_steps.RESERVE_S, ["A", "B", "Slow", "C", "Fails"]))
+        self.assertEqual((steps["budget_s"], sorted(x["test"] for x in steps["ran"])),
+                         (kit_steps.CALL_S - kit_steps.RESERVE_S, ["A", "B", "C", "Fails", "Slow"]))
         shutil.rmtree(work / "state")
         slow = self.t / "slow.json"  # a recorded run in which Slow took longer than any call
         slow.write_text(json.dumps({"A": 0.1, "B": 0.1, "Slow": 1000, "C": 0.1, "Fails": 0.1}))
-        r = subprocess.run([*session, "--budget", "100", "--durations", str(slow)], env=env, capture_output=True,
+        serial = dict(env, TESTS_PROPERTIES=json.dumps({"Slow": [{"name": "RUN_SERIAL", "value": True}]}))
+        r = subprocess.run([*session, "--budget", "100", "--durations", str(slow)], env=serial, capture_output=True,
                            text=True, timeout=120)
         self.assertEqual(r.returncode, kit_steps.EXIT_LEFT, r.stdout + r.stderr)
         self.assertIn("a test call of 100 s", r.stdout, "--budget gives a call less")
         steps, _ = self.archive(1)
-        self.assertEqual((steps["budget_s"], [x["test"] for x in steps["ran"]], steps["left"]),
+        self.assertEqual((steps["budget_s"], sorted(x["test"] for x in steps["ran"]), steps["left"]),
                          (100, ["A", "B", "C", "Fails"], ["Slow"]), "the durations given: Slow last, left")
 
     def test_the_last_call_exits_as_the_report_of_the_calls_holds_them(self) -> None:
@@ -183,23 +199,61 @@ class KitStepsTest(unittest.TestCase):
 
     def test_a_test_is_started_only_where_its_expected_time_fits(self) -> None:
         state = {"done": {"A": "passed"}, "cut": [], "too_long": []}
-        plan = ["A", "B", "C"]
-        self.assertEqual(kit_steps.next_test(plan, state, 0.0, 10.0, {"B": 20.0}, first=True), "B",
-                         "the first test of a call always starts")
-        self.assertIsNone(kit_steps.next_test(plan, state, 1.0, 10.0, {"B": 20.0}, first=False))
-        self.assertIsNone(kit_steps.next_test(plan, state, 1.0, 10.0, {"B": 20.0, "C": 1.0}, first=False),
-                          "in order: a shorter later test does not jump ahead")
-        self.assertEqual(kit_steps.next_test(plan, state, 6.0, 10.0, {}, first=False), None,
-                         f"unmeasured: {kit_steps.DEFAULT_S} s expected")
+        plan = kit_steps.remaining(["A", "B", "C"], state)
+
+        def starts(elapsed: float, expected: dict, first: bool, order: list[str] = plan) -> list[str]:
+            return kit_steps.starts(order, [], {}, elapsed, 10.0, expected, 1, first)
+
+        self.assertEqual(starts(0.0, {"B": 20.0}, True), ["B"], "the first test of a call always starts")
+        self.assertEqual(starts(1.0, {"B": 20.0}, False), [])
+        self.assertEqual(starts(1.0, {"B": 20.0, "C": 1.0}, False), [],
+                         "in order: a shorter later test does not jump ahead")
+        self.assertEqual(starts(6.0, {}, False), [], f"unmeasured: {kit_steps.DEFAULT_S} s expected")
         state["cut"] = ["C"]
-        self.assertEqual(kit_steps.next_test(plan, state, 0.0, 10.0, {}, first=True), "C", "the cut test first")
+        self.assertEqual(starts(0.0, {}, True, kit_steps.remaining(["A", "B", "C"], state)), ["C"],
+                         "the cut test first")
+
+    def test_tests_run_beside_each_other_as_ctest_would_let_them(self) -> None:
+        """RUN_SERIAL alone; the others beside each other up to --jobs
+        processors (their PROCESSORS), never two of one RESOURCE_LOCK: the
+        start rule, then a call over the stand-in ctest."""
+        lanes = {"S": kit_steps.lane("TRUE", 1, []), "P": kit_steps.lane(False, 2, []),
+                 "Q": kit_steps.lane(False, 1, "child"), "R": kit_steps.lane(False, 1, ["child"]),
+                 "T": kit_steps.lane(False, 1, [])}
+        order = ["P", "Q", "R", "T", "S"]
+        begin = kit_steps.starts(order, [], lanes, 0.0, 100.0, {}, 4, True)
+        self.assertEqual(begin, ["P", "Q", "T"], "R waits for Q's lock and is passed over; S waits for the machine")
+        self.assertEqual(kit_steps.starts(order, ["P", "Q"], lanes, 1.0, 100.0, {}, 3, False), [],
+                         "T waits for a processor: R, holding Q's lock, is passed over; S waits")
+        self.assertEqual(kit_steps.starts(["S", "T"], [], lanes, 0.0, 100.0, {}, 4, True), ["S"],
+                         "a RUN_SERIAL test starts alone, and nothing beside it")
+        self.assertEqual(kit_steps.starts(["T"], ["S"], lanes, 1.0, 100.0, {}, 4, False), [])
+        self.assertEqual(kit_steps.starts(["P"], [], lanes, 0.0, 100.0, {}, 1, True), ["P"],
+                         "a test asking for more processors than --jobs runs where nothing else does")
+        serial = [{"name": "RUN_SERIAL", "value": True}]
+        props = {"A": serial, "Slow": serial, "B": [{"name": "PROCESSORS", "value": 1}]}
+        r = subprocess.run([sys.executable, "-m", "ci.kit_steps", *self.argv(0)[:-2], "--jobs", "3"], cwd=ROOT,
+                           capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, TESTS_PROPERTIES=json.dumps(props)))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)  # all done, one failed
+        _, records = self.archive(1)
+        span = {r["test"]: [r["began"]] for r in records if "began" in r}
+        for r in records:
+            if "ended" in r:
+                span[r["test"]].append(r["ended"])
+        plan = json.loads((self.t / "state" / "plan.json").read_text())
+        self.assertEqual(plan, ["B", "C", "Fails", "A", "Slow"], "those that may run beside others first")
+        self.assertLess(max(span[t][0] for t in plan[:3]), min(span[t][1] for t in plan[:3]),
+                        f"B, C and Fails ran at once: {span}")
+        self.assertGreaterEqual(span["A"][0], max(span[t][1] for t in plan[:3]), f"A ran alone: {span}")
+        self.assertGreaterEqual(span["Slow"][0], span["A"][1], f"Slow ran alone: {span}")
 
     def test_an_archive_over_the_file_limit_comes_back_in_parts(self) -> None:
         noise = self.t / "build" / "generated" / "cases.json"  # a manifest that hardly compresses
         noise.write_text(json.dumps({"cases": [], "noise": base64.b64encode(os.urandom(50_000)).decode()}))
         a = argparse.Namespace(
             build=self.t / "build", state=self.t / "state", out=self.t / "out", budget=0.0, label="", regex="",
-            exclude_label="selftest", name="node", durations=None, ctest=str(self.ctest), done=[])
+            exclude_label="selftest", name="node", durations=None, ctest=str(self.ctest), done=[], jobs=1)
         with mock.patch.object(kit_steps, "MAX_FILE", 16_000):
             parts = kit_steps.Call(a).write_archive()
         self.assertEqual([p.name for p in parts], [f"backendcheck-gpu-node-1.tar.gz.part{i}" for i in (1, 2, 3, 4)])
@@ -237,11 +291,14 @@ def _claim(cid: str, about: str, evidence: str, kind: str = "guarantee", predict
             f"[claim.evidence]\n{evidence}\n" + (f"[claim.prediction]\n{prediction}\n" if prediction else ""))
 
 
-# A catalog of four claims: one decided by one test, one by a prediction's
+# A catalog of six claims: one decided by one test, one by a prediction's
 # mirror beside PyTorch's own test, one by three matrix cases (the controls
-# left out), and one out of scope.
+# left out), one by two PyTorch probes, one by a matrix case and a PyTorch
+# probe, and one out of scope.
 CATALOG = "\n".join([
     _claim("solo", "cudnn", 'rule = "fact"\nsystem = "cudnn"\ntests = ["Solo.Test"]'),
+    _claim("fresh", "pytorch", 'rule = "fact"\nsystem = "pytorch"\ntests = ["TorchPython.Fresh*"]'),
+    _claim("both", "any", 'rule = "fact"\nsystem = "any"\ntests = ["Gpu/Both", "TorchPython.Both"]'),
     _claim("probe", "pytorch", 'rule = "fact"\nsystem = "pytorch"\ntests = ["TorchPython.Probe"]',
            prediction='rule = "fact"\nsystem = "model"\ntests = ["Model.Mirror"]'),
     _claim("many", "cudnn", 'rule = "fact"\nsystem = "cudnn"\n'
@@ -269,19 +326,31 @@ class PlanOrderTest(unittest.TestCase):
         self.manifest = [_case("Gpu/D1"), _case("Gpu/D2"), _case("Gpu/D3"), _case("Ctl/C1", True),
                          _case("Ctl/C2", True)]
 
-    def test_claims_first_the_fewest_tests_of_a_claim_first_then_the_shortest_timed(self) -> None:
+    def test_claims_no_recorded_run_decided_first_then_the_controls_then_the_fewest_tests_of_a_claim(self) -> None:
         ctest = ["Other.Test", "Gpu/D1", "Gpu/D2", "Gpu/D3", "Ctl/C1", "Ctl/C2", "Model.Mirror", "Solo.Test",
-                 "TorchPython.Probe"]
+                 "TorchPython.Probe", "TorchPython.FreshAlone", "TorchPython.FreshBeside", "TorchPython.FreshLong",
+                 "Gpu/Both", "TorchPython.Both"]
         expected = {"Gpu/D1": 10.0, "Gpu/D2": 1.0, "Solo.Test": 30.0, "TorchPython.Probe": 2.0, "Ctl/C1": 4.0,
-                    "Ctl/C2": 3.0, "Model.Mirror": 1.0, "Other.Test": 0.5}  # Gpu/D3: DEFAULT_S
-        plan, group = kit_steps.claim_order(ctest, self.manifest, expected, self.claims)
+                    "Ctl/C2": 3.0, "Model.Mirror": 1.0, "Other.Test": 0.5, "Gpu/Both": 1.0}  # Gpu/D3: DEFAULT_S
+        probes = {t: kit_steps.lane(t.endswith("Alone"), 1, [], "pytorch_python_tests")
+                  for t in ctest if t.startswith("TorchPython.")}
+        lanes = {**probes, **{t: kit_steps.lane(True, 1, [], "gpu_tests") for t in ctest if t.startswith("Gpu/")}}
+        manifest = self.manifest + [_case("Gpu/Both")]
+        plan, group = kit_steps.claim_order(ctest, manifest, expected, self.claims, lanes,
+                                            {"TorchPython.FreshLong": 60.0, "TorchPython.FreshBeside": 20.0})
         self.assertEqual(plan, [
-            "TorchPython.Probe", "Solo.Test",   # claims of one test each, the shorter first
-            "Ctl/C2", "Ctl/C1",                  # the two positive controls, counted as one claim of two
+            # claims no recorded run timed a test of: fresh, wholly; both, its probe (PyTorch's first evidence
+            # beside the harness's recorded case); those beside others first, the longest first by estimate
+            "TorchPython.FreshLong", "TorchPython.FreshBeside", "TorchPython.Both", "TorchPython.FreshAlone",
+            "Ctl/C2", "Ctl/C1",                  # the positive controls first, the shorter first
+            "TorchPython.Probe",                 # beside others
+            "Solo.Test", "Gpu/Both",             # claims of one test each (both's recorded half), the shorter
             "Gpu/D2", "Gpu/D1", "Gpu/D3",        # the claim of three; D3, never timed, after those timed
             "Model.Mirror",                      # a prediction's
             "Other.Test"])                       # the rest, although the shortest of all
-        self.assertEqual([group[t] for t in plan], [0] * 7 + [1, 2])
+        self.assertEqual([group[t] for t in plan], [0] * 4 + [1] * 8 + [2, 3])
+        self.assertEqual(kit_steps.claim_order(ctest, manifest, {}, self.claims, lanes)[1]["Gpu/D1"], 0,
+                         "nothing recorded: every claim is new")
         same = {t: 1.0 for t in ctest}
         self.assertEqual(kit_steps.claim_order(["Gpu/D2", "Gpu/D1", "Gpu/D3"], self.manifest, same, self.claims)[0],
                          ["Gpu/D2", "Gpu/D1", "Gpu/D3"], "equal ranks and times: ctest's order")
@@ -289,33 +358,53 @@ class PlanOrderTest(unittest.TestCase):
     def test_the_calls_of_a_session_as_the_kit_takes_them(self) -> None:
         plan = ["A", "B", "C", "D"]
         expected = {"A": 300.0, "B": 200.0, "C": 100.0}  # D: not measured
-        calls, left, too_long = kit_steps.predict(plan, expected, calls=2, setup=83, limit=600, reserve=60, overhead=10)
-        self.assertEqual([(c["ran"], c["budget"]) for c in calls], [(["A"], 457), (["B", "C", "D"], 540)],
+        calls, left, too_long = kit_steps.predict(plan, expected, {}, (600, 600), setup=83, reserve=60, overhead=10)
+        self.assertEqual([([x["test"] for x in c["ran"]], c["budget"]) for c in calls],
+                         [(["A"], 457), (["B", "C", "D"], 540)],
                          "B does not fit what the build left of call 1; call 2 takes the rest")
         self.assertEqual([(c["seconds"], c["wall"], c["margin"]) for c in calls],
                          [(300, 393, 207), (305, 315, 285)])
+        self.assertEqual([x["start"] for x in calls[1]["ran"]], [0, 200, 300])
         self.assertEqual((left, too_long), ([], []))
-        calls, left, _ = kit_steps.predict(plan, expected, calls=1, setup=83, limit=600, reserve=60, overhead=10)
+        calls, left, _ = kit_steps.predict(plan, expected, {}, (600,), setup=83, reserve=60, overhead=10)
         self.assertEqual(left, ["B", "C", "D"])
-        calls, left, _ = kit_steps.predict(plan, expected, later_budget=250)
-        self.assertEqual((calls[1]["budget"], calls[1]["ran"], left), (250, ["B"], ["C", "D"]),
-                         "a later call given less (session --budget)")
-        calls, left, too_long = kit_steps.predict(["Huge", "A"], {"Huge": 700.0, "A": 300.0}, calls=2, setup=83)
-        self.assertEqual((too_long, calls[1]["ran"], left), (["Huge"], ["A"], []),
+        calls, left, _ = kit_steps.predict(plan, expected, {}, (600, 310))
+        self.assertEqual((calls[1]["budget"], [x["test"] for x in calls[1]["ran"]], left), (250, ["B"], ["C", "D"]),
+                         "a later call of a shorter limit")
+        calls, left, too_long = kit_steps.predict(["Huge", "A"], {"Huge": 700.0, "A": 300.0}, {}, (600, 600),
+                                                  setup=83)
+        self.assertEqual((too_long, [x["test"] for x in calls[1]["ran"]], left), (["Huge"], ["A"], []),
                          "a test longer than a call takes call 1's budget and is not run again")
-        text = kit_steps.render_prediction(plan, dict.fromkeys(plan, 2), expected, {},
-                                           kit_steps.predict(plan, expected, calls=1)[0], ["B", "C", "D"], [],
-                                           83, 600, 10, "gpu")
-        self.assertIn(f"counted at DEFAULT_S = {kit_steps.DEFAULT_S:g} s each: D.", text)
-        self.assertIn("left: B (the rest), C (the rest), D (the rest)", text)
+        # Beside each other: P (2 processors) and Q at once, R after Q (one
+        # lock), T beside them when a processor is free, S alone at the end.
+        lanes = {"S": kit_steps.lane(True, 1, []), "P": kit_steps.lane(False, 2, []),
+                 "Q": kit_steps.lane(False, 1, ["child"]), "R": kit_steps.lane(False, 1, ["child"]),
+                 "T": kit_steps.lane(False, 1, [])}
+        seconds = {"P": 100.0, "Q": 30.0, "R": 30.0, "T": 50.0, "S": 10.0}
+        calls, left, _ = kit_steps.predict(["P", "Q", "R", "T", "S"], seconds, lanes, (600,), setup=0, jobs=3)
+        self.assertEqual([(x["test"], x["start"]) for x in calls[0]["ran"]],
+                         [("P", 0), ("Q", 0), ("R", 30), ("T", 60), ("S", 110)])
+        self.assertEqual((calls[0]["seconds"], left), (120, []))
+        text = kit_steps.render_prediction(plan, dict.fromkeys(plan, 3), expected, {"A": "recorded (a.json)"}, {}, {},
+                                           kit_steps.predict(plan, expected, {}, (600,))[0], ["B", "C", "D"], [],
+                                           83, 10, 60, 1, "gpu")
+        self.assertIn(f"+ 300 s A, alone; recorded (a.json)", text)
+        self.assertIn("Waits for another lease: 3 tests, 305 s one after another:\n  the rest: B (200 s); C (100 s); "
+                      "D (5 s)", text)
+        self.assertIn("Tests no recorded run timed, by binary: the matrix's cases 3 (waiting: 3).", text)
 
     def test_predict_plans_the_recorded_tier_with_the_cut_matrix_and_new_probes(self) -> None:
         recorded = self.t / "h100-1"
         recorded.mkdir()
         listed = [("Gpu/D1", "gpu;ci"), ("Gpu/Cut", "gpu;ci"), ("Solo.Test", "gpu"), ("Cpu/X", "cpu"),
                   ("Self.Check", "gpu;selftest"), ("TorchPython.Probe", "pytorch;gpu")]
+        serial = [{"name": "RUN_SERIAL", "value": True}]  # as the GPU test binary's tests
         (recorded / "ctest-tests.json").write_text(json.dumps({"tests": [
-            {"name": n, "properties": [{"name": "LABELS", "value": labels.split(";")}]} for n, labels in listed]}))
+            {"name": n, "properties": [{"name": "LABELS", "value": labels.split(";")}]
+             + (serial if "pytorch" not in labels else []),
+             "command": ["/b/" + ("gpu_tests" if n.startswith("Gpu/") else "pytorch_python_tests"
+                                  if "pytorch" in labels else "other_tests")]}
+            for n, labels in listed]}))
         (recorded / "cases.json").write_text(json.dumps({"cases": [_case("Gpu/D1"), _case("Gpu/Cut")]}))
         manifest = self.t / "cases.json"
         manifest.write_text(json.dumps({"cases": [_case("Gpu/D1"), _case("Gpu/D2"), _case("Cpu/Y", labels=("cpu",))]}))
@@ -340,72 +429,91 @@ class PlanOrderTest(unittest.TestCase):
                                  str(first), str(steps), "--cmake", str(cmake), "--claims", str(self.claims)])
         text = out.getvalue()
         self.assertEqual(rc, 0, text)
-        self.assertIn("The plan: 5 tests labelled gpu, 470 s of tests", text)
-        self.assertIn("Not measured, counted at DEFAULT_S = 5 s each: Gpu/D2, TorchPython.NewOnGpu.", text)
-        self.assertIn("call 1: build 83 s + 2 tests 350 s (budget 457 s) + the kit's own 10 s = 443 s of 600 s, "
-                      "margin 157 s\n", text)
-        self.assertIn("claims whose evidence is then complete: solo, probe\n", text)
-        self.assertIn("call 2: 3 tests 120 s (budget 540 s) + the kit's own 10 s = 130 s of 600 s, margin 470 s\n"
-                      "  claims' evidence: Gpu 2 (115 s)\n  the rest: TorchPython.NewOnGpu (5 s)\n"
+        self.assertIn("The plan: 5 tests labelled gpu, 470 s of tests one after another: claims no recorded run "
+                      "decided 0 (0 s),\n    claims recorded runs decided 4 (465 s), predictions 0 (0 s), the rest 1 "
+                      "(5 s).", text)
+        self.assertIn("call 1 (600 s): build 83 s + 2 tests in 350 s (budget 457 s) + the kit's own 10 s = 443 s, "
+                      "margin 157 s\n"
+                      f"  claims recorded runs decided:\n"
+                      f"       0 s + 150 s TorchPython.Probe, beside others; recorded ({first})\n"
+                      f"     150 s + 200 s Solo.Test, alone; recorded ({steps})\n"
+                      "  claims whose evidence is then complete: solo, probe\n", text)
+        self.assertIn("call 2 (240 s): 3 tests in 120 s (budget 180 s) + the kit's own 10 s = 130 s, margin 110 s\n"
+                      "  claims recorded runs decided:\n"
+                      f"       0 s + 110 s Gpu/D1, alone; recorded ({steps})\n"
+                      f"     110 s +   5 s Gpu/D2, alone; never timed, DEFAULT_S = 5 s\n"
+                      "  the rest:\n"
+                      "     115 s +   5 s TorchPython.NewOnGpu, beside others; never timed, DEFAULT_S = 5 s\n"
                       "  claims whose evidence is then complete: many\n", text)
-        self.assertIn("all 2 call(s): 573 s of 1200 s, margin 627 s", text)
-        self.assertIn("left: none", text)
+        self.assertIn("Tests no recorded run timed, by binary: gpu_tests 1 (call 2: 1); pytorch_python_tests 1 "
+                      "(call 2: 1).", text)
+        self.assertIn("Waits for another lease: nothing.", text)
+        self.assertIn("all 2 call(s): 573 s of 840 s, margin 267 s", text)
         with contextlib.redirect_stdout(io.StringIO()) as out:
             rc = kit_steps.main(["predict", "--recorded", str(recorded), "--manifest", str(manifest), "--durations",
                                  str(first), str(steps), "--cmake", str(cmake), "--claims", str(self.claims),
-                                 "--calls", "1"])
+                                 "--limits", "600"])
         self.assertEqual(rc, 1, "tests left: exit 1")
-        self.assertIn("left: Gpu/D1 (claims' evidence), Gpu/D2 (claims' evidence), TorchPython.NewOnGpu (the rest)",
+        self.assertIn("Waits for another lease: 3 tests, 120 s one after another:\n"
+                      "  claims recorded runs decided: Gpu 2 (115 s)\n  the rest: TorchPython.NewOnGpu (5 s)",
                       out.getvalue())
         # An estimate (ci/gpu-expected-seconds.json's form) fits a test into
-        # the calls and is listed as such, but does not order the plan: the
-        # estimated probe stays after the recorded ones of its group.
+        # the calls and is listed as such, with its basis, but does not put
+        # the estimated probe before the recorded ones of its group.
         estimates = self.t / "estimates.json"
         estimates.write_text(json.dumps({"source": "guesses", "seconds": {"TorchPython.NewOnGpu": 300.0,
-                                                                          "Gpu/D1": 1.0}}))
+                                                                          "Gpu/D1": 1.0},
+                                         "basis": {"TorchPython.NewOnGpu": "a guess"}}))
         with contextlib.redirect_stdout(io.StringIO()) as out:
             rc = kit_steps.main(["predict", "--recorded", str(recorded), "--manifest", str(manifest), "--durations",
                                  str(first), str(steps), "--cmake", str(cmake), "--claims", str(self.claims),
-                                 "--estimates", str(estimates)])
+                                 "--estimates", str(estimates), "--limits", "600", "600"])
         text = out.getvalue()
-        self.assertIn("765 s of tests by the recorded durations and the estimates", text)
-        self.assertIn(f"expected by {estimates} (300 s): TorchPython.NewOnGpu (300 s).", text)
-        self.assertIn("counted at DEFAULT_S = 5 s each: Gpu/D2.", text)
-        self.assertIn("call 2: 3 tests 415 s (budget 540 s)", text)
-        self.assertIn("the rest: TorchPython.NewOnGpu (300 s)", text)
+        self.assertIn("765 s of tests one after another", text)
+        self.assertIn("call 2 (600 s): 3 tests in 415 s (budget 540 s)", text)
+        self.assertIn(f"115 s + 300 s TorchPython.NewOnGpu, beside others; estimate ({estimates}): a guess", text)
+        self.assertIn(f"0 s + 110 s Gpu/D1, alone; recorded ({steps})", text, "a recorded time wins")
 
 
 class RecordedH100PlanTest(unittest.TestCase):
     """The GPU tier of the default specs (ci tier), in the kit's order, on
-    the H100's recorded durations: every test of it fits a session's two
-    calls of at most 600 s, build included; and every claim that the
-    recorded tier's tests decided is still decided by what the cuts left."""
+    the H100's recorded durations and the estimates, over one lease (a call
+    of 600 s, then one of 240 s): the build and every PyTorch probe no GPU
+    has run (each with its estimate and basis) fit the first call; and
+    every claim that the recorded tier's tests decided is still decided by
+    what the cuts left."""
 
     DATA = ROOT / "reports" / "tests" / "data" / "h100"
 
-    def test_the_gpu_tier_fits_two_calls_and_decides_what_it_decided(self) -> None:
-        from generators.expand import expand
-        from generators.spec import load_spec
-        from inputs.flags import load_flags
+    def test_one_lease_runs_what_no_gpu_decided_first_and_the_cuts_decide_what_it_decided(self) -> None:
         from inputs.repro import split_repro
 
-        flags = load_flags()
-        specs = [load_spec(ROOT / "suites" / "matrices" / n, flags) for n in ("cpu.toml", "selection.toml", "gpu.toml")]
-        manifest = [{"test": c.test, "fixture": c.fixture, "suite": c.suite, "binary": c.binary, "repro": c.repro,
-                     "positive_control": c.positive_control, "axes": c.axes, "labels": list(c.labels)}
-                    for c in expand(specs, flags, "ci")]
-        tests = kit_steps.tier_tests(self.DATA / "tier-1", manifest, "gpu", "selftest",
-                                     [ROOT / "suites" / "cpu" / "pytorch_test_properties.cmake"])
-        expected = kit_steps.load_durations(sorted(self.DATA.glob("*/kit-steps.json"))
-                                            + [ROOT / "ci" / "h100-first-run-seconds.json"])
-        plan, group = kit_steps.claim_order(tests, manifest, expected)
-        calls, left, too_long = kit_steps.predict(plan, expected)
-        self.assertEqual((left, too_long), ([], []), f"left out of two calls: {left}")
-        self.assertEqual(len(calls), 2)
-        self.assertTrue(all(c["wall"] <= kit_steps.CALL_S for c in calls), [c["wall"] for c in calls])
+        manifest = kit_steps.default_manifest()
+        cmake = [kit_steps.PROPERTIES]
+        tests = kit_steps.tier_tests(self.DATA / "tier-1", manifest, "gpu", "selftest", cmake)
+        lanes = kit_steps.tier_lanes(self.DATA / "tier-1", cmake)
+        recorded, estimates, basis = kit_steps.bases(sorted(self.DATA.glob("*/kit-steps.json"))
+                                                     + [kit_steps.H100_FIRST_RUN], [kit_steps.ESTIMATES])
+        plan, group = kit_steps.claim_order(tests, manifest, recorded, kit_steps.CLAIMS, lanes, estimates)
+        expected = {**estimates, **recorded}
+        calls, left, too_long = kit_steps.predict(plan, expected, lanes, kit_steps.LEASE_S, jobs=kit_steps.H100_JOBS)
+        self.assertEqual(too_long, [])
+        self.assertEqual([c["limit"] for c in calls], [600, 240])
+        self.assertTrue(all(c["wall"] <= c["limit"] for c in calls), [c["wall"] for c in calls])
+        never = [t for t in plan if lanes.get(t, {}).get("binary") == kit_steps.PROBES_BINARY and t not in recorded]
+        self.assertEqual(len(never), 26, never)
+        first = {x["test"] for x in calls[0]["ran"]}
+        self.assertEqual([t for t in never if t not in first], [], "every probe no GPU has run, in the first call")
+        self.assertTrue(all(basis[t].startswith("estimate (ci/gpu-expected-seconds.json): ") for t in never),
+                        {t: basis.get(t) for t in never})
+        self.assertEqual({group[t] for t in never}, {0})
+        self.assertEqual({group[t] for t in left} & {0}, set(), "what waits, no GPU's first evidence")
+        self.assertTrue(left, "one lease does not run the whole tier: the rest waits, and predict says so")
         # The claims' evidence before the rest: no test of another group runs
         # while one of the claims' waits.
         self.assertEqual([group[t] for t in plan], sorted(group[t] for t in plan))
+        self.assertEqual([group[x["test"]] for c in calls for x in c["ran"]],
+                         sorted(group[x["test"]] for c in calls for x in c["ran"]))
 
         recorded = kit_steps.read_manifest(self.DATA / "tier-1" / "cases.json")
         before = kit_steps.tier_tests(self.DATA / "tier-1", None, "gpu", "selftest")

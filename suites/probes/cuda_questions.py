@@ -111,8 +111,13 @@ def version_of(text: str) -> tuple[int, ...]:
 
 def need_device(torch, probe: str) -> None:
     """NotHere unless this torch sees a CUDA device, naming the probe (the
-    reason a reader sees: the probe, not its source file)."""
+    reason a reader sees: the probe, not its source file); where the
+    kit's pre-flight found no driver for PyTorch's CUDA runtime, that
+    finding (preflight.py)."""
+    import preflight
     from settings import NotHere
+    if why := preflight.lacking(probe, "driver"):
+        raise NotHere(why)
     if not torch.cuda.is_available():
         raise NotHere(f"needs a CUDA device: PyTorch {torch.__version__} sees none (probe {probe})")
 
@@ -1146,6 +1151,16 @@ PROBES = {
     "cuda_highest_conv": cuda_highest_conv,
     "cuda_det_alg_speed": cuda_det_alg_speed,
 }
+
+# The probes that may share one interpreter where the run names a place for
+# it (shared_child.py: torch's import and CUDA's start paid once for them):
+# bits, untimed, each restoring what it sets. The costs, which time the
+# device, and the batch grid, whose levers' costs it times, keep a fresh
+# interpreter each. The group's name is its tests' RESOURCE_LOCK
+# (suites/cpu/pytorch_test_properties.cmake): the interpreter answers one
+# at a time.
+SHARED_CHILD = {"cuda-questions-child": ("cuda_sdpa_repeatable", "cuda_sdpa_deterministic", "cuda_sdpa_table",
+                                         "cuda_tf32_precision", "cuda_highest_conv")}
 
 
 def main(argv: list[str]) -> int:

@@ -2,6 +2,10 @@
 suites/pytorch_python_test.cc with an interpreter that imports torch.
 
 Usage: python3 torch_backends.py PROBE
+       python3 torch_backends.py --serve DIR GROUP   (the interpreter a group
+           of probes shares, shared_child.py; a probe of cuda_questions'
+           SHARED_CHILD is relayed to it where BACKENDCHECK_PROBE_SHARED_DIR
+           names DIR, and prints its answer as its own)
 Prints one JSON object: {"passed": bool, "detail": str, "torch": version,
 "observed": {...}, "harness_error": bool}, and where the probe compared two
 settings or ran fresh processes (cudnn_choices.py), "compare" and
@@ -35,6 +39,21 @@ from pathlib import Path
 # does not manage (./backendcheck sets it; first, as torch reads opt_einsum
 # on import).
 sys.path[:0] = [p for p in os.environ.get("BACKENDCHECK_PROBE_PATH", "").split(os.pathsep) if p]
+
+# A probe of a group that shares one interpreter (shared_child.py, where the
+# run names a place for it) is answered there: this interpreter then imports
+# no torch. The groups and their probes: cuda_questions.SHARED_CHILD.
+if __name__ == "__main__" and len(sys.argv) == 2:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import cuda_questions as _questions  # noqa: E402 - imports no torch at its top
+    import shared_child as _shared  # noqa: E402
+    _where = _shared.shared_directory()
+    _group = next((g for g, probes in _questions.SHARED_CHILD.items() if sys.argv[1] in probes), "")
+    _answer = _shared.relay(sys.argv[1], _group, [sys.executable, __file__, "--serve", str(_where), _group],
+                            _where) if _where is not None and _group else None
+    if _answer is not None:
+        print(_answer[1])
+        sys.exit(_answer[0])
 
 try:
     import torch
@@ -391,10 +410,18 @@ def compiled() -> tuple[bool | None, str, dict]:
 def _compiled_cuda(plan: str, reading) -> tuple[bool | None, str, dict]:
     """torch.compile on the CUDA device, the checks of compiled.py's
     CUDA_PLANS[plan], held to `reading` (cuda_questions.py). Not evaluated
-    without a CUDA device or torch.compile, or where PyTorch refused to
-    compile there (its reason)."""
+    without a CUDA device or torch.compile, where the kit's pre-flight found
+    no C compiler, Python.h or temporary directory for Triton's launcher
+    build (preflight.py), or where PyTorch refused to compile there (its
+    reason)."""
     import compiled as inductor
+    import preflight
     cuda_questions.need_device(torch, f"compiled_cuda_{plan}")
+    # Triton builds its CUDA launcher with a C compiler and this Python's
+    # headers, in a temporary directory: without them nothing compiles, which
+    # is this machine's lack, not a finding about torch.compile.
+    if why := preflight.lacking(f"compiled_cuda_{plan}", "compiler", "python-headers", "temp"):
+        raise NotHere(why)
     seen = inductor.run(os.environ.get("BACKENDCHECK_TIER") == "nightly", cuda=plan)
     if "absent" in seen:
         raise NotHere(seen["absent"])
@@ -589,34 +616,44 @@ PROBES = {"build_config": build_config, "defaults": defaults, "flags_scope": fla
           **cuda_questions.PROBES}
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 2 or argv[1] not in PROBES:
-        print(json.dumps({"error": f"usage: torch_backends.py {{{','.join(PROBES)}}}"}))
-        return 1
+def answer(probe: str) -> tuple[int, str]:
+    """A probe's exit status and the JSON line it prints (the module's
+    docstring says both)."""
     try:
-        if os.environ.get("BACKENDCHECK_PROBE_FAULT") == argv[1]:
-            raise AttributeError(f"injected by BACKENDCHECK_PROBE_FAULT={argv[1]}")
-        passed, detail, observed = PROBES[argv[1]]()
+        if os.environ.get("BACKENDCHECK_PROBE_FAULT") == probe:
+            raise AttributeError(f"injected by BACKENDCHECK_PROBE_FAULT={probe}")
+        passed, detail, observed = PROBES[probe]()
     except NotHere as e:
-        print(json.dumps({"error": f"{e}: not evaluated", "torch": torch.__version__}))
-        return 3
+        return 3, json.dumps({"error": f"{e}: not evaluated", "torch": torch.__version__})
     except Exception as e:  # noqa: BLE001 - any failure of the probe is the harness's error
         where = traceback.extract_tb(e.__traceback__)[-1]
-        print(json.dumps({"error": f"{type(e).__name__}: {e} ({Path(where.filename).name}:{where.lineno}, in "
-                                   f"{where.name})",
-                          "torch": torch.__version__}))
-        return 4
+        return 4, json.dumps({"error": f"{type(e).__name__}: {e} ({Path(where.filename).name}:{where.lineno}, in "
+                                       f"{where.name})",
+                              "torch": torch.__version__})
     # A "same bits" or "no effect" probe whose positive control did not vary
     # says why in observed["mistrusted"]: its fact decides nothing. A probe's
     # comparison and fresh processes (observed["compare"],
     # observed["cross_process"]) travel beside its fact, for the test to
     # record as Compare and CrossProcess records.
     records = {k: observed.pop(k) for k in ("compare", "cross_process") if isinstance(observed, dict) and k in observed}
-    print(json.dumps({"passed": bool(passed), "detail": detail, "torch": torch.__version__,
-                      "observed": observed, "harness_error": passed is None,
-                      "mistrusted": str(observed.get("mistrusted", "")) if isinstance(observed, dict) else "",
-                      **records}, default=str))
-    return 0
+    return 0, json.dumps({"passed": bool(passed), "detail": detail, "torch": torch.__version__,
+                          "observed": observed, "harness_error": passed is None,
+                          "mistrusted": str(observed.get("mistrusted", "")) if isinstance(observed, dict) else "",
+                          **records}, default=str)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) == 4 and argv[1] == "--serve":  # the interpreter a group of probes shares (shared_child.py)
+        import shared_child
+        return shared_child.serve(Path(argv[2]), argv[3],
+                                  lambda probe: answer(probe) if probe in PROBES else (1, json.dumps(
+                                      {"error": f"no probe {probe!r}"})))
+    if len(argv) != 2 or argv[1] not in PROBES:
+        print(json.dumps({"error": f"usage: torch_backends.py {{{','.join(PROBES)}}}"}))
+        return 1
+    code, line = answer(argv[1])
+    print(line)
+    return code
 
 
 if __name__ == "__main__":
