@@ -23,6 +23,7 @@
 #include "backends/cudnn/cudnn.h"
 #include "backends/registry.h"
 #include "harness/cudnn_log.h"
+#include "runner/case_run.h"
 #include "runner/compare.h"
 #include "runner/records.h"
 
@@ -308,6 +309,32 @@ TEST(CudnnEngineNotes, TheRecordedPlansNotesComeFromCudnnWhereADeviceExists) {
   }
   EXPECT_NE(none.status().message().find("engine 100000"), std::string::npos) << none.status().message();
   EXPECT_NE(undescribed.status().message().find("does not describe the convolution"), std::string::npos);
+}
+
+// PyTorch's engine reads the same log in-process (GpuPytorch cases): the
+// engine it names without notes is asked of cuDNN before the tolerance
+// check chooses its bound, and without a device the notes stay unknown,
+// saying why.
+TEST(CudnnEngineNotes, APyTorchCaseAsksCudnnForTheNotesItsLogDoesNotGive) {
+  const std::vector<CudnnEvent> events = CudnnEventsIn(Recorded("cudnn-9-graph-fwd-f16.log"));
+  ASSERT_FALSE(events.empty());
+  KernelFacts k{.kernel_class = "cudnn", .cudnn_choice = "engine 28",
+                .notes_unknown = "cuDNN's log of PyTorch's call gives no notes for engine 28",
+                .cudnn_ran = events.front().ran};
+  AskNotesTheLogDoesNotGive(k);
+  const Availability a = CudnnEngineInstance().availability();
+  if (a.available && a.library_version == "9.19.0") {
+    EXPECT_EQ(k.notes_unknown, "");
+  } else {
+    EXPECT_TRUE(k.numerical_notes.empty());
+    EXPECT_NE(k.notes_unknown.find("gives no notes for engine 28, and cuDNN could not be asked: "), std::string::npos)
+        << k.notes_unknown;
+    EXPECT_FALSE(ArithmeticOf(ComputeType::kF16, k.numerical_notes, k.notes_unknown).unbounded.empty())
+        << "notes not known choose no bound";
+  }
+  KernelFacts known{.numerical_notes = {"TENSOR_CORE"}};
+  AskNotesTheLogDoesNotGive(known);
+  EXPECT_EQ(known.numerical_notes, std::vector<std::string>{"TENSOR_CORE"}) << "notes the log gave are kept";
 }
 
 struct ToolRun {
