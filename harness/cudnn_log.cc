@@ -201,7 +201,7 @@ CudnnLogTensor* TensorByRole(CudnnLogConvolution& c, const std::string& name) {
 }
 
 bool Whole(const CudnnLogTensor& t) {
-  return !t.data_type.empty() && !t.dims.empty() && t.dims.size() == t.strides.size();
+  return !t.data_type.empty() && !t.dims.empty() && t.dims.size() == t.strides.size() && t.alignment > 0;
 }
 
 // The operation descriptor at fs[i] (type CUDNN_BACKEND_OPERATION_CONVOLUTION_*),

@@ -132,7 +132,11 @@ struct CudnnEvent {
 // An execution whose own entry shows no notes takes them from the nearest
 // earlier entry since the last mark that describes one engine of the same
 // global index and shows its notes (PyTorch asks every candidate's notes
-// before it builds plans: Conv_v8.cpp's filter).
+// before it builds plans: Conv_v8.cpp's filter); where none does, its notes
+// stay unknown (notes_known false), never "none". An event of an engine
+// whose entry does not describe its convolution takes the one the nearest
+// event between the same marks describes (a child runs one convolution
+// between two marks).
 std::vector<CudnnEvent> CudnnEventsIn(std::string_view text);
 
 }  // namespace bc
