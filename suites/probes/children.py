@@ -140,10 +140,15 @@ def whole_text(e: BaseException) -> str:
 
 
 def alert_line(e: BaseException | str) -> str:
-    """The line of an exception's whole text (or of `e`, a text) that
-    carries PyTorch's alert, whole; "" where none does."""
-    text = e if isinstance(e, str) else whole_text(e)
-    return next((line.strip() for line in text.splitlines() if ALERT in line), "")
+    """The line that carries PyTorch's alert, whole: of `e`'s own message
+    (where Dynamo wraps it, "RuntimeError: put_ does not have ..."), else of
+    the exceptions behind it (each "Type: message"), or of `e`, a text; ""
+    where none does."""
+    for text in ([e] if isinstance(e, str) else [str(e), whole_text(e)]):
+        line = next((line.strip() for line in text.splitlines() if ALERT in line), "")
+        if line:
+            return line
+    return ""
 
 
 def need_in(text: str) -> str:
