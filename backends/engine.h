@@ -22,6 +22,7 @@
 #include "harness/algorithm.h"
 #include "harness/buffers.h"
 #include "harness/case.h"
+#include "harness/cudnn_log.h"
 #include "harness/flags.h"
 #include "harness/numerics.h"
 #include "harness/problem.h"
@@ -70,6 +71,10 @@ struct KernelFacts {
   // Why the notes are not known, where the kernel's library could not be
   // asked (cuDNN's log of PyTorch's call named nothing): no bound is chosen.
   std::string notes_unknown;
+  // What cuDNN's log of PyTorch's call says ran, where it names the engine
+  // but not its notes (cuDNN 9.19's NULL_PTR): the runner asks cuDNN for
+  // them (AskNotesTheLogDoesNotGive).
+  std::optional<CudnnRan> cudnn_ran;
 };
 
 class PreparedOp {

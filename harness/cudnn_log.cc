@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdlib>
 #include <map>
 
 namespace bc {
@@ -163,13 +164,99 @@ void SetKnob(std::vector<std::pair<std::string, int64_t>>& knobs, std::string na
   knobs.emplace_back(std::move(name), v);
 }
 
+// "[2,8,14,14]" or "2": the integers of a value; empty where one is not.
+std::vector<int64_t> Ints(std::string_view v) {
+  v = Trim(v);
+  if (StartsWith(v, "[") && EndsWith(v, "]")) v = v.substr(1, v.size() - 2);
+  std::vector<int64_t> out;
+  while (!v.empty()) {
+    const size_t comma = v.find(',');
+    const std::optional<int64_t> n = LeadingInt(v.substr(0, comma));
+    if (!n) return {};
+    out.push_back(*n);
+    v = comma == std::string_view::npos ? std::string_view() : v.substr(comma + 1);
+  }
+  return out;
+}
+
+// "CUDNN_DATA_HALF (2)" -> "CUDNN_DATA_HALF".
+std::string Enumerator(const std::string& value) { return value.substr(0, value.find(' ')); }
+
+// The indexes of the fields one level below fs[i].
+std::vector<size_t> Children(const std::vector<CudnnLogField>& fs, size_t i) {
+  std::vector<size_t> out;
+  for (size_t j = i + 1; j < fs.size() && fs[j].depth > fs[i].depth; ++j) {
+    if (fs[j].depth == fs[i].depth + 1) out.push_back(j);
+  }
+  return out;
+}
+
+// A convolution's tensor by its name: "xDesc", "dxDesc" -> x; w and dw -> w;
+// y and dy -> y; nullptr for any other.
+CudnnLogTensor* TensorByRole(CudnnLogConvolution& c, const std::string& name) {
+  std::string n = Normalized(name);
+  if (EndsWith(n, "desc")) n.resize(n.size() - 4);
+  if (n.size() == 2 && n[0] == 'd') n.erase(0, 1);
+  return n == "x" ? &c.x : n == "w" ? &c.w : n == "y" ? &c.y : nullptr;
+}
+
+bool Whole(const CudnnLogTensor& t) {
+  return !t.data_type.empty() && !t.dims.empty() && t.dims.size() == t.strides.size() && t.alignment > 0;
+}
+
+// The operation descriptor at fs[i] (type CUDNN_BACKEND_OPERATION_CONVOLUTION_*),
+// read with its tensors and convolution; absent unless the entry shows all
+// of them.
+std::optional<CudnnLogConvolution> ConvolutionAt(const std::vector<CudnnLogField>& fs, size_t i) {
+  CudnnLogConvolution c;
+  c.operation = fs[i].type;
+  for (size_t j : Children(fs, i)) {
+    const CudnnLogField& g = fs[j];
+    const std::string name = Normalized(g.name);
+    if (g.type == "CUDNN_BACKEND_TENSOR_DESCRIPTOR") {
+      CudnnLogTensor* t = TensorByRole(c, g.name);
+      if (t == nullptr) continue;
+      for (size_t k : Children(fs, j)) {
+        const CudnnLogField& h = fs[k];
+        const std::string field = Normalized(h.name);
+        if (field == "type" || field == "datatype") t->data_type = Enumerator(h.value);
+        if (field == "dima" || field == "dimensions") t->dims = Ints(h.value);
+        if (field == "stridea" || field == "strides") t->strides = Ints(h.value);
+        if (field == "uid" || field == "uniqueid") t->uid = LeadingInt(h.value).value_or(0);
+        if (field == "alignmentinbytes" || field == "bytealignment") t->alignment = LeadingInt(h.value).value_or(0);
+      }
+    } else if (g.type == "CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR") {
+      for (size_t k : Children(fs, j)) {
+        const CudnnLogField& h = fs[k];
+        const std::string field = Normalized(h.name);
+        if (field == "computetype" || field == "comptype") c.compute_type = Enumerator(h.value);
+        if (field == "mode" || field == "convmode") c.mode = Enumerator(h.value);
+        if (field == "lowerpada" || field == "prepaddings") c.pre_paddings = Ints(h.value);
+        if (field == "upperpada" || field == "postpaddings") c.post_paddings = Ints(h.value);
+        if (field == "stridea" || field == "filterstrides") c.strides = Ints(h.value);
+        if (field == "dilationa" || field == "dilations") c.dilations = Ints(h.value);
+      }
+    } else if (name == "alpha" || name == "beta") {
+      (name == "alpha" ? c.alpha : c.beta) = std::strtod(g.value.c_str(), nullptr);
+    }
+  }
+  const size_t spatial = c.strides.size();
+  const bool whole = Whole(c.x) && Whole(c.w) && Whole(c.y) && !c.compute_type.empty() && !c.mode.empty() &&
+                     spatial > 0 && c.dilations.size() == spatial && c.pre_paddings.size() == spatial &&
+                     c.post_paddings.size() == spatial;
+  return whole ? std::optional<CudnnLogConvolution>(std::move(c)) : std::nullopt;
+}
+
 CudnnRan RanBy(const CudnnLogCall& call) {
   constexpr std::string_view kKnob = "CUDNN_KNOB_TYPE_";
+  constexpr std::string_view kConvolution = "CUDNN_BACKEND_OPERATION_CONVOLUTION_";
   CudnnRan r;
   r.function = call.function;
+  r.version = call.version;
   const auto& fs = call.fields;
   for (size_t i = 0; i < fs.size(); ++i) {
     const CudnnLogField& f = fs[i];
+    if (!r.convolution && StartsWith(f.type, kConvolution)) r.convolution = ConvolutionAt(fs, i);
     if (!r.engine && IsEngineIndex(f.name)) r.engine = LeadingInt(f.value);
     if (StartsWith(f.name, kKnob)) {
       // knobs listed by name: "CUDNN_KNOB_TYPE_SPLIT_K: type=int; val=1;"
@@ -293,6 +380,32 @@ bool BuildsPlan(const CudnnLogCall& call) {
          d->type == "CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR";
 }
 
+// An event of an engine whose entry does not describe the convolution
+// takes the one the nearest event between the same marks describes (the
+// nearest earlier, else the nearest later): between two marks a child runs
+// one convolution.
+void ShareConvolutions(std::vector<CudnnEvent>& events) {
+  size_t start = 0;
+  for (size_t end = 0; end <= events.size(); ++end) {
+    if (end < events.size() && events[end].kind != CudnnEvent::Kind::kMark) continue;
+    const CudnnLogConvolution* last = nullptr;
+    std::vector<size_t> waiting;  // events before the first that describes one
+    for (size_t i = start; i < end; ++i) {
+      CudnnRan& r = events[i].ran;
+      if (r.convolution) {
+        last = &*r.convolution;
+        for (size_t j : waiting) events[j].ran.convolution = *last;
+        waiting.clear();
+      } else if (r.engine && last != nullptr) {
+        r.convolution = *last;
+      } else if (r.engine) {
+        waiting.push_back(i);
+      }
+    }
+    start = end + 1;
+  }
+}
+
 size_t EngineIndexFields(const CudnnLogCall& call) {
   return static_cast<size_t>(std::count_if(call.fields.begin(), call.fields.end(),
                                            [](const CudnnLogField& f) { return IsEngineIndex(f.name); }));
@@ -342,6 +455,7 @@ std::vector<CudnnEvent> CudnnEventsIn(std::string_view text) {
     awaiting[call.function] = out.size();
     out.push_back(std::move(e));
   }
+  ShareConvolutions(out);
   return out;
 }
 
@@ -351,6 +465,20 @@ std::vector<CudnnRan> CudnnRunsIn(std::string_view text) {
     if (e.kind == CudnnEvent::Kind::kExecution) out.push_back(std::move(e.ran));
   }
   return out;
+}
+
+std::string CudnnLogConvolution::Describe() const {
+  const auto list = [](const std::vector<int64_t>& v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+    return s + "]";
+  };
+  constexpr std::string_view kOperation = "CUDNN_BACKEND_OPERATION_", kData = "CUDNN_DATA_";
+  std::string op = operation.substr(StartsWith(operation, kOperation) ? kOperation.size() : 0);
+  if (EndsWith(op, "_DESCRIPTOR")) op.resize(op.size() - std::string_view("_DESCRIPTOR").size());
+  return op + " " + x.data_type.substr(StartsWith(x.data_type, kData) ? kData.size() : 0) + " x" + list(x.dims) +
+         " w" + list(w.dims) + " y" + list(y.dims) + " padding " + list(pre_paddings) + " stride " + list(strides) +
+         " dilation " + list(dilations);
 }
 
 std::string CudnnRan::Name() const {

@@ -42,9 +42,38 @@ struct CudnnLogCall {
 
 std::vector<CudnnLogCall> ParseCudnnLog(std::string_view text);
 
+// One tensor of a convolution as the log describes it (a
+// CUDNN_BACKEND_TENSOR_DESCRIPTOR's fields: "type", "dimA", "strideA",
+// "uid", "alignmentInBytes").
+struct CudnnLogTensor {
+  std::string data_type;  // CUDNN_DATA_HALF
+  std::vector<int64_t> dims, strides;
+  int64_t uid = 0;
+  int64_t alignment = 0;  // bytes
+};
+
+// The convolution of the operation graph an engine config was made for, as
+// the log describes it inside the config's engine (engine > opGraph >
+// operation): enough to build the same graph again and ask cuDNN about an
+// engine for it. The tensors by role, whatever the direction: x (x or dx),
+// w (w or dw), y (y or dy).
+struct CudnnLogConvolution {
+  std::string operation;  // CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR
+  CudnnLogTensor x, w, y;
+  std::string compute_type;  // CUDNN_DATA_FLOAT
+  std::string mode;          // CUDNN_CROSS_CORRELATION
+  std::vector<int64_t> pre_paddings, post_paddings, strides, dilations;
+  double alpha = 1, beta = 0;
+
+  // For people: "CONVOLUTION_FORWARD HALF x[2,8,14,14] w[8,8,3,3]
+  // y[2,8,14,14] padding [1,1] stride [1,1] dilation [1,1]".
+  std::string Describe() const;
+};
+
 // What one executing call ran.
 struct CudnnRan {
   std::string function;
+  std::string version;  // of the cuDNN that logged it: "91900"
   // The graph API (cudnnBackendExecute): the engine config of the plan.
   std::optional<int64_t> engine;                         // CUDNN_ATTR_ENGINE_GLOBAL_INDEX
   std::vector<std::pair<std::string, int64_t>> knobs;    // SPLIT_K=1 (CUDNN_KNOB_TYPE_ left out)
@@ -54,6 +83,9 @@ struct CudnnRan {
   // was not asked for (the engine of a plan being executed, in 9.19).
   bool notes_known = false;
   std::vector<std::string> behavior_notes;               // RUNTIME_COMPILATION
+  // The convolution the engine was made for, where the entry describes it
+  // whole (9.19 does in an execution's plan); absent otherwise.
+  std::optional<CudnnLogConvolution> convolution;
   // The legacy API (cudnnConvolutionForward/BackwardData/BackwardFilter):
   // the algorithm's enumerator and its value.
   std::string legacy_algo;                               // CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM
@@ -100,7 +132,11 @@ struct CudnnEvent {
 // An execution whose own entry shows no notes takes them from the nearest
 // earlier entry since the last mark that describes one engine of the same
 // global index and shows its notes (PyTorch asks every candidate's notes
-// before it builds plans: Conv_v8.cpp's filter).
+// before it builds plans: Conv_v8.cpp's filter); where none does, its notes
+// stay unknown (notes_known false), never "none". An event of an engine
+// whose entry does not describe its convolution takes the one the nearest
+// event between the same marks describes (a child runs one convolution
+// between two marks).
 std::vector<CudnnEvent> CudnnEventsIn(std::string_view text);
 
 }  // namespace bc

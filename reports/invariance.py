@@ -138,6 +138,12 @@ def _compiled(seen: dict[str, Any] | None) -> list[dict[str, str]]:
         where = "" if " " not in name else f" (Inductor's {name.split()[1]} setting on)"
         if "error" in run:
             add(name + where, Ruling.ERROR, f"the check's process failed: {run['error']}")
+        elif "did_not_run" in run:
+            # No run, no result: not evaluated for want of what the machine
+            # lacks, the harness's error where the failure names nothing.
+            add(name + where, Ruling.NOT_EVALUATED if run.get("need") else Ruling.ERROR,
+                "the compiled function did not run" + (f", for want of {run['need']}" if run.get("need") else "")
+                + f": {run['did_not_run']}")
         elif "refused" in run:
             add(name + where, REFUSED, f"refused by PyTorch: {run['refused']}")
         elif name.startswith(("bits", "deterministic", "train")):

@@ -13,8 +13,9 @@ one line per test a claim would lose, and exits 1 if any.
 It also holds the label `torch-free` to its meaning, since `test` over several
 installs runs those tests on the first install only: each is a selftest, runs
 the build's own python3 (the same for every install), and names nothing of the
-build but bc_problem and bc_cudnn_log (which link neither torch nor oneDNN)
-and the folder its screenshots go to.
+build but bc_problem and bc_cudnn_log (which link no torch; bc_cudnn_log calls
+no engine but cuDNN, and that only on a device) and the folder its
+screenshots go to.
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ SELFTEST_LABEL = "selftest"
 # The selftests `test` runs on the first install only (TORCH_FREE_LABEL).
 TORCH_FREE_LABEL = "torch-free"
 # What of the build a torch-free test may name: bc_problem and bc_cudnn_log
-# (the harness alone), and the folder the browser check writes its
-# screenshots into.
+# (the harness's parsers, no torch), and the folder the browser check writes
+# its screenshots into.
 TORCH_FREE_USES = ("bc_problem", "bc_cudnn_log", "artifacts")
 SCRIPT = Path(__file__).resolve().parents[1] / "backendcheck"
 

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <set>
 
+#include "backends/cudnn/cudnn.h"
 #include "backends/reference/reference.h"
 #include "backends/registry.h"
 #include "harness/buffers.h"
@@ -117,6 +118,7 @@ Status RunAlgorithm(const Engine& engine, const Problem& p, const Algorithm& alg
   if (const EngineEntry* entry = FindEngineEntry(step.engine); step.kernel.kernel_class.empty() && entry != nullptr) {
     step.kernel.kernel_class = std::string(entry->role);
   }
+  AskNotesTheLogDoesNotGive(step.kernel);
   return Status::Ok();
 }
 
@@ -190,6 +192,17 @@ Status RunChoice(Dispatcher& dispatcher, const DispatchDecision& decision, const
 }
 
 }  // namespace
+
+void AskNotesTheLogDoesNotGive(KernelFacts& k) {
+  if (!k.cudnn_ran) return;
+  const Result<EngineNotes> asked = AskCudnnEngineNotes(*k.cudnn_ran);
+  if (asked.ok()) {
+    k.numerical_notes = asked->numerical;
+    k.notes_unknown.clear();
+  } else {
+    k.notes_unknown += ", and cuDNN could not be asked: " + asked.status().message();
+  }
+}
 
 Result<std::vector<ControlTry>> TryInTurn(const std::vector<Algorithm>& candidates,
                                           const std::function<Result<ControlTry>(const Algorithm&)>& attempt) {

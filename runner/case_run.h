@@ -91,6 +91,12 @@ Status RunRepeat(PreparedOp& op, int r, std::vector<float>& out, StepRun& step);
 // cannot pass as repeatable.
 void PoisonOutput(int r, std::vector<float>& out);
 
+// Where cuDNN's log of PyTorch's call names the engine that ran but not its
+// notes (k.cudnn_ran), cuDNN's own notes on it (AskCudnnEngineNotes) become
+// the kernel's; where cuDNN cannot be asked, the notes stay unknown and
+// k.notes_unknown says why (the tolerance check is then not evaluated).
+void AskNotesTheLogDoesNotGive(KernelFacts& k);
+
 // A positive control's try of one candidate: it did not build or run (its
 // preparation or a run failed, as PyTorch's try_configs moves past a config
 // that fails), it ran with one digest, or it varied.

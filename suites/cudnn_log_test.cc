@@ -20,7 +20,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backends/cudnn/cudnn.h"
+#include "backends/registry.h"
 #include "harness/cudnn_log.h"
+#include "runner/case_run.h"
 #include "runner/compare.h"
 #include "runner/records.h"
 
@@ -202,6 +205,138 @@ TEST(CudnnLog, RecordedExecutionsHaveTheirStatusTimeAndNextCall) {
   }
 }
 
+// The recorded log's first execution entry: the plan PyTorch ran, its
+// engine shown with the convolution it was made for.
+std::string RecordedExecution() {
+  const std::string text = Recorded("cudnn-9-graph-fwd-f16.log");
+  const size_t at = text.find("I! CuDNN (v91900 56) function cudnnBackendExecute() called:\ni!     handle:");
+  EXPECT_NE(at, std::string::npos);
+  return text.substr(at, text.find("\n\n", at) - at) + "\n\n";
+}
+
+TEST(CudnnLog, RecordedExecutionsDescribeTheConvolutionTheirEngineWasMadeFor) {
+  for (const CudnnEvent& e : CudnnEventsIn(Recorded("cudnn-9-graph-fwd-f16.log"))) {
+    EXPECT_EQ(e.ran.version, "91900");
+    ASSERT_TRUE(e.ran.convolution.has_value());
+    const CudnnLogConvolution& c = *e.ran.convolution;
+    EXPECT_EQ(c.operation, "CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR");
+    EXPECT_EQ(c.x.data_type, "CUDNN_DATA_HALF");
+    EXPECT_EQ(c.x.dims, (std::vector<int64_t>{2, 8, 14, 14}));
+    EXPECT_EQ(c.x.strides, (std::vector<int64_t>{1568, 196, 14, 1}));
+    EXPECT_EQ((std::vector<int64_t>{c.x.uid, c.w.uid, c.y.uid}), (std::vector<int64_t>{120, 119, 121}));
+    EXPECT_EQ((std::vector<int64_t>{c.x.alignment, c.w.alignment, c.y.alignment}), (std::vector<int64_t>{32, 32, 32}));
+    EXPECT_EQ(c.w.dims, (std::vector<int64_t>{8, 8, 3, 3}));
+    EXPECT_EQ(c.w.strides, (std::vector<int64_t>{72, 9, 3, 1}));
+    EXPECT_EQ(c.y.dims, (std::vector<int64_t>{2, 8, 14, 14}));
+    EXPECT_EQ(c.compute_type, "CUDNN_DATA_FLOAT");
+    EXPECT_EQ(c.mode, "CUDNN_CROSS_CORRELATION");
+    EXPECT_EQ(c.pre_paddings, (std::vector<int64_t>{1, 1})) << "lowerPadA";
+    EXPECT_EQ(c.post_paddings, (std::vector<int64_t>{1, 1})) << "upperPadA";
+    EXPECT_EQ(c.strides, (std::vector<int64_t>{1, 1}));
+    EXPECT_EQ(c.dilations, (std::vector<int64_t>{1, 1}));
+    EXPECT_EQ((std::pair<double, double>{c.alpha, c.beta}), (std::pair<double, double>{1, 0}));
+    EXPECT_EQ(c.Describe(),
+              "CONVOLUTION_FORWARD HALF x[2,8,14,14] w[8,8,3,3] y[2,8,14,14] padding [1,1] stride [1,1] dilation [1,1]");
+    EXPECT_FALSE(e.ran.notes_known) << "the engine's notes are NULL_PTR: the log does not give them";
+  }
+  // An entry that does not show a tensor of the operation describes no convolution.
+  std::string partial = RecordedExecution();
+  partial.replace(partial.find("wDesc:"), 6, "qDesc:");
+  const std::vector<CudnnEvent> events = CudnnEventsIn(partial);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_FALSE(events[0].ran.convolution.has_value());
+}
+
+// Between two marks the child ran one convolution: an execution whose entry
+// does not describe it (a constructed one) takes the one the nearest entry
+// between the same marks describes, earlier or later; past the next mark it
+// does not.
+TEST(CudnnLog, AnEventTakesTheConvolutionDescribedBetweenTheSameMarks) {
+  const std::vector<CudnnEvent> events =
+      CudnnEventsIn(Mark(0, 100) + Execute(7, 1, 200, 210) + RecordedExecution() + Execute(9, 1, 300, 310) +
+                    Mark(1, 400) + Execute(11, 1, 500, 510) + Mark(2, 600));
+  ASSERT_EQ(events.size(), 7u);
+  for (size_t i : {1, 2, 3}) {
+    ASSERT_TRUE(events[i].ran.convolution.has_value()) << events[i].ran.Name();
+    EXPECT_EQ(events[i].ran.convolution->x.dims, (std::vector<int64_t>{2, 8, 14, 14}));
+  }
+  EXPECT_EQ(*events[2].ran.engine, 28);
+  EXPECT_FALSE(events[5].ran.convolution.has_value()) << "a mark ends what the entries before it describe";
+}
+
+// Where the log gives no notes, cuDNN is asked for the engine's, on the
+// recorded convolution with the recorded knobs: where a device and the log's
+// cuDNN (9.19) are here, cuDNN answers, and an engine index it has no engine
+// for, or an entry that does not describe the convolution, is an error, not
+// passed over; a log of another cuDNN is not evaluated. Without a device
+// nothing is asked: not evaluated with the device's reason, never an error.
+TEST(CudnnEngineNotes, TheRecordedPlansNotesComeFromCudnnWhereADeviceExists) {
+  const std::vector<CudnnEvent> events = CudnnEventsIn(Recorded("cudnn-9-graph-fwd-f16.log"));
+  ASSERT_FALSE(events.empty());
+  const CudnnRan& r = events.front().ran;
+  ASSERT_TRUE(r.convolution.has_value());
+  const Availability a = CudnnEngineInstance().availability();
+  CudnnRan absent = r, older = r, bare = r;
+  absent.engine = 100000;
+  absent.knobs.clear();
+  older.version = "90000";
+  bare.convolution.reset();
+  const Result<EngineNotes> notes = AskCudnnEngineNotes(r);
+  const Result<EngineNotes> none = AskCudnnEngineNotes(absent);
+  const Result<EngineNotes> other = AskCudnnEngineNotes(older);
+  const Result<EngineNotes> undescribed = AskCudnnEngineNotes(bare);
+  if (!a.available) {
+    for (const Result<EngineNotes>* asked : {&notes, &none, &other, &undescribed}) {
+      ASSERT_FALSE(asked->ok());
+      EXPECT_EQ(asked->status().code(), a.error ? StatusCode::kInternal : StatusCode::kUnavailable);
+      EXPECT_NE(asked->status().message().find(a.reason), std::string::npos) << asked->status().message();
+    }
+    return;
+  }
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(other.status().message().find("the log was written by cuDNN 9.0.0"), std::string::npos);
+  if (a.library_version != "9.19.0") {
+    ASSERT_FALSE(notes.ok());
+    EXPECT_EQ(notes.status().code(), StatusCode::kUnavailable) << notes.status().message();
+    return;
+  }
+  ASSERT_TRUE(notes.ok()) << notes.status().message();
+  EXPECT_EQ(notes->cudnn_version, "9.19.0");
+  for (const Result<EngineNotes>* refused : {&none, &undescribed}) {
+    ASSERT_FALSE(refused->ok());
+    EXPECT_EQ(refused->status().code(), StatusCode::kInternal) << refused->status().message();
+  }
+  EXPECT_NE(none.status().message().find("engine 100000"), std::string::npos) << none.status().message();
+  EXPECT_NE(undescribed.status().message().find("does not describe the convolution"), std::string::npos);
+}
+
+// PyTorch's engine reads the same log in-process (GpuPytorch cases): the
+// engine it names without notes is asked of cuDNN before the tolerance
+// check chooses its bound, and without a device the notes stay unknown,
+// saying why.
+TEST(CudnnEngineNotes, APyTorchCaseAsksCudnnForTheNotesItsLogDoesNotGive) {
+  const std::vector<CudnnEvent> events = CudnnEventsIn(Recorded("cudnn-9-graph-fwd-f16.log"));
+  ASSERT_FALSE(events.empty());
+  KernelFacts k{.kernel_class = "cudnn", .cudnn_choice = "engine 28",
+                .notes_unknown = "cuDNN's log of PyTorch's call gives no notes for engine 28",
+                .cudnn_ran = events.front().ran};
+  AskNotesTheLogDoesNotGive(k);
+  const Availability a = CudnnEngineInstance().availability();
+  if (a.available && a.library_version == "9.19.0") {
+    EXPECT_EQ(k.notes_unknown, "");
+  } else {
+    EXPECT_TRUE(k.numerical_notes.empty());
+    EXPECT_NE(k.notes_unknown.find("gives no notes for engine 28, and cuDNN could not be asked: "), std::string::npos)
+        << k.notes_unknown;
+    EXPECT_FALSE(ArithmeticOf(ComputeType::kF16, k.numerical_notes, k.notes_unknown).unbounded.empty())
+        << "notes not known choose no bound";
+  }
+  KernelFacts known{.numerical_notes = {"TENSOR_CORE"}};
+  AskNotesTheLogDoesNotGive(known);
+  EXPECT_EQ(known.numerical_notes, std::vector<std::string>{"TENSOR_CORE"}) << "notes the log gave are kept";
+}
+
 struct ToolRun {
   int exit_code = -1;
   std::vector<nlohmann::json> lines;
@@ -239,15 +374,31 @@ TEST(CudnnLogTool, PrintsEachEventOfARecordedLogAsJson) {
   ASSERT_EQ(run.exit_code, 0);
   ASSERT_EQ(run.lines.size(), 10u);
   const std::vector<CudnnEvent> events = CudnnEventsIn(Recorded("cudnn-9-graph-fwd-f16.log"));
+  // The notes the log does not give are cuDNN's where it can be asked here.
+  const Availability a = CudnnEngineInstance().availability();
+  const bool asked = a.available && a.library_version == "9.19.0";
   for (size_t i = 0; i < run.lines.size(); ++i) {
     const nlohmann::json& j = run.lines[i];
     EXPECT_EQ(j["kind"], "execution");
     EXPECT_EQ(j["function"], "cudnnBackendExecute");
     EXPECT_EQ(j["engine"], 28);
     EXPECT_EQ(j["knobs"], (nlohmann::json{{"TILE_SIZE", 4}, {"USE_TEX", 0}}));
-    EXPECT_EQ(j["name"], "eng28 TILE_SIZE=4 USE_TEX=0");
-    EXPECT_EQ(j["numerical_notes"], nlohmann::json::array());
-    EXPECT_EQ(j["notes_known"], false);
+    EXPECT_EQ(j["convolution"]["x"]["dims"], (nlohmann::json{2, 8, 14, 14}));
+    EXPECT_EQ(j["convolution"]["described"], events[i].ran.convolution->Describe());
+    EXPECT_EQ(j["notes_known"], asked);
+    EXPECT_EQ(j["notes_error"], false) << j["notes_unknown"];
+    if (asked) {
+      EXPECT_EQ(j["notes_from"], "cuDNN 9.19.0");
+      EXPECT_EQ(j["notes_unknown"], "");
+    } else {
+      EXPECT_EQ(j["notes_from"], "");
+      EXPECT_EQ(j["numerical_notes"], nlohmann::json::array());
+      EXPECT_EQ(j["name"], "eng28 TILE_SIZE=4 USE_TEX=0");
+      const std::string why = j["notes_unknown"];
+      EXPECT_NE(why.find("cuDNN's log gives no notes for engine 28, and cuDNN could not be asked: "),
+                std::string::npos) << why;
+      EXPECT_NE(why.find(a.reason), std::string::npos) << why;
+    }
     EXPECT_EQ(j["status"], "CUDNN_STATUS_SUCCESS (0)");
     EXPECT_EQ(j["time_us"], events[i].time_us);
     EXPECT_EQ(j["next_call_us"], events[i].next_call_us);
@@ -270,6 +421,15 @@ TEST(CudnnLogTool, PrintsMarksAndPlansAndRefusesAFileItCannotRead) {
   EXPECT_EQ(run.lines[1]["engine"], 20);
   EXPECT_EQ(run.lines[3]["numerical_notes"], nlohmann::json::array({"NONDETERMINISTIC"}));
   EXPECT_EQ(run.lines[3]["notes_known"], true);
+  EXPECT_EQ(run.lines[3]["notes_from"], "the log");
+  // eng7's notes are not in the log, and its entry does not describe the
+  // convolution: cuDNN cannot be asked, for want of a device if none is
+  // here, otherwise an error (the log is not read as cuDNN wrote it).
+  const Availability a = CudnnEngineInstance().availability();
+  EXPECT_EQ(run.lines[2]["notes_known"], false);
+  EXPECT_EQ(run.lines[2]["convolution"], nullptr);
+  EXPECT_EQ(run.lines[2]["notes_error"], a.available);
+  EXPECT_NE(run.lines[2]["notes_unknown"].get<std::string>().find("engine 7"), std::string::npos);
   EXPECT_EQ(run.lines[10]["mark"], 2);
   EXPECT_EQ(RunTool((dir / "absent.log").string()).exit_code, 1);
 }

@@ -10,6 +10,10 @@ namespace bc {
 
 int64_t CudnnCallCount() { return 0; }
 
+Result<EngineNotes> AskCudnnEngineNotes(const CudnnRan&) {
+  return Status(StatusCode::kUnavailable, "cuDNN cannot be asked: " + CudnnEngineInstance().availability().reason);
+}
+
 namespace cuda {
 
 std::optional<GpuInfo> FirstGpu() { return std::nullopt; }

@@ -6,6 +6,7 @@
 
 #include "backends/cuda/device.h"
 #include "backends/cudnn/calls.h"
+#include "backends/cudnn/graph.h"
 #include "backends/cudnn/paths.h"
 #include "selection/cudnn_policy.h"
 #include "backends/registry.h"
@@ -45,6 +46,11 @@ bool UseGraphApi() {
   return graph;
 }
 
+// cuDNN's version number (91900) as people write it: "9.19.0".
+std::string VersionText(size_t v) {
+  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+}
+
 struct HandleState {
   cudnnHandle_t handle = nullptr;
   Availability availability;
@@ -56,8 +62,7 @@ const HandleState& Handle() {
     Availability& a = s.availability;
     a = cuda::CudaAvailability();
     a.engine = "cudnn";
-    const size_t v = cudnnGetVersion();  // the library actually loaded, not the header
-    a.library_version = std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+    a.library_version = VersionText(cudnnGetVersion());  // the library actually loaded, not the header
     a.version = "cuDNN " + a.library_version + ", " + a.version;
     if (!a.available) return s;
     cudnn::CallCounter().fetch_add(1, std::memory_order_relaxed);
@@ -142,5 +147,25 @@ Result<std::unique_ptr<PreparedOp>> CudnnEngine::Prepare(const Problem& problem,
 }
 
 int64_t CudnnCallCount() { return cudnn::CallCounter().load(std::memory_order_relaxed); }
+
+Result<EngineNotes> AskCudnnEngineNotes(const CudnnRan& ran) {
+  const HandleState& hs = Handle();
+  if (hs.handle == nullptr) return NotAvailable(hs.availability);
+  const std::string engine = ran.engine ? "engine " + std::to_string(*ran.engine) : "an engine";
+  const size_t here = cudnnGetVersion();
+  if (!ran.version.empty() && ran.version != std::to_string(here)) {
+    return Status(StatusCode::kUnavailable, "the log was written by cuDNN " +
+                                                VersionText(std::strtoull(ran.version.c_str(), nullptr, 10)) +
+                                                " and this build runs cuDNN " + VersionText(here) +
+                                                ", whose notes on " + engine + " may differ");
+  }
+  if (!ran.engine || !ran.convolution) {
+    return Status(StatusCode::kInternal, "the log's entry of " + engine + " (" + ran.function +
+                                             ") does not describe the convolution it was made for");
+  }
+  BC_ASSIGN_OR_RETURN(EngineNotes notes, cudnn::AskEngineNotes(hs.handle, *ran.convolution, *ran.engine, ran.knobs));
+  notes.cudnn_version = VersionText(here);
+  return notes;
+}
 
 }  // namespace bc

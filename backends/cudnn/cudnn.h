@@ -29,12 +29,39 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "backends/engine.h"
+#include "harness/cudnn_log.h"
 
 namespace bc {
 
 // cuDNN calls made by this process so far (0 in a build without cuDNN).
 int64_t CudnnCallCount();
+
+// cuDNN's own notes on one engine, by the names its log gives them
+// (CUDNN_NUMERICAL_NOTE_ and CUDNN_BEHAVIOR_NOTE_ left out), and the cuDNN
+// that gave them ("9.19.0").
+struct EngineNotes {
+  std::vector<std::string> numerical;  // NONDETERMINISTIC, TENSOR_CORE...
+  std::vector<std::string> behavior;   // RUNTIME_COMPILATION...
+  std::string cudnn_version;
+};
+
+// Where cuDNN's log does not give an engine's notes (cuDNN 9.19 prints
+// "numericalNotes: val=NULL_PTR" for the engine of a plan it executes), this
+// asks cuDNN for them: the engine of `ran` (CUDNN_ATTR_ENGINE_GLOBAL_INDEX)
+// with its knob choices, on the operation graph of the convolution the log
+// describes for it, through this engine's handle. UNAVAILABLE (not
+// evaluated) where this machine cannot ask: no device or driver, no cuDNN
+// in this build, or a cuDNN of another version than the one that wrote the
+// log, whose notes may differ; UNIMPLEMENTED (not evaluated) where the log
+// describes what this build does not rebuild (another operation, a data
+// type or knob its headers do not name); INTERNAL where the entry names no
+// engine or describes no convolution, or cuDNN refuses the engine or the
+// knobs on the graph built again (it is not the graph PyTorch ran).
+Result<EngineNotes> AskCudnnEngineNotes(const CudnnRan& ran);
 
 }  // namespace bc

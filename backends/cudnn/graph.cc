@@ -1,7 +1,11 @@
 #include "backends/cudnn/graph.h"
 
-#include <array>
 #include <algorithm>
+#include <array>
+#include <iterator>
+#include <optional>
+#include <string_view>
+#include <utility>
 
 #include "backends/cudnn/calls.h"
 
@@ -30,78 +34,103 @@ Status Finalize(const Descriptor& d) {
   return Status::Ok();
 }
 
-Result<Descriptor> Tensor(int64_t uid, DataType dtype, Layout layout, int64_t n, int64_t c, int64_t h, int64_t w) {
+Result<Descriptor> TensorOf(int64_t uid, cudnnDataType_t dt, const std::vector<int64_t>& dims,
+                            const std::vector<int64_t>& strides, int64_t alignment) {
   Result<Descriptor> t = Make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
   if (!t.ok()) return t.status();
-  const cudnnDataType_t dt = dtype == DataType::kF16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
-  const std::array<int64_t, 4> dims = {n, c, h, w};
-  const std::array<int64_t, 4> strides = layout == Layout::kNchw ? std::array<int64_t, 4>{c * h * w, h * w, w, 1}
-                                                                 : std::array<int64_t, 4>{h * w * c, 1, w * c, c};
-  // The model's tensors each start a cudaMalloc allocation (DeviceTensors), so
-  // Conv_v8's getAlignment gives them 32 bytes, as it does PyTorch's.
-  const int64_t alignment = TensorByteAlignment(kDeviceAllocationAlignment);
+  const auto rank = static_cast<int64_t>(dims.size());
   BC_RETURN_IF_ERROR(Set(*t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt));
-  BC_RETURN_IF_ERROR(Set(*t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims.data()));
-  BC_RETURN_IF_ERROR(Set(*t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides.data()));
+  BC_RETURN_IF_ERROR(Set(*t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, rank, dims.data()));
+  BC_RETURN_IF_ERROR(Set(*t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, rank, strides.data()));
   BC_RETURN_IF_ERROR(Set(*t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid));
   BC_RETURN_IF_ERROR(Set(*t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment));
   BC_RETURN_IF_ERROR(Finalize(*t));
   return t;
 }
 
-Result<Descriptor> Convolution(const Conv2dProblem& p) {
+Result<Descriptor> Tensor(int64_t uid, DataType dtype, Layout layout, int64_t n, int64_t c, int64_t h, int64_t w) {
+  const cudnnDataType_t dt = dtype == DataType::kF16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+  const std::vector<int64_t> strides = layout == Layout::kNchw ? std::vector<int64_t>{c * h * w, h * w, w, 1}
+                                                               : std::vector<int64_t>{h * w * c, 1, w * c, c};
+  // The model's tensors each start a cudaMalloc allocation (DeviceTensors), so
+  // Conv_v8's getAlignment gives them 32 bytes, as it does PyTorch's.
+  return TensorOf(uid, dt, {n, c, h, w}, strides, TensorByteAlignment(kDeviceAllocationAlignment));
+}
+
+Result<Descriptor> ConvolutionOf(cudnnDataType_t compute, cudnnConvolutionMode_t mode, const std::vector<int64_t>& pre,
+                                 const std::vector<int64_t>& post, const std::vector<int64_t>& stride,
+                                 const std::vector<int64_t>& dilation) {
   Result<Descriptor> c = Make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
   if (!c.ok()) return c.status();
-  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;  // fp16 computes in fp32, as PyTorch sets it
-  const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-  const int64_t dims = 2;
-  const std::array<int64_t, 2> dilation = {p.dh, p.dw}, stride = {p.sh, p.sw}, pad = {p.ph, p.pw};
+  const auto dims = static_cast<int64_t>(stride.size());
   BC_RETURN_IF_ERROR(Set(*c, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute));
   BC_RETURN_IF_ERROR(Set(*c, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode));
   BC_RETURN_IF_ERROR(Set(*c, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &dims));
-  BC_RETURN_IF_ERROR(Set(*c, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dilation.data()));
-  BC_RETURN_IF_ERROR(Set(*c, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, stride.data()));
-  BC_RETURN_IF_ERROR(Set(*c, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pad.data()));
-  BC_RETURN_IF_ERROR(Set(*c, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pad.data()));
+  BC_RETURN_IF_ERROR(Set(*c, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, dims, dilation.data()));
+  BC_RETURN_IF_ERROR(Set(*c, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, dims, stride.data()));
+  BC_RETURN_IF_ERROR(Set(*c, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, dims, pre.data()));
+  BC_RETURN_IF_ERROR(Set(*c, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, dims, post.data()));
   BC_RETURN_IF_ERROR(Finalize(*c));
   return c;
 }
 
-Result<Descriptor> Operation(const Conv2dProblem& p, const Descriptor& x, const Descriptor& w, const Descriptor& y,
-                             const Descriptor& conv) {
-  const float alpha = 1, beta = 0;
-  Result<Descriptor> op = Make(p.direction == Direction::kForward        ? CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR
-                               : p.direction == Direction::kBackwardData ? CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR
-                                                                         : CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR);
+Result<Descriptor> Convolution(const Conv2dProblem& p) {
+  // fp16 computes in fp32, as PyTorch sets it.
+  return ConvolutionOf(CUDNN_DATA_FLOAT, CUDNN_CROSS_CORRELATION, {p.ph, p.pw}, {p.ph, p.pw}, {p.sh, p.sw},
+                       {p.dh, p.dw});
+}
+
+// The convolution operation of direction `d` on x, w, y (dx, dw, dy where
+// the direction computes them); alpha and beta as `scalar` (CUDNN_TYPE_FLOAT,
+// or CUDNN_TYPE_DOUBLE for fp64 data).
+Result<Descriptor> Operation(Direction d, const Descriptor& x, const Descriptor& w, const Descriptor& y,
+                             const Descriptor& conv, double alpha = 1, double beta = 0,
+                             cudnnBackendAttributeType_t scalar = CUDNN_TYPE_FLOAT) {
+  const float alpha_f = static_cast<float>(alpha), beta_f = static_cast<float>(beta);
+  const void* a = scalar == CUDNN_TYPE_DOUBLE ? static_cast<const void*>(&alpha) : &alpha_f;
+  const void* b = scalar == CUDNN_TYPE_DOUBLE ? static_cast<const void*>(&beta) : &beta_f;
+  Result<Descriptor> op = Make(d == Direction::kForward        ? CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR
+                               : d == Direction::kBackwardData ? CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR
+                                                               : CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR);
   if (!op.ok()) return op.status();
-  switch (p.direction) {
+  switch (d) {
     case Direction::kForward:
       BC_RETURN_IF_ERROR(SetDesc(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x));
       BC_RETURN_IF_ERROR(SetDesc(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w));
       BC_RETURN_IF_ERROR(SetDesc(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y));
       BC_RETURN_IF_ERROR(SetDesc(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv));
-      BC_RETURN_IF_ERROR(Set(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha));
-      BC_RETURN_IF_ERROR(Set(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta));
+      BC_RETURN_IF_ERROR(Set(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, scalar, 1, a));
+      BC_RETURN_IF_ERROR(Set(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, scalar, 1, b));
       break;
     case Direction::kBackwardData:
       BC_RETURN_IF_ERROR(SetDesc(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, x));
       BC_RETURN_IF_ERROR(SetDesc(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, w));
       BC_RETURN_IF_ERROR(SetDesc(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, y));
       BC_RETURN_IF_ERROR(SetDesc(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, conv));
-      BC_RETURN_IF_ERROR(Set(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha));
-      BC_RETURN_IF_ERROR(Set(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, CUDNN_TYPE_FLOAT, 1, &beta));
+      BC_RETURN_IF_ERROR(Set(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, scalar, 1, a));
+      BC_RETURN_IF_ERROR(Set(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, scalar, 1, b));
       break;
     case Direction::kBackwardWeights:
       BC_RETURN_IF_ERROR(SetDesc(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, x));
       BC_RETURN_IF_ERROR(SetDesc(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, w));
       BC_RETURN_IF_ERROR(SetDesc(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, y));
       BC_RETURN_IF_ERROR(SetDesc(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, conv));
-      BC_RETURN_IF_ERROR(Set(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha));
-      BC_RETURN_IF_ERROR(Set(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, CUDNN_TYPE_FLOAT, 1, &beta));
+      BC_RETURN_IF_ERROR(Set(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, scalar, 1, a));
+      BC_RETURN_IF_ERROR(Set(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, scalar, 1, b));
       break;
   }
   BC_RETURN_IF_ERROR(Finalize(*op));
   return op;
+}
+
+// The operation graph of one operation.
+Result<Descriptor> Graph(cudnnHandle_t handle, const Descriptor& op) {
+  Result<Descriptor> graph = Make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  if (!graph.ok()) return graph.status();
+  BC_RETURN_IF_ERROR(SetDesc(*graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, op));
+  BC_RETURN_IF_ERROR(Set(*graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle));
+  BC_RETURN_IF_ERROR(Finalize(*graph));
+  return graph;
 }
 
 NumericalNote ToNote(cudnnBackendNumericalNote_t n, bool* known) {
@@ -171,28 +200,225 @@ Result<std::vector<std::pair<int64_t, int64_t>>> KnobChoices(const Descriptor& c
   return out;
 }
 
-// A config's engine index and numerical notes.
-Status Describe(const Descriptor& cfg, int64_t* engine_index, std::set<NumericalNote>* notes) {
+// A config's engine, as cudnn-frontend's filters read it
+// (CUDNN_ATTR_ENGINECFG_ENGINE into an engine descriptor of their own).
+Result<Descriptor> EngineOf(const Descriptor& cfg) {
   Result<Descriptor> engine = Make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
   if (!engine.ok()) return engine.status();
   cudnnBackendDescriptor_t engine_raw = engine->get();
   int64_t n = 0;
   BC_CUDNN(cudnnBackendGetAttribute(cfg.get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
                                     &engine_raw));
-  BC_CUDNN(cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n, engine_index));
-  std::array<cudnnBackendNumericalNote_t, CUDNN_NUMERICAL_NOTE_TYPE_COUNT> raw_notes{};
-  int64_t note_count = 0;
-  BC_CUDNN(cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
-                                    raw_notes.size(), &note_count, raw_notes.data()));
-  for (int64_t i = 0; i < note_count; ++i) {
+  return engine;
+}
+
+// An engine's numerical notes (CUDNN_ATTR_ENGINE_NUMERICAL_NOTE), as cuDNN lists them.
+Result<std::vector<cudnnBackendNumericalNote_t>> NumericalNotes(const Descriptor& engine) {
+  std::array<cudnnBackendNumericalNote_t, CUDNN_NUMERICAL_NOTE_TYPE_COUNT> raw{};
+  int64_t count = 0;
+  BC_CUDNN(cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                                    raw.size(), &count, raw.data()));
+  return std::vector<cudnnBackendNumericalNote_t>(raw.begin(), raw.begin() + std::clamp<int64_t>(count, 0, raw.size()));
+}
+
+// A config's engine index and numerical notes.
+Status Describe(const Descriptor& cfg, int64_t* engine_index, std::set<NumericalNote>* notes) {
+  BC_ASSIGN_OR_RETURN(const Descriptor engine, EngineOf(cfg));
+  int64_t n = 0;
+  BC_CUDNN(cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n,
+                                    engine_index));
+  BC_ASSIGN_OR_RETURN(const std::vector<cudnnBackendNumericalNote_t> raw, NumericalNotes(engine));
+  for (const cudnnBackendNumericalNote_t r : raw) {
     bool known = false;
-    const NumericalNote note = ToNote(raw_notes[i], &known);
+    const NumericalNote note = ToNote(r, &known);
     if (known) notes->insert(note);
   }
   return Status::Ok();
 }
 
+// The names cuDNN's log gives what it describes, without their prefixes,
+// as this header defines them. Knob types by value (CUDNN_KNOB_TYPE_ left
+// out): several are deprecated in 9.x, whose enumerators would warn, so the
+// values are pinned to the header by its current ones.
+constexpr std::string_view kKnobNames[] = {
+    "SPLIT_K", "SWIZZLE", "TILE_SIZE", "USE_TEX", "EDGE", "KBLOCK", "LDGA", "LDGB", "CHUNK_K", "SPLIT_H",
+    "WINO_TILE", "MULTIPLY", "SPLIT_K_BUF", "TILEK", "STAGES", "REDUCTION_MODE", "CTA_SPLIT_K_MODE", "SPLIT_K_SLC",
+    "IDX_MODE", "SLICED", "SPLIT_RS", "SINGLEBUFFER", "LDGC", "SPECFILT", "KERNEL_CFG", "WORKSPACE", "TILE_CGA",
+    "TILE_CGA_M", "TILE_CGA_N", "BLOCK_SIZE", "OCCUPANCY", "ARRAY_SIZE_PER_THREAD", "NUM_C_PER_BLOCK", "SPLIT_COLS",
+    "TILE_ROWS", "TILE_COLS", "LOAD_SIZE", "CTA_COUNT", "STREAM_K", "SPLIT_P_SLC", "TILE_M", "TILE_N",
+    "WARP_SPEC_CFG", "SWAP_AB"};
+static_assert(std::size(kKnobNames) <= CUDNN_KNOB_TYPE_COUNTS);
+static_assert(CUDNN_KNOB_TYPE_SWIZZLE == 1 && CUDNN_KNOB_TYPE_TILE_SIZE == 2 && CUDNN_KNOB_TYPE_EDGE == 4 &&
+              CUDNN_KNOB_TYPE_MULTIPLY == 11 && CUDNN_KNOB_TYPE_SPLIT_K_SLC == 17 &&
+              CUDNN_KNOB_TYPE_KERNEL_CFG == 24 && CUDNN_KNOB_TYPE_TILE_CGA_M == 27 && CUDNN_KNOB_TYPE_SWAP_AB == 43);
+
+std::optional<cudnnBackendKnobType_t> KnobType(std::string_view name) {
+  for (size_t i = 0; i < std::size(kKnobNames); ++i) {
+    if (kKnobNames[i] == name) return static_cast<cudnnBackendKnobType_t>(i);
+  }
+  return std::nullopt;
+}
+
+std::optional<cudnnDataType_t> DataTypeNamed(std::string_view name) {
+  static constexpr std::pair<std::string_view, cudnnDataType_t> kTypes[] = {
+      {"CUDNN_DATA_FLOAT", CUDNN_DATA_FLOAT},       {"CUDNN_DATA_DOUBLE", CUDNN_DATA_DOUBLE},
+      {"CUDNN_DATA_HALF", CUDNN_DATA_HALF},         {"CUDNN_DATA_BFLOAT16", CUDNN_DATA_BFLOAT16},
+      {"CUDNN_DATA_INT8", CUDNN_DATA_INT8},         {"CUDNN_DATA_INT32", CUDNN_DATA_INT32},
+      {"CUDNN_DATA_UINT8", CUDNN_DATA_UINT8},       {"CUDNN_DATA_INT64", CUDNN_DATA_INT64},
+      {"CUDNN_DATA_FP8_E4M3", CUDNN_DATA_FP8_E4M3}, {"CUDNN_DATA_FP8_E5M2", CUDNN_DATA_FP8_E5M2}};
+  for (const auto& [n, t] : kTypes) {
+    if (n == name) return t;
+  }
+  return std::nullopt;
+}
+
+std::string NumericalNoteName(cudnnBackendNumericalNote_t n) {
+  bool known = false;
+  const NumericalNote note = ToNote(n, &known);
+  if (known) return NoteName(note);
+  switch (n) {
+    case CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_4x4: return "WINOGRAD_TILE_4x4";
+    case CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_6x6: return "WINOGRAD_TILE_6x6";
+    case CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_13x13: return "WINOGRAD_TILE_13x13";
+    default: return "NUMERICAL_NOTE_" + std::to_string(static_cast<int>(n));
+  }
+}
+
+std::string BehaviorNoteName(cudnnBackendBehaviorNote_t n) {
+  switch (n) {
+    case CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION: return "RUNTIME_COMPILATION";
+    case CUDNN_BEHAVIOR_NOTE_REQUIRES_FILTER_INT8x32_REORDER: return "REQUIRES_FILTER_INT8x32_REORDER";
+    case CUDNN_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8x32_REORDER: return "REQUIRES_BIAS_INT8x32_REORDER";
+    case CUDNN_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API: return "SUPPORTS_CUDA_GRAPH_NATIVE_API";
+    case CUDNN_BEHAVIOR_NOTE_CUBLASLT_DEPENDENCY: return "CUBLASLT_DEPENDENCY";
+    default: return "BEHAVIOR_NOTE_" + std::to_string(static_cast<int>(n));
+  }
+}
+
+// What the log describes that this build cannot ask cuDNN about.
+Status NotRebuilt(const CudnnLogConvolution& c, const std::string& what) {
+  return Status(StatusCode::kUnimplemented, "the convolution the log describes (" + c.Describe() + ") has " + what +
+                                                ", which this build does not rebuild");
+}
+
+// The log's convolution as an operation graph again: its tensors (types,
+// dimensions, strides, ids, alignment), its convolution descriptor and its
+// scalars, as PyTorch's Conv_v8.cpp set them.
+Result<Descriptor> LoggedGraph(cudnnHandle_t handle, const CudnnLogConvolution& c, std::vector<Descriptor>* keep) {
+  constexpr std::string_view kOp = "CUDNN_BACKEND_OPERATION_CONVOLUTION_";
+  const std::string op = c.operation.rfind(kOp, 0) == 0 ? c.operation.substr(kOp.size()) : c.operation;
+  Direction d = Direction::kForward;
+  if (op == "BACKWARD_DATA_DESCRIPTOR") {
+    d = Direction::kBackwardData;
+  } else if (op == "BACKWARD_FILTER_DESCRIPTOR") {
+    d = Direction::kBackwardWeights;
+  } else if (op != "FORWARD_DESCRIPTOR") {
+    return NotRebuilt(c, "the operation " + c.operation);
+  }
+  std::vector<Descriptor> tensors;
+  for (const CudnnLogTensor* t : {&c.x, &c.w, &c.y}) {
+    const std::optional<cudnnDataType_t> dt = DataTypeNamed(t->data_type);
+    if (!dt) return NotRebuilt(c, "the data type " + t->data_type);
+    BC_ASSIGN_OR_RETURN(Descriptor tensor, TensorOf(t->uid, *dt, t->dims, t->strides, t->alignment));
+    tensors.push_back(std::move(tensor));
+  }
+  const std::optional<cudnnDataType_t> compute = DataTypeNamed(c.compute_type);
+  if (!compute) return NotRebuilt(c, "the compute type " + c.compute_type);
+  if (c.mode != "CUDNN_CROSS_CORRELATION" && c.mode != "CUDNN_CONVOLUTION") return NotRebuilt(c, "the mode " + c.mode);
+  const cudnnConvolutionMode_t mode = c.mode == "CUDNN_CONVOLUTION" ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION;
+  BC_ASSIGN_OR_RETURN(Descriptor conv, ConvolutionOf(*compute, mode, c.pre_paddings, c.post_paddings, c.strides,
+                                                     c.dilations));
+  // cuDNN takes the scalars in double for fp64 data, in float otherwise.
+  const cudnnBackendAttributeType_t scalar = c.x.data_type == "CUDNN_DATA_DOUBLE" ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
+  BC_ASSIGN_OR_RETURN(Descriptor operation,
+                      Operation(d, tensors[0], tensors[1], tensors[2], conv, c.alpha, c.beta, scalar));
+  BC_ASSIGN_OR_RETURN(Descriptor graph, Graph(handle, operation));
+  *keep = {tensors[0], tensors[1], tensors[2], conv, operation};
+  return graph;
+}
+
+// The engine of global index `engine` for `graph`, as cudnn-frontend's
+// EngineBuilder_v8 builds it.
+Result<Descriptor> EngineFor(const Descriptor& graph, int64_t engine) {
+  BC_ASSIGN_OR_RETURN(Descriptor e, Make(CUDNN_BACKEND_ENGINE_DESCRIPTOR));
+  BC_RETURN_IF_ERROR(SetDesc(e, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, graph));
+  BC_RETURN_IF_ERROR(Set(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &engine));
+  BC_RETURN_IF_ERROR(Finalize(e));
+  return e;
+}
+
+// The config of `engine` with the knob choices `knobs` (finalised knob
+// choice descriptors), as cudnn-frontend's EngineConfigBuilder_v8 builds it.
+Result<Descriptor> ConfigOf(const Descriptor& engine, std::vector<cudnnBackendDescriptor_t>& knobs) {
+  BC_ASSIGN_OR_RETURN(Descriptor cfg, Make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
+  BC_RETURN_IF_ERROR(SetDesc(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, engine));
+  if (!knobs.empty()) {
+    BC_RETURN_IF_ERROR(Set(cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                           static_cast<int64_t>(knobs.size()), knobs.data()));
+  }
+  BC_RETURN_IF_ERROR(Finalize(cfg));
+  return cfg;
+}
+
+// The numerical and behaviour notes of a config's engine.
+Result<EngineNotes> NotesOf(const Descriptor& cfg) {
+  BC_ASSIGN_OR_RETURN(const Descriptor engine, EngineOf(cfg));
+  EngineNotes out;
+  BC_ASSIGN_OR_RETURN(const std::vector<cudnnBackendNumericalNote_t> numerical, NumericalNotes(engine));
+  for (const cudnnBackendNumericalNote_t n : numerical) out.numerical.push_back(NumericalNoteName(n));
+  std::array<cudnnBackendBehaviorNote_t, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT> behavior{};
+  int64_t count = 0;
+  BC_CUDNN(cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
+                                    behavior.size(), &count, behavior.data()));
+  for (int64_t i = 0; i < std::clamp<int64_t>(count, 0, behavior.size()); ++i) {
+    out.behavior.push_back(BehaviorNoteName(behavior[i]));
+  }
+  return out;
+}
+
 }  // namespace
+
+Result<EngineNotes> AskEngineNotes(cudnnHandle_t handle, const CudnnLogConvolution& convolution, int64_t engine,
+                                   const std::vector<std::pair<std::string, int64_t>>& knobs) {
+  const std::string what = "engine " + std::to_string(engine) + " for " + convolution.Describe();
+  std::vector<Descriptor> keep;
+  Result<Descriptor> graph = LoggedGraph(handle, convolution, &keep);
+  if (!graph.ok()) {
+    return graph.status().code() == StatusCode::kUnimplemented
+               ? graph.status()
+               : graph.status().Prefixed("building the graph of " + convolution.Describe() + " again: ");
+  }
+  // The engine and its config with the knob choices the log shows, as
+  // cudnn-frontend's EngineConfigBuilder_v8 builds it.
+  // PyTorch ran this engine on this graph: cuDNN refusing it, or its knobs,
+  // says the graph built again is not the one PyTorch ran.
+  const auto refused = [&](const Status& s, const std::string& words) {
+    return Status(StatusCode::kInternal, words + what + ": " + s.message(), s.source());
+  };
+  Result<Descriptor> e = EngineFor(*graph, engine);
+  if (!e.ok()) return refused(e.status(), "cuDNN refused ");
+  std::vector<Descriptor> choices;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (const auto& [name, value] : knobs) {
+    const std::optional<cudnnBackendKnobType_t> type = KnobType(name);
+    if (!type) {
+      return Status(StatusCode::kUnimplemented, "the log's knob " + name + " of engine " + std::to_string(engine) +
+                                                    " is not one this build's cuDNN headers name");
+    }
+    BC_ASSIGN_OR_RETURN(Descriptor k, Make(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR));
+    BC_RETURN_IF_ERROR(Set(k, CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &*type));
+    BC_RETURN_IF_ERROR(Set(k, CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &value));
+    BC_RETURN_IF_ERROR(Finalize(k));
+    raw.push_back(k.get());
+    choices.push_back(std::move(k));
+  }
+  Result<Descriptor> cfg = ConfigOf(*e, raw);
+  if (!cfg.ok()) return refused(cfg.status(), "cuDNN refused the knob choices the log shows for ");
+  // The notes of the config's engine, read as PyTorch's filter reads them.
+  Result<EngineNotes> notes = NotesOf(*cfg);
+  if (!notes.ok()) return notes.status().Prefixed("reading the notes of " + what + ": ");
+  return notes;
+}
 
 Result<GraphConfigs> ListConfigs(cudnnHandle_t handle, const Conv2dProblem& p, bool deterministic, bool allow_tf32,
                                  HeurMode mode, const std::vector<ErrataRule>& errata) {
@@ -203,13 +429,10 @@ Result<GraphConfigs> ListConfigs(cudnnHandle_t handle, const Conv2dProblem& p, b
   if (!x.ok() || !w.ok() || !y.ok()) return !x.ok() ? x.status() : !w.ok() ? w.status() : y.status();
   Result<Descriptor> conv = Convolution(p);
   if (!conv.ok()) return conv.status();
-  Result<Descriptor> op = Operation(p, *x, *w, *y, *conv);
+  Result<Descriptor> op = Operation(p.direction, *x, *w, *y, *conv);
   if (!op.ok()) return op.status();
-  Result<Descriptor> graph = Make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  Result<Descriptor> graph = Graph(handle, *op);
   if (!graph.ok()) return graph.status();
-  BC_RETURN_IF_ERROR(SetDesc(*graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, *op));
-  BC_RETURN_IF_ERROR(Set(*graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle));
-  BC_RETURN_IF_ERROR(Finalize(*graph));
   out.keep_alive = {*x, *w, *y, *conv, *op, *graph};
 
   const cudnnBackendHeurMode_t heur_mode = mode == HeurMode::kB ? CUDNN_HEUR_MODE_B : CUDNN_HEUR_MODE_INSTANT;

@@ -14,11 +14,14 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "selection/cudnn_policy.h"
+#include "backends/cudnn/cudnn.h"
+#include "harness/cudnn_log.h"
 #include "harness/problem.h"
 #include "harness/status.h"
+#include "selection/cudnn_policy.h"
 
 namespace bc::cudnn {
 
@@ -72,5 +75,16 @@ Result<Descriptor> VariantPack(void* x, void* w, void* y, void* workspace);
 // Runs a plan on a variant pack (each direction reads and writes the tensors
 // its operation names).
 Status ExecutePlan(cudnnHandle_t handle, const Plan& plan, const Descriptor& pack);
+
+// cuDNN's notes on engine `engine` (its global index) for the convolution
+// cuDNN's API log describes, with the knob choices the log shows (names
+// without CUDNN_KNOB_TYPE_): the graph built again from the log's
+// descriptors, the engine finalised for it, its config finalised with those
+// knobs, and the notes of the config's engine read as PyTorch's filter reads
+// them. UNIMPLEMENTED where the log describes what this build does not
+// rebuild (another operation, a data type or knob these headers do not
+// name); INTERNAL where cuDNN refuses the engine or its knobs on that graph.
+Result<EngineNotes> AskEngineNotes(cudnnHandle_t handle, const CudnnLogConvolution& convolution, int64_t engine,
+                                   const std::vector<std::pair<std::string, int64_t>>& knobs);
 
 }  // namespace bc::cudnn

@@ -478,6 +478,11 @@ class TorchPrepared final : public PreparedOp {
       cudnn_ = r->Name();
       cudnn_notes_ = r->engine ? r->numerical_notes : cudnn::LegacyNotes(d, r->legacy_index);
       cudnn_choice_ = r->engine ? "engine " + std::to_string(*r->engine) : "algo " + std::to_string(r->legacy_index);
+      if (r->engine && !r->notes_known) {
+        // cuDNN 9.19's "numericalNotes: val=NULL_PTR": not "no notes".
+        cudnn_ran_ = *r;
+        cudnn_unknown_ = "cuDNN's log of PyTorch's call gives no notes for engine " + std::to_string(*r->engine);
+      }
       return;
     }
     cudnn_unknown_ = "cuDNN's API log of PyTorch's call (" + std::to_string(log->size()) + " bytes, " +
@@ -558,6 +563,7 @@ class TorchPrepared final : public PreparedOp {
         k.numerical_notes = cudnn_notes_;
         k.cudnn_choice = cudnn_choice_;
         k.notes_unknown = cudnn_unknown_;
+        k.cudnn_ran = cudnn_ran_;
       }
     } else if (std::holds_alternative<MatmulProblem>(p_) && device_.is_cuda()) {
       k.kernel_class = "blas";
@@ -584,7 +590,8 @@ class TorchPrepared final : public PreparedOp {
   std::string cudnn_;   // what cuDNN ran, where PyTorch's cuDNN path ran (CudnnRan::Name)
   std::vector<std::string> cudnn_notes_;
   std::string cudnn_choice_;  // KernelFacts::cudnn_choice
-  std::string cudnn_unknown_;  // why cuDNN's log named nothing
+  std::string cudnn_unknown_;  // why cuDNN's log named nothing, or gave no notes
+  std::optional<CudnnRan> cudnn_ran_;  // KernelFacts::cudnn_ran
 };
 
 class PytorchEngine final : public Engine {

@@ -286,10 +286,27 @@ class RefusedLevelTest(unittest.TestCase):
                                           "RuntimeError: index_add_cpu_ does not have a deterministic implementation")
 
     def test_a_compile_check_pytorch_refused_is_shown_refused(self) -> None:
-        lines = invariance._compiled({"bits": {"refused": "InvalidCxxCompiler: No working C++ compiler found"},
+        lines = invariance._compiled({"bits": {"refused": "RuntimeError: could not create a primitive descriptor"},
                                       "inductor_settings": {}})
         self.assertEqual(lines, [{"check": "bits", "state": "refused",
-                                  "why": "refused by PyTorch: InvalidCxxCompiler: No working C++ compiler found"}])
+                                  "why": "refused by PyTorch: RuntimeError: could not create a primitive descriptor"}])
+
+    def test_a_compiled_function_that_did_not_run_is_no_result(self) -> None:
+        """Not evaluated for want of what the machine lacks, an error where
+        nothing is missing; never "ran without the alert"."""
+        lines = invariance._compiled({
+            "bits": {"did_not_run": "RuntimeError: backend='inductor' raised: InvalidCxxCompiler: No working C++ "
+                                    "compiler found", "need": "a working C++ compiler, which Inductor needs on the CPU"},
+            "alert": {"raised": {"eager": "RuntimeError: put_ does not have a deterministic implementation"},
+                      "alert": {"eager": True}, "did_not_run": "compiled: BackendCompilerFailed: backend='inductor' "
+                                                               "raised: AssertionError: no lowering", "need": ""},
+            "inductor_settings": {}})
+        self.assertEqual([(line["check"], line["state"]) for line in lines],
+                         [("bits", "not evaluated"), ("alert", "error")])
+        self.assertEqual(lines[0]["why"], "the compiled function did not run, for want of a working C++ compiler, "
+                                          "which Inductor needs on the CPU: RuntimeError: backend='inductor' raised: "
+                                          "InvalidCxxCompiler: No working C++ compiler found")
+        self.assertNotIn("ran without the alert", lines[1]["why"])
 
 
 class RecordedCensusTest(unittest.TestCase):

@@ -19,6 +19,15 @@ observation ("refused": "RuntimeError: could not create a primitive
 descriptor iterator") and goes on. An exception of the probe's own code (its
 raise statements, its setup outside call(), anything but a RuntimeError), a
 child that dies or prints what is not its JSON stays the harness's error.
+
+Only a run is evidence: a compiled function that did not run (Dynamo or
+Inductor failed, or the C compiler and Python.h that Triton builds its
+launcher with are missing) is no observation of PyTorch's. call() raises
+DidNotRun for it, naming what the machine lacks where the failure's words
+say so (then the check is not evaluated; otherwise it is an error).
+PyTorch's deterministic-mode alert is recognised in the whole text of an
+exception and the exceptions behind it (Dynamo puts it after
+"backend='inductor' raised:", or in a chained exception's message).
 """
 
 from __future__ import annotations
@@ -26,10 +35,34 @@ from __future__ import annotations
 import dis
 import json
 import os
+import re
 import selectors
 import subprocess
 import tempfile
 from typing import Any, Callable
+
+# PyTorch's deterministic-mode alert (alertNotDeterministic): "put_ does not
+# have a deterministic implementation, but you set
+# 'torch.use_deterministic_algorithms(True)'. ...", the words every probe
+# recognises it by.
+ALERT = "does not have a deterministic implementation"
+
+# What a compiled function needs of the machine, by the words its failure
+# says when it is missing, and the need as the user names it.
+NEEDS = (("Python.h: No such file or directory", "Python.h (the C headers of the interpreter), which Triton needs "
+          "to build its launcher"),
+         ("Failed to find C compiler", "a C compiler (CC), which Triton needs to build its launcher"),
+         ("InvalidCxxCompiler", "a working C++ compiler, which Inductor needs on the CPU"),
+         ("No working C++ compiler found", "a working C++ compiler, which Inductor needs on the CPU"))
+# Triton building its launcher (a main.c against libcuda) with the C
+# compiler, a build that failed: the compiler's own words went to stderr.
+_LAUNCHER_BUILD = re.compile(r"CalledProcessError: Command '\[[^\]]*main\.c[^\]]*-lcuda")
+# The note Dynamo appends to its errors (augment_exc_message): how to debug
+# it, or fall back to eager; no part of what failed.
+_DYNAMO_NOTE = ("TORCHDYNAMO_VERBOSE", "TORCH_LOGS=", "suppress_errors", "You can suppress this exception",
+                "import torch._dynamo")
+# BackendCompilerFailed's own words (torch/_dynamo/exc.py).
+_BACKEND_FAILED = re.compile(r"^\w+: backend='[^']*' raised:", re.MULTILINE)
 
 
 # The instructions of a raise statement: an exception whose innermost frame
@@ -73,21 +106,109 @@ def refusal(e: BaseException, torch) -> str:
 
 
 def _first_line(e: BaseException) -> str:
-    """The message's first line; one that ends in a colon with the line it
+    """PyTorch's alert, whole, where the exception carries it; otherwise the
+    message's first line, one that ends in a colon with the line it
     introduces ("backend='inductor' raised: InvalidCxxCompiler: ...")."""
+    alert = alert_line(e)
+    if alert:
+        return alert
     lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()] or [""]
     said = lines[0] if not lines[0].endswith(":") or len(lines) < 2 else f"{lines[0]} {lines[1]}"
     return said[:300]
 
 
+def chain(e: BaseException) -> list[BaseException]:
+    """`e` and the exceptions behind it, each once: its cause, its context
+    (unless suppressed) and the inner exception that Dynamo's
+    BackendCompilerFailed and Inductor's InductorError keep."""
+    out: list[BaseException] = []
+    todo: list[BaseException | None] = [e]
+    while todo:
+        x = todo.pop(0)
+        if x is None or any(x is y for y in out):
+            continue
+        out.append(x)
+        inner = getattr(x, "inner_exception", None)
+        todo += [inner if isinstance(inner, BaseException) else None, x.__cause__,
+                 None if x.__suppress_context__ else x.__context__]
+    return out
+
+
+def whole_text(e: BaseException) -> str:
+    """Every message of the chain, "Type: message" each, in full."""
+    return "\n".join(f"{type(x).__name__}: {x}" for x in chain(e))
+
+
+def alert_line(e: BaseException | str) -> str:
+    """The line that carries PyTorch's alert, whole: of `e`'s own message
+    (where Dynamo wraps it, "RuntimeError: put_ does not have ..."), else of
+    the exceptions behind it (each "Type: message"), or of `e`, a text; ""
+    where none does."""
+    for text in ([e] if isinstance(e, str) else [str(e), whole_text(e)]):
+        line = next((line.strip() for line in text.splitlines() if ALERT in line), "")
+        if line:
+            return line
+    return ""
+
+
+def need_in(text: str) -> str:
+    """What the machine lacks for a compiled function, by a failure's words
+    (an exception's whole text, a child's stderr); "" where they name none."""
+    for words, need in NEEDS:
+        if words in text:
+            return need
+    if _LAUNCHER_BUILD.search(text):
+        return "a C compiler and Python.h, with which Triton builds its launcher (its build failed)"
+    return ""
+
+
+class DidNotRun(Exception):
+    """A compiled function that did not run: str() is its failure, in the
+    words of Dynamo, Inductor or the toolchain (first lines, the rest of a
+    long message cut); `need`, what this machine lacks for it ("" where the
+    failure names nothing missing: then it is the harness's error)."""
+
+    def __init__(self, said: str, need: str = "") -> None:
+        super().__init__(said)
+        self.need = need
+
+
+def did_not_run(e: BaseException) -> DidNotRun | None:
+    """DidNotRun where `e` says the compiled function did not run: Dynamo's
+    or Inductor's own exception anywhere in the chain (a TorchDynamoException:
+    BackendCompilerFailed, InductorError, a fake-tensor error), its words, or
+    a missing toolchain's; None otherwise. PyTorch's alert is never one."""
+    text = whole_text(e)
+    if ALERT in text:
+        return None
+    dynamo = any(c.__name__ == "TorchDynamoException" and c.__module__.startswith("torch._dynamo")
+                 for x in chain(e) for c in type(x).__mro__)
+    need = need_in(text)
+    if not (dynamo or need or _BACKEND_FAILED.search(text)):
+        return None
+    # Its own words, each once (an inner exception's message is in its
+    # wrapper's), without Dynamo's note on how to debug it.
+    lines: list[str] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not any(n in line for n in _DYNAMO_NOTE) and not any(line in kept for kept in lines):
+            lines.append(line)
+    said = " ".join(lines[:3])
+    return DidNotRun(said if len(said) <= 600 else said[:597] + "...", need)
+
+
 def call(fn: Callable[..., Any], torch, *args: Any, **kwargs: Any) -> Any:
-    """fn(*args, **kwargs), an operation run under a setting; PyTorch's
-    refusal of it (refusal()) raises Refused, any other exception passes
-    through unchanged."""
+    """fn(*args, **kwargs), an operation run under a setting; a compiled
+    function that did not run raises DidNotRun (did_not_run()); PyTorch's
+    refusal of it (refusal(): its alert among them) raises Refused; any
+    other exception passes through unchanged."""
     try:
         return fn(*args, **kwargs)
-    except RuntimeError as e:
-        if not refusal(e, torch):
+    except Exception as e:
+        failed = did_not_run(e)
+        if failed is not None:
+            raise failed from e
+        if not isinstance(e, RuntimeError) or not refusal(e, torch):
             raise
         raise Refused(type(e).__name__, _first_line(e)) from e
 

@@ -24,10 +24,14 @@ one ulp away gives other bits than compiled; "the same bits run to run" when
 a sum in a fresh random order varies in that process.
 
 Where PyTorch itself raises while a check's functions run, eager or
-compiled (Inductor without a C++ compiler, a setting it refuses), the check
-records PyTorch's refusal, {"refused": "RuntimeError: ..."}, an observation;
-a check whose process failed otherwise is {"error": ...}, the harness's
-(children.py).
+compiled (a setting it refuses), the check records PyTorch's refusal,
+{"refused": "RuntimeError: ..."}, an observation. Only a run is evidence: a
+compiled function that did not run (Dynamo or Inductor failed, or the
+machine lacks what they build with: a C++ compiler for Inductor on the CPU,
+a C compiler and Python.h for Triton's launcher) is {"did_not_run": its
+failure, "need": what the machine lacks, or "" (then it is an error)},
+never a result; a check whose process failed otherwise is {"error": ...},
+the harness's (children.py).
 
     python3 compiled.py CHECK      (child) one check, as JSON
 """
@@ -164,22 +168,38 @@ def batch(torch) -> dict[str, Any]:
 
 
 def alert(torch) -> dict[str, Any]:
+    """put_(accumulate=False) under use_deterministic_algorithms(True),
+    eager and compiled: "raised", PyTorch's alert where it raised it (its
+    whole line, wherever Dynamo put it) or "" where the function ran;
+    "alert", whether it did. A function that neither ran nor raised the
+    alert says nothing of it: the check is {"did_not_run", "need"} beside
+    what the other function showed."""
     def put(t, index, src):
         return t.clone().put_(index, src, accumulate=False)
     args = (torch.zeros(16, device=_device()), torch.tensor([0, 1, 1, 2], device=_device()),
             torch.ones(4, device=_device()))
-    seen = {}
+    seen: dict[str, str] = {}
+    failed: dict[str, children.DidNotRun] = {}
     torch.use_deterministic_algorithms(True)
     try:
         for name, fn in (("eager", put), ("compiled", torch.compile(put))):
             try:
-                fn(*args)
+                children.call(fn, torch, *args)
                 seen[name] = ""
-            except Exception as e:  # noqa: BLE001 - the alert, or a compile error that says something else
-                seen[name] = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+            except children.DidNotRun as e:
+                failed[name] = e
+            except children.Refused as e:
+                if children.ALERT not in e.message:
+                    failed[name] = children.DidNotRun(f"PyTorch raised {e} instead of running it")
+                else:
+                    seen[name] = e.message
     finally:
         torch.use_deterministic_algorithms(False)
-    return {"raised": seen, "alert": {k: "does not have a deterministic implementation" in v for k, v in seen.items()}}
+    out: dict[str, Any] = {"raised": seen, "alert": {k: bool(v) for k, v in seen.items()}}
+    if failed:
+        out["did_not_run"] = "; ".join(f"{k}: {e}" for k, e in failed.items())
+        out["need"] = next((e.need for e in failed.values() if e.need), "")
+    return out
 
 
 def fill(torch) -> dict[str, Any]:
@@ -201,11 +221,32 @@ def _child(check: str) -> int:
     started = time.monotonic()
     try:
         out = globals()[check](torch)
+    except children.DidNotRun as e:
+        out = {"did_not_run": str(e), "need": e.need}
     except children.Refused as e:
         out = {"refused": str(e)}
     out["seconds"] = round(time.monotonic() - started, 1)
     print(json.dumps(out))
     return 0
+
+
+def read_child(returncode: int, stdout: str, stderr: str) -> dict[str, Any]:
+    """A check's record from its process: its JSON line; where its compiled
+    function did not run, what the machine lacks, read from the whole of
+    its stderr too (a compiler writes there why Triton's launcher did not
+    build); where the process failed, {"error": its exit and last line}, or
+    {"did_not_run", "need"} where its stderr names a missing need."""
+    lines = stdout.strip().splitlines()
+    if returncode == 0 and lines:
+        out = json.loads(lines[-1])
+        if "did_not_run" in out and not out.get("need"):
+            out["need"] = children.need_in(stderr)
+        return out
+    last = (stderr.strip().splitlines() or [""])[-1][:300]
+    need = children.need_in(stderr)
+    if need:
+        return {"did_not_run": f"exit {returncode}: {last}", "need": need}
+    return {"error": f"exit {returncode}: {last}"}
 
 
 def run(nightly: bool, cuda: str = "") -> dict[str, Any]:
@@ -234,9 +275,7 @@ def run(nightly: bool, cuda: str = "") -> dict[str, Any]:
                                text=True, timeout=TIMEOUT_S, check=False)
         except subprocess.TimeoutExpired:
             return {"error": f"no answer in {TIMEOUT_S} s"}
-        lines = r.stdout.strip().splitlines()
-        return (json.loads(lines[-1]) if r.returncode == 0 and lines else
-                {"error": f"exit {r.returncode}: " + ((r.stderr.strip().splitlines() or [''])[-1][:300])})
+        return read_child(r.returncode, r.stdout, r.stderr)
     # Two checks at a time: most of a check is Inductor compiling, and no
     # check reads another's bits; the record keeps the plan's order.
     with ThreadPoolExecutor(max_workers=PARALLEL) as pool:

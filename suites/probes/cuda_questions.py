@@ -38,6 +38,8 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable
 
+import children
+
 BACKENDS = ("MATH", "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION")
 # "DEFAULT" is no sdpa_kernel block: the backend PyTorch's own priority picks.
 DEFAULT = "DEFAULT"
@@ -46,7 +48,7 @@ DTYPES = ("f16", "bf16", "f32")
 # splits its sums over many blocks of the sequence.
 SDPA_SHAPE = (4, 16, 1024, 64)
 RUNS = 4
-ALERT = "does not have a deterministic implementation"
+ALERT = children.ALERT
 MODES = ("defaults", "deterministic", "warn_only")
 # The Reproducibility notes carry a table of SDPA's backends from the release
 # after 2.11 (pytorch/pytorch#182551): FLASH_ATTENTION's backward is
@@ -1065,7 +1067,23 @@ def cuda_highest_conv() -> tuple[bool | None, str, dict]:
 # --- torch.compile on CUDA (compiled.py's checks; torch_backends.py runs them) ------
 
 def _check_state(run: dict[str, Any]) -> str:
-    return "error" if "error" in run else "refused" if "refused" in run else ""
+    """"error", "did_not_run" (its compiled function did not run: an error
+    unless it names what the machine lacks, then not evaluated), "refused"
+    or "" (it ran)."""
+    return ("error" if "error" in run else "did_not_run" if "did_not_run" in run else "refused" if "refused" in run
+            else "")
+
+
+def compile_needs(seen: dict[str, Any]) -> str:
+    """What this machine lacks for the compiled functions that did not run,
+    with their failure ("" where every one that did not run names nothing
+    missing): the checks are then not evaluated, not judged."""
+    lacking = [(name, run) for name, run in seen.items()
+               if isinstance(run, dict) and "did_not_run" in run and run.get("need")]
+    if not lacking:
+        return ""
+    name, run = lacking[0]
+    return f"torch.compile could not run here, for want of {run['need']} ({name}: {run['did_not_run']})"
 
 
 def compile_eager_reading(seen: dict[str, Any]) -> tuple[bool | None, str, str]:
@@ -1085,6 +1103,10 @@ def compile_deterministic_reading(seen: dict[str, Any]) -> tuple[bool | None, st
     alert = seen.get("alert", {})
     if _check_state(alert) == "error":
         return None, f"{detail}; the alert check's process failed: {alert['error']}", ""
+    if _check_state(alert) == "did_not_run":
+        # No run, no evidence of the alert: not evaluated where the machine
+        # lacks what compiling needs (compile_needs), the harness's error otherwise.
+        return None, f"{detail}; put_(accumulate=False) under the mode did not run: {alert['did_not_run']}", ""
     raised = alert.get("alert", {})
     if "compiled" in raised:
         same = raised.get("compiled") == raised.get("eager")
@@ -1103,6 +1125,12 @@ def _compile_reading(seen: dict[str, Any], checks: tuple[str, ...], key: str, wo
         state = _check_state(run)
         if state == "error":
             errors.append(f"{check}: {run['error']}")
+            continue
+        if state == "did_not_run":
+            # Not a result: not evaluated where it names what the machine
+            # lacks (compile_needs), the harness's error otherwise.
+            (said if run.get("need") else errors).append(f"{check}: the compiled function did not run: "
+                                                         f"{run['did_not_run']}")
             continue
         if state == "refused" or key not in run:
             said.append(f"{check}: refused by PyTorch ({run.get('refused', 'not run')})")

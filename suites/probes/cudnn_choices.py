@@ -28,9 +28,14 @@ constructed logs, suites/probes/tests/test_cudnn_choices.py):
   the log shows, that is its run on the device plus the log's own writing,
   alike for every plan (the last plan timed is followed by PyTorch's
   clean-up after the search, so its time is only an upper bound);
-- a plan's numerical notes: cuDNN's log shows an engine's notes where
-  PyTorch asks for them (its filter asks every candidate's), and
-  bc_cudnn_log gives them to the plans of that engine.
+- a plan's numerical notes: where cuDNN's log shows an engine's notes,
+  bc_cudnn_log gives them to the plans of that engine; where it does not
+  (cuDNN 9.19 prints "numericalNotes: val=NULL_PTR" in a plan's entries),
+  bc_cudnn_log asks cuDNN for that engine's notes, by its global index and
+  knobs on the convolution the log describes. Notes that neither gives are
+  unknown, with the reason: a check that needs them is then not evaluated
+  (no device, another cuDNN than the log's) or the harness's error (asking
+  failed), never mistrusted and never passed.
 
 Speed and memory are timed without the log, in two long-lived worker
 interpreters (`python cudnn_choices.py worker`), one per setting, measured
@@ -170,16 +175,26 @@ def read_call(events: list[dict]) -> dict:
     the one PyTorch kept; "notes" and "engines", each plan's numerical
     notes where the log shows them and its engine. A call with no search
     (a cached plan, or the first plan of cuDNN's heuristics, which runs
-    once) tries nothing."""
+    once) tries nothing. "notes_from": who gave each plan's notes (the
+    log, or the cuDNN asked); "notes_unknown": for each plan of an engine
+    whose notes neither gave, why, and whether asking failed with an error
+    ({"why", "error"})."""
     ex = [e for e in events if e["kind"] == "execution"]
     built = [e for e in events if e["kind"] == "plan" and _ran(e)]
     out: dict = {"executions": len(ex), "built": len(built), "built_plans": sorted({plan_of(e) for e in built}),
                  "tried": [], "timed": [], "failed": [], "times_us": {}, "last_timed": "",
-                 "kept": plan_of(ex[-1]) if ex else "", "notes": {}, "engines": {}}
+                 "kept": plan_of(ex[-1]) if ex else "", "notes": {}, "engines": {}, "notes_from": {},
+                 "notes_unknown": {}}
     for e in built + ex:
         if e.get("notes_known"):
             out["notes"].setdefault(plan_of(e), list(e.get("numerical_notes", [])))
+            out["notes_from"].setdefault(plan_of(e), e.get("notes_from") or "the log")
         out["engines"].setdefault(plan_of(e), e.get("engine"))
+    for e in built + ex:
+        if e.get("engine") is not None and plan_of(e) not in out["notes"]:
+            out["notes_unknown"].setdefault(plan_of(e), {
+                "why": e.get("notes_unknown") or f"cuDNN's log gives no notes for engine {e['engine']}",
+                "error": bool(e.get("notes_error"))})
     runs: list[tuple[str, list[dict]]] = []
     for e in ex[:-1]:
         if runs and runs[-1][0] == plan_of(e):
@@ -322,6 +337,22 @@ def deterministic_only(control: dict, calls: list[dict]) -> tuple[bool, str, str
         return True, seen, ("without the flags no plan the search built or timed carries cuDNN's NONDETERMINISTIC "
                             "note in the log, so its absence with them shows nothing")
     return True, seen + "; none NONDETERMINISTIC", ""
+
+
+def notes_unknown(calls: list[dict]) -> tuple[str, bool]:
+    """Why the notes of some plan the calls built, tried or ran are known
+    neither from cuDNN's log nor from cuDNN asked ("" when every plan's
+    are), and whether that is the harness's error (asking cuDNN failed) rather
+    than what this machine cannot evaluate (no device, another cuDNN than
+    the log's)."""
+    unknown = {p: u for c in calls for p, u in c["notes_unknown"].items()}
+    if not unknown:
+        return "", False
+    errors = {p: u for p, u in unknown.items() if u["error"]}
+    shown = errors or unknown
+    first = next(iter(shown))
+    return (f"the numerical notes of {len(unknown)} plan(s) ({', '.join(sorted(unknown)[:6])}) are not known: "
+            f"{first}: {shown[first]['why']}"), bool(errors)
 
 
 def distribution(choices: list[str]) -> dict[str, int]:
@@ -908,11 +939,37 @@ def _deterministic_plans(probe: str, flags: dict) -> tuple[bool | None, str, dic
     steps = [{"flags": {"benchmark": True, "benchmark_limit": 0}, "conv": NONDET, "calls": 1},
              {"flags": {"benchmark": True, "benchmark_limit": 0, **flags}, "conv": NONDET, "calls": 2}]
     _, calls = run_logged(steps)
-    holds, said, mistrusted = deterministic_only(calls[0], calls[1:])
-    seen = {"control": calls[0], "deterministic": calls[1:]}
+    holds, said, seen, not_here = deterministic_reading(calls[0], calls[1:])
+    if not_here:
+        from settings import NotHere
+        raise NotHere(not_here)
+    return holds, said, seen
+
+
+def deterministic_reading(control: dict, calls: list[dict]) -> tuple[bool | None, str, dict, str]:
+    """The deterministic-plans probes' reading of their calls: (holds, what
+    was seen, the record, why it is not evaluated or ""). A NONDETERMINISTIC
+    plan seen run with the flags refutes, whatever else is unknown;
+    otherwise a plan whose notes are known neither from the log nor from
+    cuDNN leaves the check not evaluated, with the reason, or, where asking
+    cuDNN failed, the harness's error (holds None); with every plan's notes
+    known, deterministic_only decides (mistrusted where the control shows no
+    NONDETERMINISTIC plan)."""
+    holds, said, mistrusted = deterministic_only(control, calls)
+    said = f"{describe(NONDET)} with cudnn.benchmark=True: {said}"
+    sources = sorted({who for c in [control] + calls for who in c["notes_from"].values()})
+    if sources:
+        said += f" (notes from {' and '.join(sources)})"
+    seen = {"control": control, "deterministic": calls}
+    if holds:
+        why, error = notes_unknown([control] + calls)
+        if error:
+            return None, f"{said}; {why}", seen, ""
+        if why:
+            return None, said, seen, why
     if mistrusted:
         seen["mistrusted"] = mistrusted
-    return holds, f"{describe(NONDET)} with cudnn.benchmark=True: {said}", seen
+    return holds, said, seen, ""
 
 
 def cudnn_det_bench_plans() -> tuple[bool | None, str, dict]:

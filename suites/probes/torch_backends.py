@@ -66,6 +66,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from inputs.flags import load_flags  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import children  # noqa: E402 - what a child's exception says: PyTorch's alert, its refusal, a function that did not run
 import readings  # noqa: E402 - reading what libraries print, apart from torch
 import settings  # noqa: E402 - the probes of the 2.x settings (precision, SDPA, MHA, CPU capability, opt_einsum)
 import cudnn_choices  # noqa: E402 - what PyTorch does when it calls cuDNN (searches, cache, choices, costs)
@@ -163,11 +164,17 @@ def _put(accumulate: bool) -> None:
 
 
 def _raises(fn) -> str:
+    """"" where fn ran; PyTorch's alert, its whole line, where it raised it.
+    Any other exception is the probe's error: fn did not run, which says
+    nothing of the alert."""
     try:
         fn()
         return ""
     except RuntimeError as e:
-        return str(e).splitlines()[0]
+        alert = children.alert_line(e)
+        if not alert:
+            raise
+        return alert
 
 
 def alert() -> tuple[bool, str, dict]:
@@ -182,7 +189,7 @@ def alert() -> tuple[bool, str, dict]:
                                                                accumulate=True))
     finally:
         torch.use_deterministic_algorithms(False)
-    ok = "does not have a deterministic implementation" in put and not scatter and not index_put
+    ok = children.ALERT in put and not scatter and not index_put
     return ok, (f"put_(accumulate=False): {put or 'no error'}; scatter_add_: {scatter or 'no error'}; "
                 f"index_put_(accumulate=True): {index_put or 'no error'}"), {"put": put, "scatter_add": scatter}
 
@@ -197,7 +204,7 @@ def warn_only() -> tuple[bool, str, dict]:
     finally:
         torch.use_deterministic_algorithms(False)
     texts = [str(w.message).splitlines()[0] for w in caught]
-    ok = not error and any("does not have a deterministic implementation" in t for t in texts)
+    ok = not error and any(children.ALERT in t for t in texts)
     return ok, f"error: {error or 'none'}; warnings: {texts}", {"warnings": texts}
 
 
@@ -215,7 +222,7 @@ def cudnn_deterministic_scope() -> tuple[bool, str, dict]:
         with_global = _raises(lambda: _put(False))
     finally:
         torch.use_deterministic_algorithms(False)
-    ok = not with_cudnn_flag and "does not have a deterministic implementation" in with_global
+    ok = not with_cudnn_flag and children.ALERT in with_global
     return ok, (f"cudnn.deterministic=True: {with_cudnn_flag or 'no alert'}; "
                 f"use_deterministic_algorithms(True): {with_global or 'no alert'}"), {}
 
@@ -397,12 +404,18 @@ def compiled() -> tuple[bool | None, str, dict]:
     if "absent" in seen:
         raise NotHere(seen["absent"])
     checks = {k: v for k, v in seen.items() if isinstance(v, dict) and k != "inductor_settings"}
-    errors = {k: v["error"] for k, v in checks.items() if "error" in v}
-    bits = checks.get("bits", {})
+    errors = {k: v["error"] if "error" in v else f"the compiled function did not run: {v['did_not_run']}"
+              for k, v in checks.items() if "error" in v or ("did_not_run" in v and not v.get("need"))}
+    lacking = cuda_questions.compile_needs(seen)
+    if lacking and not errors and all("did_not_run" in v for v in checks.values()):
+        raise NotHere(lacking)
+    bits, alert = checks.get("bits", {}), checks.get("alert", {})
     said = [f"compiled {'equals' if bits.get('versus_eager', {}).get('same') else 'differs from'} eager"
             if "versus_eager" in bits else "",
-            f"alert when compiled: {checks.get('alert', {}).get('alert', {}).get('compiled')}",
-            f"uninitialized memory filled when compiled: {checks.get('fill', {}).get('compiled_filled')}"]
+            "alert when compiled: " + ("not run" if "did_not_run" in alert else
+                                       str(alert.get("alert", {}).get("compiled"))),
+            f"uninitialized memory filled when compiled: {checks.get('fill', {}).get('compiled_filled')}",
+            f"not run here: {lacking}" if lacking else ""]
     return (None if errors else True), (f"PyTorch {torch.__version__}: " + "; ".join(s for s in said if s) +
                                         (f"; checks that failed to run: {errors}" if errors else "")), seen
 
@@ -429,6 +442,11 @@ def _compiled_cuda(plan: str, reading) -> tuple[bool | None, str, dict]:
     if refused and len(refused) == len(inductor.CUDA_PLANS[plan]):
         raise NotHere(f"PyTorch {torch.__version__} refused to compile on CUDA: {next(iter(refused.values()))}")
     passed, detail, mistrusted = reading(seen)
+    lacking = cuda_questions.compile_needs(seen)
+    if lacking and passed is not False:
+        # What ran refutes nothing, and what did not run was for want of a
+        # need of this machine: not evaluated, never a verdict.
+        raise NotHere(lacking)
     if mistrusted:
         seen["mistrusted"] = mistrusted
     return passed, f"PyTorch {torch.__version__} on {torch.cuda.get_device_name()}: {detail}", seen

@@ -34,6 +34,74 @@ def compiled(*args):
     raise RuntimeError("backend='inductor' raised:\nInvalidCxxCompiler: No working C++ compiler found\n\nmore")
 
 
+# Dynamo's and Inductor's exceptions in the shapes torch/_dynamo/exc.py and
+# torch/_inductor/exc.py give them (PyTorch 2.11): BackendCompilerFailed's
+# "backend='inductor' raised:\nTYPE: MESSAGE", raised from None with the inner
+# exception kept; Dynamo's note appended to the message.
+class TorchDynamoException(RuntimeError):
+    pass
+
+
+TorchDynamoException.__module__ = "torch._dynamo.exc"
+
+
+class BackendCompilerFailed(TorchDynamoException):
+    def __init__(self, backend_name, inner_exception):
+        self.backend_name, self.inner_exception = backend_name, inner_exception
+        super().__init__(f"backend={backend_name!r} raised:\n{type(inner_exception).__name__}: {inner_exception}")
+
+
+class InductorError(BackendCompilerFailed):
+    def __init__(self, inner_exception):
+        self.inner_exception = inner_exception
+        TorchDynamoException.__init__(self, f"{type(inner_exception).__name__}: {inner_exception}")
+
+
+class TorchRuntimeError(TorchDynamoException):
+    pass
+
+
+NOTE = ("\n\nSet TORCHDYNAMO_VERBOSE=1 for the internal stack trace (please do this especially if you're reporting a "
+        "bug to PyTorch). For even more developer context, set TORCH_LOGS=\"+dynamo\"\n")
+ALERT = ("put_ does not have a deterministic implementation, but you set 'torch.use_deterministic_algorithms(True)'. "
+         "You can turn off determinism just for this operation, or you can use the 'warn_only=True' option, if "
+         "that's acceptable for your application. You can also file an issue at "
+         "https://github.com/pytorch/pytorch/issues to help us prioritize adding deterministic support for this "
+         "operation.")
+
+
+def wrapped_alert(*args):
+    e = BackendCompilerFailed("inductor", RuntimeError(ALERT))
+    e.args = (e.args[0] + NOTE,)
+    raise e from None
+
+
+def chained_alert(*args):
+    try:
+        raise RuntimeError(ALERT)
+    except RuntimeError as inner:
+        raise TorchRuntimeError("Dynamo failed to run FX node with fake tensors: call_method put_(*(FakeTensor(..., "
+                                "size=(16,)), FakeTensor(..., size=(4,), dtype=torch.int64)), **{'accumulate': "
+                                "False}): got an exception") from inner
+
+
+def launcher_build(*args):
+    import subprocess
+    inner = subprocess.CalledProcessError(1, ["/usr/bin/gcc", "/tmp/tmpab12/main.c", "-O3", "-shared", "-fPIC",
+                                              "-Wno-psabi", "-o", "/tmp/tmpab12/cuda_utils.cpython-311-x86_64-linux"
+                                              "-gnu.so", "-lcuda", "-L/usr/lib/x86_64-linux-gnu",
+                                              "-I/opt/venv/include/python3.11"])
+    raise InductorError(inner) from None
+
+
+def lowering_failed(*args):
+    raise BackendCompilerFailed("inductor", AssertionError("no lowering for aten.put_")) from None
+
+
+def no_cc(*args):
+    raise RuntimeError("Failed to find C compiler. Please specify via CC environment variable.")
+
+
 def rejects(*args):
     raise TypeError("conv(): argument 'input' must be Tensor, not str")
 
@@ -157,8 +225,6 @@ class RefusalTest(unittest.TestCase):
                          "RuntimeError: could not create a primitive descriptor iterator")
         self.assertEqual(self.refused(self.torch.unsupported),
                          "NotImplementedError: Could not run 'aten::conv' with arguments from the 'CPU' backend.")
-        self.assertEqual(self.refused(self.torch.compiled),
-                         "RuntimeError: backend='inductor' raised: InvalidCxxCompiler: No working C++ compiler found")
         self.assertEqual(children.call(self.torch.add, self.torch, 1, 2), 3)
 
     def test_a_native_functions_runtime_error_in_the_operation_is_pytorchs(self) -> None:
@@ -184,6 +250,113 @@ class RefusalTest(unittest.TestCase):
         """A TypeError says the probe called PyTorch wrongly: its own error."""
         with self.assertRaises(TypeError):
             children.call(self.torch.rejects, self.torch, "x")
+
+
+class CompiledTest(unittest.TestCase):
+    """Only a run is evidence: a compiled function that did not run is
+    DidNotRun, naming what the machine lacks where its failure says so;
+    PyTorch's alert is recognised whole, through Dynamo's wrapping, on
+    exceptions in the shapes Dynamo and Inductor raise."""
+
+    def setUp(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory()
+        self.torch = stand_in_torch(Path(self.tmp.name))
+
+    def tearDown(self) -> None:
+        self.tmp.cleanup()
+
+    def did_not_run(self, fn) -> children.DidNotRun:
+        with self.assertRaises(children.DidNotRun) as caught:
+            children.call(fn, self.torch)
+        return caught.exception
+
+    def test_the_alert_is_recognised_whole_through_dynamos_wrapping(self) -> None:
+        for fn in (self.torch.wrapped_alert, self.torch.chained_alert):
+            with self.assertRaises(children.Refused) as caught:
+                children.call(fn, self.torch)
+            said = caught.exception.message
+            self.assertTrue(said.startswith("RuntimeError: put_ does not have a deterministic implementation"), said)
+            self.assertIn("'warn_only=True' option", said, "the words past 200 characters are kept")
+        # Cut at the first line, as the alert check once read it, the wrapped alert is lost.
+        try:
+            self.torch.wrapped_alert()
+        except RuntimeError as e:
+            self.assertNotIn(children.ALERT, str(e).strip().splitlines()[0][:200])
+            self.assertEqual(children.alert_line(e), "RuntimeError: " + self.torch.ALERT)
+            self.assertIsNone(children.did_not_run(e), "the alert is PyTorch's answer, not a failure to run")
+
+    def test_a_compiled_function_that_failed_to_build_did_not_run(self) -> None:
+        launcher = self.did_not_run(self.torch.launcher_build)
+        self.assertEqual(launcher.need, "a C compiler and Python.h, with which Triton builds its launcher (its build "
+                                        "failed)")
+        self.assertIn("InductorError: CalledProcessError: Command '['/usr/bin/gcc', '/tmp/tmpab12/main.c'", str(launcher))
+        self.assertIn("C++ compiler", self.did_not_run(self.torch.compiled).need)
+        self.assertIn("a C compiler (CC)", self.did_not_run(self.torch.no_cc).need)
+        # Dynamo or Inductor failing for no missing need: it did not run, an error.
+        lowering = self.did_not_run(self.torch.lowering_failed)
+        self.assertEqual(lowering.need, "")
+        self.assertTrue(str(lowering).startswith("BackendCompilerFailed: backend='inductor' raised: AssertionError: "
+                                                 "no lowering for aten.put_"), str(lowering))
+
+    def test_the_whole_text_follows_the_chain_once(self) -> None:
+        try:
+            self.torch.chained_alert()
+        except RuntimeError as e:
+            self.assertEqual([type(x).__name__ for x in children.chain(e)], ["TorchRuntimeError", "RuntimeError"])
+            e.__cause__.__context__ = e  # a loop is followed once
+            self.assertEqual(len(children.chain(e)), 2)
+        self.assertEqual(children.need_in("fatal error: Python.h: No such file or directory\n"),
+                         children.NEEDS[0][1])
+        self.assertEqual(children.need_in("RuntimeError: CUDA error: out of memory"), "")
+
+
+def _torch():
+    try:
+        import torch
+        import torch._dynamo.exc  # noqa: F401
+        return torch
+    except ImportError:
+        return None
+
+
+@unittest.skipIf(_torch() is None, "this interpreter has no torch with Dynamo")
+class RealDynamoTest(unittest.TestCase):
+    """The same, on the exceptions of the installed torch: Dynamo's own
+    BackendCompilerFailed around a backend that fails, as torch.compile
+    raises it on the CPU."""
+
+    def compiled(self, backend):
+        torch = _torch()
+        torch._dynamo.reset()
+        return torch, torch.compile(lambda x: x + 1, backend=backend)
+
+    def test_a_backend_in_which_pytorch_raised_the_alert(self) -> None:
+        def alerting(gm, example_inputs):
+            # PyTorch's own alert, raised while the backend compiles.
+            torch.zeros(4).put_(torch.tensor([0, 0]), torch.ones(2), accumulate=False)
+            return gm
+        torch, fn = self.compiled(alerting)
+        torch.use_deterministic_algorithms(True)
+        try:
+            with self.assertRaises(children.Refused) as caught:
+                children.call(fn, torch, torch.ones(4))
+        finally:
+            torch.use_deterministic_algorithms(False)
+        self.assertEqual(caught.exception.kind, "BackendCompilerFailed")
+        self.assertTrue(caught.exception.message.startswith("RuntimeError: put_ does not have a deterministic "
+                                                            "implementation"), caught.exception.message)
+        self.assertIn("'warn_only=True' option", caught.exception.message)
+
+    def test_a_backend_whose_launcher_did_not_build(self) -> None:
+        import subprocess
+
+        def building(gm, example_inputs):
+            raise subprocess.CalledProcessError(1, ["cc", "/tmp/t/main.c", "-o", "/tmp/t/m.so", "-lcuda"])
+        torch, fn = self.compiled(building)
+        with self.assertRaises(children.DidNotRun) as caught:
+            children.call(fn, torch, torch.ones(4))
+        self.assertIn("Triton builds its launcher", caught.exception.need)
+        self.assertIn("backend='building' raised", str(caught.exception))
 
 
 class RefusingChildTest(unittest.TestCase):

@@ -300,6 +300,94 @@ class Compile(unittest.TestCase):
         failed["bits"] = {"error": "exit 1: Triton crashed"}
         self.assertIsNone(cq.compile_eager_reading(failed)[0])
 
+    # A compiled function that did not run, as compiled.py records it.
+    LAUNCHER = {"did_not_run": "InductorError: CalledProcessError: Command '['/usr/bin/gcc', '/tmp/tmpab12/main.c', "
+                               "'-O3', '-shared', '-fPIC', '-o', '/tmp/tmpab12/cuda_utils.so', '-lcuda']' returned "
+                               "non-zero exit status 1.",
+                "need": "a C compiler and Python.h, with which Triton builds its launcher (its build failed)"}
+    LOWERING = {"did_not_run": "BackendCompilerFailed: backend='inductor' raised: AssertionError: no lowering",
+                "need": ""}
+
+    def test_a_compiled_function_that_failed_to_build_refutes_nothing(self):
+        """The alert check whose compiled put_ did not build: no "ran without
+        the alert", no refutation; not evaluated for want of what the machine
+        lacks (compile_needs), the harness's error where nothing is missing."""
+        for did_not_run in (self.LAUNCHER, self.LOWERING):
+            seen = self.seen()
+            seen["alert"] = {"raised": {"eager": "RuntimeError: put_ does not have a deterministic implementation"},
+                             "alert": {"eager": True}, **did_not_run}
+            passed, detail, _ = cq.compile_deterministic_reading(seen)
+            self.assertIsNone(passed, detail)
+            self.assertNotIn("ran without the alert", detail)
+            self.assertIn("put_(accumulate=False) under the mode did not run: ", detail)
+            self.assertEqual(cq.compile_needs(seen), "" if not did_not_run["need"] else (
+                "torch.compile could not run here, for want of a C compiler and Python.h, with which Triton "
+                "builds its launcher (its build failed) (alert: " + did_not_run["did_not_run"] + ")"))
+        # A check whose compiled function did not build tells nothing of its bits either.
+        seen = self.seen()
+        seen["deterministic"] = dict(self.LAUNCHER)
+        passed, detail, _ = cq.compile_deterministic_reading(seen)
+        self.assertIsNone(passed, "nothing ran to decide the bits: not evaluated, which compile_needs says why")
+        self.assertIn("deterministic: the compiled function did not run", detail)
+        self.assertIn("for want of a C compiler", cq.compile_needs(seen))
+        # What did run still refutes: the bits that moved are an observation.
+        seen["bits"] = dict(self.seen()["deterministic"], run_to_run=dict(self.MOVED))
+        passed, detail, _ = cq._compile_reading(seen, ("bits", "deterministic"), "run_to_run", "run to run")
+        self.assertIs(passed, False, detail)
+        seen["deterministic"] = dict(self.LOWERING)
+        self.assertIsNone(cq.compile_deterministic_reading(seen)[0], "no need named: the harness's error")
+
+    def test_a_checks_process_names_what_the_machine_lacks_from_its_whole_stderr(self):
+        import compiled
+        gcc = ("/tmp/tmpab12/main.c:5:10: fatal error: Python.h: No such file or directory\n    5 | #include "
+               "<Python.h>\ncompilation terminated.\n")
+        out = compiled.read_child(0, json.dumps(self.LAUNCHER | {"need": ""}) + "\n", gcc)
+        self.assertEqual(out["need"], "Python.h (the C headers of the interpreter), which Triton needs to build its "
+                                      "launcher")
+        died = compiled.read_child(1, "", gcc + "Traceback (most recent call last):\n  ...\nsubprocess."
+                                   "CalledProcessError: Command '['/usr/bin/gcc', '/tmp/tmpab12/main.c', '-lcuda']' "
+                                   "returned non-zero exit status 1.\n")
+        self.assertEqual(set(died), {"did_not_run", "need"})
+        self.assertIn("Python.h", died["need"])
+        self.assertEqual(compiled.read_child(-11, "", "Fatal Python error: Segmentation fault\n"),
+                         {"error": "exit -11: Fatal Python error: Segmentation fault"})
+        self.assertEqual(compiled.read_child(0, '{"raised": {}, "alert": {}}', ""), {"raised": {}, "alert": {}})
+
+    def test_a_wrapped_alert_as_compiled_records_it_is_the_alert(self):
+        """compiled.py records the alert's whole line, wherever Dynamo put it."""
+        seen = self.seen()
+        seen["alert"] = {"raised": {"eager": "RuntimeError: put_ does not have a deterministic implementation, but "
+                                             "you set 'torch.use_deterministic_algorithms(True)'.",
+                                    "compiled": "RuntimeError: put_ does not have a deterministic implementation, "
+                                                "but you set 'torch.use_deterministic_algorithms(True)'. You can "
+                                                "turn off determinism just for this operation, or you can use the "
+                                                "'warn_only=True' option"},
+                         "alert": {"eager": True, "compiled": True}}
+        passed, detail, _ = cq.compile_deterministic_reading(seen)
+        self.assertTrue(passed, detail)
+        self.assertIn("compiled raised", detail)
+
+    def test_the_recorded_cpu_reading_ran_without_the_alert(self):
+        """The CPU's recorded alert check (torch 2.15, reports/tests/data/
+        invariance): both functions ran, the compiled put_ without the
+        alert, an observation, read as one."""
+        recorded = None
+        data = ROOT / "reports" / "tests" / "data" / "invariance" / "torch-2.15.0" / "compile.jsonl"
+        for line in data.read_text().splitlines():
+            r = json.loads(line)
+            for c in r.get("checks", []):
+                observed = c.get("observed") or {}
+                if "alert" in observed:
+                    recorded = observed["alert"]
+        self.assertIsNotNone(recorded)
+        self.assertEqual(recorded["raised"]["compiled"], "")
+        seen = self.seen()
+        seen["alert"] = recorded
+        passed, detail, _ = cq.compile_deterministic_reading(seen)
+        self.assertIs(passed, False)
+        self.assertIn("eager raised, compiled ran without the alert", detail)
+        self.assertEqual(cq.compile_needs(seen), "")
+
     def test_a_control_that_did_not_vary_mistrusts(self):
         quiet = self.seen()
         quiet["bits"]["controls"]["eager_one_ulp_away_differs"] = False

@@ -109,7 +109,7 @@ class ThroughTheToolTest(unittest.TestCase):
             call = cc.read_call([e])
             self.assertEqual((call["executions"], call["tried"], call["timed"]), (1, [], []))
             self.assertEqual(call["kept"], "eng28 TILE_SIZE=4 USE_TEX=0")
-            self.assertEqual(call["notes"], {}, "9.19 shows no notes in an execution's own entry")
+            self.assertNotIn("the log", call["notes_from"].values(), "9.19 shows no notes in an execution's own entry")
         self.assertTrue(cc.legacy(cc.read_events(subprocess.run(
             [TOOL, str(RECORDED / "cudnn-9-legacy-fwd-f16.log")], capture_output=True, text=True, check=True).stdout)))
         self.assertFalse(cc.legacy(events))
@@ -126,14 +126,61 @@ class ThroughTheToolTest(unittest.TestCase):
                                               "eng31 TILE_SIZE=4 USE_TEX=0": 1300})
         self.assertEqual(search["last_timed"], "eng31 TILE_SIZE=4 USE_TEX=0")
         self.assertEqual(search["kept"], "eng28 TILE_SIZE=4 USE_TEX=0")
-        self.assertEqual(search["notes"], {"eng20 TILE_SIZE=1 USE_TEX=0": ["NONDETERMINISTIC"],
-                                           "eng28 TILE_SIZE=4 USE_TEX=0": []})
-        self.assertEqual(cc.nondeterministic(search), {"eng20 TILE_SIZE=1 USE_TEX=0"})
+        from_log = {p: n for p, n in search["notes"].items() if search["notes_from"][p] == "the log"}
+        self.assertEqual(from_log, {"eng20 TILE_SIZE=1 USE_TEX=0": ["NONDETERMINISTIC"],
+                                    "eng28 TILE_SIZE=4 USE_TEX=0": []})
+        self.assertIn("eng20 TILE_SIZE=1 USE_TEX=0", cc.nondeterministic(search))
         holds, said = cc.kept_fastest(search)
         self.assertTrue(holds, said)
         self.assertIn("kept eng28 TILE_SIZE=4 USE_TEX=0 (0.300 ms), the fastest", said)
         self.assertEqual((cached["tried"], cached["kept"]), ([], "eng28 TILE_SIZE=4 USE_TEX=0"))
-        self.assertEqual(cached["notes"], {}, "a mark ends what the notes shown before it say")
+        self.assertNotIn("the log", cached["notes_from"].values(), "a mark ends what the notes shown before it say")
+
+    def test_null_ptr_notes_are_not_in_the_log_and_cuDNN_is_asked_for_them(self):
+        """cuDNN 9.19's numericalNotes: val=NULL_PTR gives no notes: the tool
+        asks cuDNN for engine 28's on the recorded convolution, and where it
+        cannot (no device here) says why, not evaluated, never an error."""
+        events = cc.read_events((subprocess.run([TOOL, str(RECORDED / "cudnn-9-graph-fwd-f16.log")],
+                                                capture_output=True, text=True, check=True)).stdout)
+        self.assertTrue(all("numericalNotes: type=cudnnBackendDescriptor_t; val=NULL_PTR;" in e
+                            for e in GRAPH if "executionPlan:" in e))
+        for e in events:
+            self.assertEqual(e["convolution"]["described"], "CONVOLUTION_FORWARD HALF x[2,8,14,14] w[8,8,3,3] "
+                                                            "y[2,8,14,14] padding [1,1] stride [1,1] dilation [1,1]")
+            self.assertFalse(e["notes_error"], e["notes_unknown"])
+            if e["notes_known"]:
+                self.assertTrue(e["notes_from"].startswith("cuDNN 9."), e["notes_from"])
+            else:
+                self.assertEqual(e["notes_from"], "")
+                self.assertIn("cuDNN's log gives no notes for engine 28, and cuDNN could not be asked: ",
+                              e["notes_unknown"])
+        call = cc.read_call(events)
+        self.assertEqual(set(call["notes"]) | set(call["notes_unknown"]), {"eng28 TILE_SIZE=4 USE_TEX=0"})
+
+    def test_a_search_whose_notes_the_log_does_not_give_is_not_mistrusted(self):
+        """A search in 9.19's own entries (no entry shows an engine's notes):
+        the deterministic check reads cuDNN's answers; where cuDNN cannot be
+        asked it is not evaluated, with the reason, and never mistrusted."""
+        log = (mark(0, 100) + execution(20, 1, 1000) + execution(20, 1, 1100) + execution(28, 4, 2100) +
+               execution(28, 4, 2200) + execution(28, 4, 4000) + mark(1, 5000) + execution(28, 4, 5100) +
+               execution(28, 4, 5200) + execution(28, 4, 5300) + mark(2, 6000) + execution(28, 4, 6100) +
+               mark(3, 7000))
+        control, *calls = [cc.read_call(c) for c in cc.split_calls(self.events(log), 3)]
+        holds, said, seen, not_here = cc.deterministic_reading(control, calls)
+        self.assertNotIn("mistrusted", seen)
+        unknown = {p: u for c in [control] + calls for p, u in c["notes_unknown"].items()}
+        if not control["notes"]:  # no device: cuDNN could not be asked
+            self.assertEqual(set(unknown), {"eng20 TILE_SIZE=1 USE_TEX=0", "eng28 TILE_SIZE=4 USE_TEX=0"})
+            self.assertIsNone(holds)
+            self.assertIn("the numerical notes of 2 plan(s) (eng20 TILE_SIZE=1 USE_TEX=0, eng28 TILE_SIZE=4 "
+                          "USE_TEX=0) are not known: ", not_here)
+            self.assertIn("cuDNN could not be asked: ", not_here)
+        elif unknown:  # asked, and cuDNN refused an engine on the recorded forward convolution
+            self.assertIsNone(holds)
+            self.assertTrue(not_here or "are not known" in said, said)
+        else:
+            self.assertEqual(not_here, "")
+            self.assertIn("notes from cuDNN 9.", said)
 
     def test_a_log_whose_marks_are_missing_cannot_be_split(self):
         events = self.events(SEARCH)
@@ -154,11 +201,14 @@ class MarkTest(unittest.TestCase):
 
 
 def ex(name: str, t: int = -1, nxt: int = -1, status: str = "CUDNN_STATUS_SUCCESS (0)", engine: int | None = None,
-       notes: list[str] | None = None) -> dict:
-    """An execution event as bc_cudnn_log prints it."""
+       notes: list[str] | None = None, notes_from: str = "the log", unknown: str = "", error: bool = False) -> dict:
+    """An execution event as bc_cudnn_log prints it: notes None are unknown
+    (`unknown` says why, `error` whether asking cuDNN failed)."""
     return {"kind": "execution", "name": name, "function": "cudnnBackendExecute", "time_us": t, "next_call_us": nxt,
             "status": status, "engine": engine if engine is not None else int(name[3:].split()[0]),
-            "notes_known": notes is not None, "numerical_notes": notes or [], "legacy_algo": ""}
+            "notes_known": notes is not None, "numerical_notes": notes or [], "legacy_algo": "",
+            "notes_from": notes_from if notes is not None else "", "notes_unknown": unknown if notes is None else "",
+            "notes_error": error}
 
 
 def search_of(times: dict[str, int], kept: str, failed: tuple[str, ...] = ()) -> dict:
@@ -283,6 +333,48 @@ class ReadingTest(unittest.TestCase):
         holds, said, mistrusted = cc.deterministic_only(clean, [clean])
         self.assertTrue(holds)
         self.assertIn("shows nothing", mistrusted)
+
+    def test_notes_the_log_does_not_give_are_cuDNNs_or_unknown_with_the_reason(self):
+        asked = "cuDNN 9.19.0"
+        no_device = ("cuDNN's log gives no notes for engine 20, and cuDNN could not be asked: cudaGetDeviceCount "
+                     "returned 35 (cudaErrorInsufficientDriver)")
+        clean = cc.read_call([ex("eng28 K=4", engine=28, notes=[], notes_from=asked), ex("eng28 K=4", engine=28)])
+        # cuDNN's answers decide as the log's do, and the reading says whose they are.
+        control = cc.read_call([ex("eng20 K=1", engine=20, notes=["NONDETERMINISTIC"], notes_from=asked),
+                                ex("eng20 K=1", engine=20), ex("eng28 K=4", engine=28, notes=[], notes_from=asked),
+                                ex("eng28 K=4", engine=28)])
+        self.assertEqual(control["notes_from"], {"eng20 K=1": asked, "eng28 K=4": asked})
+        holds, said, seen, not_here = cc.deterministic_reading(control, [clean])
+        self.assertEqual((holds, not_here), (True, ""), said)
+        self.assertIn("(notes from cuDNN 9.19.0)", said)
+        self.assertNotIn("mistrusted", seen)
+        # Unknown, for want of a device: not evaluated, with the reason, not mistrusted.
+        blind = cc.read_call([ex("eng20 K=1", engine=20, unknown=no_device), ex("eng20 K=1", engine=20),
+                              ex("eng28 K=4", engine=28, notes=[], notes_from=asked), ex("eng28 K=4", engine=28)])
+        self.assertEqual(blind["notes_unknown"], {"eng20 K=1": {"why": no_device, "error": False}})
+        holds, said, seen, not_here = cc.deterministic_reading(blind, [clean])
+        self.assertIsNone(holds)
+        self.assertEqual(not_here, "the numerical notes of 1 plan(s) (eng20 K=1) are not known: eng20 K=1: "
+                                   + no_device)
+        self.assertNotIn("mistrusted", seen)
+        # Asking failed with an error: the harness's error, with the reason.
+        failed = cc.read_call([ex("eng20 K=1", engine=20, unknown="cuDNN refused engine 20", error=True),
+                               ex("eng28 K=4", engine=28, notes=[], notes_from=asked), ex("eng28 K=4", engine=28)])
+        holds, said, seen, not_here = cc.deterministic_reading(failed, [clean])
+        self.assertEqual((holds, not_here), (None, ""))
+        self.assertIn("eng20 K=1: cuDNN refused engine 20", said)
+        # A NONDETERMINISTIC plan run with the flags refutes, whatever else is unknown.
+        leak = cc.read_call([ex("eng20 K=3", engine=20, notes=["NONDETERMINISTIC"], notes_from=asked),
+                             ex("eng9 K=1", engine=9, unknown=no_device), ex("eng28 K=4", engine=28)])
+        holds, said, _, not_here = cc.deterministic_reading(blind, [leak])
+        self.assertEqual((holds, not_here), (False, ""), said)
+        # Every plan's notes known and none NONDETERMINISTIC in the control: mistrusted, as before.
+        holds, said, seen, not_here = cc.deterministic_reading(clean, [clean])
+        self.assertEqual((holds, not_here), (True, ""))
+        self.assertIn("shows nothing", seen["mistrusted"])
+        # A legacy execution (no engine) has no engine notes to be unknown.
+        self.assertEqual(cc.notes_unknown([cc.read_call([{**ex("eng0"), "engine": None, "notes_known": False}])]),
+                         ("", False))
 
     def test_plans_built_count_when_finalised_and_show_their_engines_notes(self):
         plan = lambda name, engine, status, notes=None: {  # noqa: E731 - a plan event as bc_cudnn_log prints it
