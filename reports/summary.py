@@ -79,17 +79,22 @@ def lines(report: Report, page: Path) -> list[str]:
 
 
 def known_lines(report: Report) -> list[str]:
-    """The verdicts held to known findings: how many were as known, and each
-    known refutation with its reason; the unexpected go to alarms."""
+    """The verdicts held to known findings: how many were as known, by
+    which file, and each known refutation with its reason and the entry
+    that decided it (FILE:LINE); the unexpected go to alarms."""
     held = [h for h in report.held if h.status == "known"]
     if not report.held:
         return []
-    out = [f"known findings: {len(held)} verdict(s) as known, {len(report.unexpected)} unexpected, "
+    by_file = Counter(h.finding.file for h in held if h.finding)
+    out = [f"known findings: {len(held)} verdict(s) as known"
+           + (f" ({', '.join(f'{n} by {file}' for file, n in by_file.items())})" if by_file else "")
+           + f", {len(report.unexpected)} unexpected, "
            f"{sum(h.status == 'not seen' for h in report.held)} applicable entry(ies) not evaluated here"]
     for h in held:
-        if h.got == Ruling.REFUTED:
-            out.append(f"  refuted, known: {h.claim} on {h.platform} (since {h.finding.first_seen}"
-                       + (f", {h.finding.upstream}" if h.finding.upstream else "") + ")")
+        if h.got == Ruling.REFUTED or h.overrides:
+            out.append(f"  {h.got}, known: {h.claim} on {h.platform} (since {h.finding.first_seen}"
+                       + (f", {h.finding.upstream}" if h.finding.upstream else "") + f") by {h.finding.where}"
+                       + (f", in place of {', '.join(h.overrides)}" if h.overrides else ""))
     return out
 
 
