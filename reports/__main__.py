@@ -2,7 +2,7 @@
 
     python3 -m reports --claims suites/claims.toml --manifest build/default/generated/cases.json \
         [--junit ctest-junit.xml] [--tests ctest-tests.json] [--baseline OLD/report.json] \
-        [--known suites/known_findings.toml] [--known TEAM.toml]... [--strict] \
+        [--known suites/known_findings.toml] [--known TEAM.toml]... [--write-findings FILE] [--strict] \
         --out DIR EVIDENCE_DIR...
 
 Each EVIDENCE_DIR is one run (of one machine); several are merged, each
@@ -22,12 +22,17 @@ then each other --known in the order given. Where entries of two files both
 apply to a claim on a platform and disagree, the later file's stands; two of
 one file that disagree are bad input.
 Writes DIR/index.html, DIR/report.json and DIR/claims-junit.xml, prints the
-page's path and the verdict counts, and one line on standard error for each
-verdict that is not what is known.
+page's path and the verdict counts, and on standard error one line for each
+verdict that is not what is known, each followed by the [[finding]] entry
+that would make it known on its platform (reports/new_findings.py), ready to
+paste into a findings file of your own. --write-findings FILE appends those
+entries to FILE (created if missing), each after a comment naming its
+platform; the same report with FILE given last as --known then exits 0.
 Exit status:
   0  every verdict is what is known for its platform;
   1  bad input (one line, FILE:LINE: message: a missing or malformed
-     findings file, two entries of one file that disagree), no report;
+     findings file, two entries of one file that disagree), no report; or
+     the FILE of --write-findings could not be written;
   3  a guarantee refuted with no known finding (--strict: any refuted guarantee);
   4  another unexpected verdict: a folklore or advice verdict that moved, a
      known finding no longer seen;
@@ -44,7 +49,7 @@ from pathlib import Path
 
 from inputs.errors import SpecError
 
-from . import known, summary
+from . import known, new_findings, summary
 from .pipeline import Inputs, build
 from .render import write_junit, write_report
 
@@ -64,6 +69,8 @@ def _arguments(argv: list[str] | None) -> Inputs:
     parser.add_argument("--known", action="append", default=[], type=Path,
                         help="a known findings file, keyed by condition (suites/known_findings.toml; repeatable: "
                              "read after it and after BACKENDCHECK_KNOWN's, in order; a later file's entry stands)")
+    parser.add_argument("--write-findings", type=Path, metavar="FILE",
+                        help="append to FILE the entry that would make each unexpected verdict known")
     parser.add_argument("--strict", action="store_true",
                         help="exit 3 on every refuted guarantee, known or not")
     parser.add_argument("--install", action="append", default=[], type=Path, dest="installs",
@@ -86,6 +93,13 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     for line in summary.alarms(report):
         print(line, file=sys.stderr)
+    if inputs.write_findings is not None:
+        try:
+            for line in new_findings.write(inputs.write_findings, report.unexpected, inputs.known):
+                print(line, file=sys.stderr)
+        except SpecError as e:
+            print(str(e), file=sys.stderr)
+            return 1
     return report.exit_code()
 
 

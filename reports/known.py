@@ -43,6 +43,11 @@ later file's entry stands, and the verdict names the entry that decided
 (`where`, FILE:LINE: the repository's files relative to its root, others as
 given) and the entries it stood in place of. Two entries of one file that
 both apply and disagree are bad input (SpecError at the second).
+
+A new machine says what to add (reports/new_findings.py): each unexpected
+verdict carries the [[finding]] entry that makes it known on its platform,
+keyed by the narrowest condition the platform's facts support, ready to
+paste into a file of the team's or to append with `--write-findings FILE`.
 """
 
 from __future__ import annotations
@@ -323,7 +328,8 @@ class Held:
     (an entry applies but the claim was not evaluated here). `finding` is
     the entry that decided, `overrides` the entries of earlier files it
     stood in place of (FILE:LINE), `said` the platform's own reason in one
-    line."""
+    line, and `suggested`, for the unexpected, the entry that would make
+    the verdict known (reports/new_findings.py)."""
     claim: str
     platform: str
     kind: str
@@ -334,6 +340,7 @@ class Held:
     why: str = ""
     said: str = ""
     overrides: tuple[str, ...] = ()
+    suggested: str = ""
 
     def line(self) -> str:
         """One line naming the claim, the platform, what was expected and why."""
@@ -344,7 +351,8 @@ class Held:
         return {"claim": self.claim, "platform": self.platform, "got": self.got, "status": self.status,
                 "expected": list(self.expected), "why": self.why,
                 **({"reason": f.reason, "first_seen": f.first_seen, "upstream": f.upstream, "where": f.where,
-                    "overrides": list(self.overrides)} if f else {})}
+                    "overrides": list(self.overrides)} if f else {}),
+                **({"suggested": self.suggested} if self.suggested else {})}
 
 
 def judge(findings: list[Finding], verdicts: list[Verdict], evidence: Evidence, partial: bool) -> list[Held]:

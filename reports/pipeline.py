@@ -21,7 +21,7 @@ from typing import Any
 
 from inputs.errors import SpecError, read_regular
 
-from . import census, documented, invariance, known
+from . import census, documented, invariance, known, new_findings
 from .card import cards
 from .catalog import load_catalog
 from .changes import between_versions
@@ -67,6 +67,7 @@ class Inputs:
     known: list[Path] | Path | None = None
     strict: bool = False  # every refuted guarantee fails, known or not
     installs: list[Path] = field(default_factory=list)
+    write_findings: Path | None = None  # where to append the entries the unexpected verdicts suggest
 
 
 @dataclass
@@ -155,6 +156,7 @@ def build(inputs: Inputs) -> Report:
     verdicts = judge_all(claims, manifest, evidence, partial=inputs.partial)
     files = [inputs.known] if isinstance(inputs.known, Path) else list(inputs.known or [])
     held = known.judge(known.load_all(files, {c.id for c in claims}), verdicts, evidence, inputs.partial)
+    new_findings.suggest(held, evidence)
     return Report.of(verdicts, manifest, evidence, coverage=coverage(evidence, manifest), installs=installs,
                      baseline=baseline, held=held, strict=inputs.strict)
 

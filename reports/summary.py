@@ -101,14 +101,17 @@ def known_lines(report: Report) -> list[str]:
 def alarms(report: Report) -> list[str]:
     """The lines for standard error: the evidence's warnings, and what fails
     the run (an unexplained disagreement of the model with PyTorch, a verdict
-    that is not what is known for its platform, one line each; with strict,
-    every refuted guarantee)."""
+    that is not what is known for its platform, one line each, each followed
+    by the entry that would make it known there (reports/new_findings.py);
+    with strict, every refuted guarantee)."""
     out = [f"warning: {problem}" for problem in dict.fromkeys(report.evidence.problems)]
     for d in [d for d in report.conformance["disagreements"] if not d["why"]][:MAX_SHOWN]:
         out.append(f"UNEXPLAINED DISAGREEMENT in {d['aspect']}: {d['test']}: model {d['model'].get('implementation')}"
                    f" {d['model'].get('digest')}, PyTorch {d['pytorch'].get('implementation')} "
                    f"{d['pytorch'].get('digest')}")
-    out += [h.line() for h in report.unexpected]
+    for h in report.unexpected:
+        out.append(h.line())
+        out += h.suggested.splitlines()
     if report.strict:
         out += [f"REFUTED GUARANTEE {v.claim.id} (--strict): {v.reason}" for v in refuted_guarantees(report.verdicts)]
     return out

@@ -183,22 +183,23 @@ class ShellTest(unittest.TestCase):
     """./backendcheck, ci/merge-reports.sh and the GPU kit's judge pass the
     team's files through to the report, which reads BACKENDCHECK_KNOWN."""
 
-    def test_backendcheck_and_the_merge_job_pass_known_through(self) -> None:
+    def test_backendcheck_and_the_merge_job_pass_known_and_write_findings_through(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             script = (f'source "{ROOT}/backendcheck"; cd {tmp}; parse_options --known team.toml --known /abs/b.toml '
-                      '--strict; known_args; printf "%s\\n" "${KNOWN_ARGS[@]}"')
+                      '--write-findings new.toml --strict; known_args; printf "%s\\n" "${KNOWN_ARGS[@]}"')
             r = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60)
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertEqual(r.stdout.splitlines(), ["--known", f"{ROOT}/suites/known_findings.toml", "--known",
                                                      f"{Path(tmp).resolve()}/team.toml", "--known", "/abs/b.toml",
-                                                     "--strict"])
+                                                     "--write-findings", f"{Path(tmp).resolve()}/new.toml", "--strict"])
             (Path(tmp) / "m" / "evidence").mkdir(parents=True)
             (Path(tmp) / "m" / "cases.json").write_text('{"cases": []}')
             r = subprocess.run([str(ROOT / "ci" / "merge-reports.sh"), "--in", tmp, "--out", f"{tmp}/report",
-                                "--known", "/t/a.toml", "--known", "/t/b.toml", "--dry-run"],
-                               capture_output=True, text=True, timeout=60)
+                                "--known", "/t/a.toml", "--known", "/t/b.toml", "--write-findings", "/t/w.toml",
+                                "--dry-run"], capture_output=True, text=True, timeout=60)
             self.assertEqual(r.returncode, 0, r.stderr)
-            self.assertIn("--known suites/known_findings.toml --known /t/a.toml --known /t/b.toml", r.stdout)
+            self.assertIn("--known suites/known_findings.toml --known /t/a.toml --known /t/b.toml --write-findings "
+                          "/t/w.toml", r.stdout)
 
     def test_the_gpu_kit_s_judge_reads_the_team_s_files(self) -> None:
         """The H100's recorded PyTorch probes as if a torch before 2.10 had
