@@ -416,6 +416,8 @@ def _deciding(applies: list[Finding], claim: str, platform: str) -> tuple[Findin
     return decides, tuple(f.where for f in applies if f.file != decides.file and f.verdicts != decides.verdicts)
 
 
-def _first(reason: str) -> str:
-    """The platform's own reason, shortened to one line."""
-    return " ".join(reason.split())[:300]
+def _first(reason: str, most: int = 300) -> str:
+    """The platform's own reason, on one line of at most `most` characters,
+    cut after a whole word."""
+    line = " ".join(reason.split())
+    return line if len(line) <= most else line[:most - 1].rsplit(" ", 1)[0] + "…"

@@ -141,6 +141,22 @@ class ConditionOfTest(unittest.TestCase):
                                                  "# its facts are also those of p2: the entry applies there too"])
         self.assertNotIn("p3", text)
 
+    def test_a_long_reason_is_cut_after_a_whole_word(self) -> None:
+        from reports.catalog import Claim
+        from reports.evidence import Evidence
+        from reports.verdicts import Verdict
+        said = "across the thread count, " + "addmm: 87.6% of elements differ; " * 20
+        v = Verdict(Claim("g", "s", "s", "guarantee", {}, "fact"), "refuted", said, [])
+        ev = Evidence(platform_env={"p": {"omp_max_threads": 2}})
+        (h,) = known.judge([], [v], ev, partial=False)
+        new_findings.suggest([h], ev, datetime.date(2026, 11, 28))
+        reason = next(line for line in h.suggested.splitlines() if line.startswith("reason = "))
+        self.assertEqual(reason, f"reason = {json.dumps(h.said, ensure_ascii=False)}")
+        self.assertTrue(h.said.endswith("…") and len(h.said) <= 300, h.said)
+        self.assertEqual(said[len(h.said) - 1], " ", "cut where a word ends")
+        self.assertTrue(said.startswith(h.said[:-1]))
+        self.assertIn("threads == 2", h.suggested)
+
     def test_quotes_in_a_value_or_a_reason_still_read_back(self) -> None:
         for text in ("plain", 'say "x"', "it's", "both ' and \"", "tab\there"):
             with self.subTest(text=text):
