@@ -39,7 +39,8 @@ limits; the next call resumes.
 - Exit status: 75 when tests are left (call again); 2 on bad input; when
   every test is done: 1 when one failed (the tool's own health), else the
   status of the report of every call's evidence on this machine, held to
-  suites/known_findings.toml as ./backendcheck run holds it: 0 when every
+  suites/known_findings.toml, then BACKENDCHECK_KNOWN's files and each
+  --known FILE, as ./backendcheck run holds it: 0 when every
   verdict is what is known for its platform, 3 for a guarantee refuted with
   no known finding, 4 for another unexpected verdict, 5 for a disagreement
   of the model with PyTorch that has no known reason (reports/__main__.py).
@@ -534,7 +535,8 @@ class Call:
 
     def judge(self) -> int:
         """The report of every call's evidence kept on this machine, held to
-        the known findings, as ./backendcheck run holds a run: its status.
+        the known findings (the repository's, BACKENDCHECK_KNOWN's, each
+        --known), as ./backendcheck run holds a run: its status.
         The report runs on the kit's Python path (its wheels of jinja2 and
         jsonschema), this tree first."""
         calls = [self.state_dir / f"{self.a.name}-{k}" for k in range(1, self.k + 1)]
@@ -545,6 +547,7 @@ class Call:
             return 0
         r = subprocess.run([sys.executable, "-m", "reports", "--claims", str(ROOT / "suites" / "claims.toml"),
                             "--manifest", str(manifest), "--known", str(ROOT / "suites" / "known_findings.toml"),
+                            *[f"--known={p}" for p in getattr(self.a, "known", [])],
                             "--partial", "--out", str(self.state_dir / "report"), *evidence],
                            cwd=ROOT, env=dict(os.environ, PYTHONPATH=os.pathsep.join(
                                [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])),
@@ -868,6 +871,8 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--ctest", default="ctest")
     t.add_argument("--jobs", type=int, default=JOBS,
                    help=f"processors of tests that may run beside each other (default {JOBS}: half the cores)")
+    t.add_argument("--known", action="append", default=[], type=Path,
+                   help="a findings file of your own, read after suites/known_findings.toml (repeatable)")
     t.add_argument("--done", nargs="*", default=[], type=Path,
                    help="kit-steps.json of calls on an earlier machine: their tests are not run again")
     pr = sub.add_parser("predict", help="the calls of a session, from recorded durations")

@@ -2,7 +2,8 @@
 
     python3 -m reports --claims suites/claims.toml --manifest build/default/generated/cases.json \
         [--junit ctest-junit.xml] [--tests ctest-tests.json] [--baseline OLD/report.json] \
-        [--known suites/known_findings.toml] [--strict] --out DIR EVIDENCE_DIR...
+        [--known suites/known_findings.toml] [--known TEAM.toml]... [--write-findings FILE] [--strict] \
+        --out DIR EVIDENCE_DIR...
 
 Each EVIDENCE_DIR is one run (of one machine); several are merged, each
 claim judged per platform, and the cross-platform claims on all of them.
@@ -12,13 +13,26 @@ gives its run directory, build directory (ctest's JUnit and test list) and
 how far it got; an install that failed is shown as an error, the others'
 verdicts stand. Platforms that differ only in their torch are compared:
 report.json's `changes` and the "Changed between versions" section.
-Every verdict is held to what --known declares for its platform
-(reports/known.py): a finding that is known passes, and is shown as known.
+Every verdict is held to the known findings (reports/known.py): a finding
+that is known passes, and is shown as known, with the entry that decided
+(FILE:LINE). The files are read in this order: the repository's
+suites/known_findings.toml (where given), then those the environment
+variable BACKENDCHECK_KNOWN lists (absolute paths, `:`-separated, as PATH),
+then each other --known in the order given. Where entries of two files both
+apply to a claim on a platform and disagree, the later file's stands; two of
+one file that disagree are bad input.
 Writes DIR/index.html, DIR/report.json and DIR/claims-junit.xml, prints the
-page's path and the verdict counts, and one line on standard error for each
-verdict that is not what is known. Exit status:
+page's path and the verdict counts, and on standard error one line for each
+verdict that is not what is known, each followed by the [[finding]] entry
+that would make it known on its platform (reports/new_findings.py), ready to
+paste into a findings file of your own. --write-findings FILE appends those
+entries to FILE (created if missing), each after a comment naming its
+platform; the same report with FILE given last as --known then exits 0.
+Exit status:
   0  every verdict is what is known for its platform;
-  1  bad input (one line, FILE:LINE: message), no report;
+  1  bad input (one line, FILE:LINE: message: a missing or malformed
+     findings file, two entries of one file that disagree), no report; or
+     the FILE of --write-findings could not be written;
   3  a guarantee refuted with no known finding (--strict: any refuted guarantee);
   4  another unexpected verdict: a folklore or advice verdict that moved, a
      known finding no longer seen;
@@ -29,12 +43,13 @@ The first of 3, 5, 4 that applies is the status.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from inputs.errors import SpecError
 
-from . import summary
+from . import known, new_findings, summary
 from .pipeline import Inputs, build
 from .render import write_junit, write_report
 
@@ -51,8 +66,11 @@ def _arguments(argv: list[str] | None) -> Inputs:
                         help="the run built only some cases (a user's matrix): a claim none of them addresses "
                              "is not evaluated rather than an error")
     parser.add_argument("--baseline", type=Path, help="report.json of an earlier run: show the verdicts that changed")
-    parser.add_argument("--known", type=Path, help="the known findings, keyed by condition "
-                                                   "(suites/known_findings.toml)")
+    parser.add_argument("--known", action="append", default=[], type=Path,
+                        help="a known findings file, keyed by condition (suites/known_findings.toml; repeatable: "
+                             "read after it and after BACKENDCHECK_KNOWN's, in order; a later file's entry stands)")
+    parser.add_argument("--write-findings", type=Path, metavar="FILE",
+                        help="append to FILE the entry that would make each unexpected verdict known")
     parser.add_argument("--strict", action="store_true",
                         help="exit 3 on every refuted guarantee, known or not")
     parser.add_argument("--install", action="append", default=[], type=Path, dest="installs",
@@ -64,6 +82,7 @@ def _arguments(argv: list[str] | None) -> Inputs:
 def main(argv: list[str] | None = None) -> int:
     inputs = _arguments(argv)
     try:
+        inputs.known = known.sources(inputs.known, os.environ.get(known.ENVIRONMENT, ""))
         report = build(inputs)
     except SpecError as e:
         print(str(e), file=sys.stderr)
@@ -74,6 +93,13 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     for line in summary.alarms(report):
         print(line, file=sys.stderr)
+    if inputs.write_findings is not None:
+        try:
+            for line in new_findings.write(inputs.write_findings, report.unexpected, inputs.known):
+                print(line, file=sys.stderr)
+        except SpecError as e:
+            print(str(e), file=sys.stderr)
+            return 1
     return report.exit_code()
 
 

@@ -42,6 +42,22 @@ unexpected ("known finding no longer seen" where it expected a refutation);
 a refuted guarantee with no entry is unexpected. A claim not evaluated here
 (or timed on a busy machine) is held to nothing. Folklore and advice without
 an entry are held to nothing: an entry is what makes their verdict expected.
+
+Several files (`sources`, `load_all`): the repository's
+suites/known_findings.toml first, then the files BACKENDCHECK_KNOWN lists
+(absolute paths, `:`-separated, as PATH), then each `--known FILE` in the
+order given; a file named twice counts once, where it first comes. So a team
+keeps its own findings without editing the repository. Where entries of two
+files both apply to a claim on a platform and expect different verdicts, the
+later file's entry stands, and the verdict names the entry that decided
+(`where`, FILE:LINE: the repository's files relative to its root, others as
+given) and the entries it stood in place of. Two entries of one file that
+both apply and disagree are bad input (SpecError at the second).
+
+A new machine says what to add (reports/new_findings.py): each unexpected
+verdict carries the [[finding]] entry that makes it known on its platform,
+keyed by the narrowest condition the platform's facts support, ready to
+paste into a file of the team's or to append with `--write-findings FILE`.
 """
 
 from __future__ import annotations
@@ -67,6 +83,9 @@ NUMBERS = ("threads",)
 FLAGS = ("cuda",)
 # The CPU features the environment record lists (harness/environment.cc IsaFlags).
 CPU_FEATURE = re.compile(r"^(sse4_2|avx|avx2|fma|f16c|avx512\w*|amx\w*)$")
+ROOT = Path(__file__).resolve().parents[1]
+REPOSITORY_FILE = ROOT / "suites" / "known_findings.toml"
+ENVIRONMENT = "BACKENDCHECK_KNOWN"  # more files, `:`-separated, after the repository's
 _ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 
@@ -221,29 +240,71 @@ class Finding:
     upstream: str = ""
     where: str = ""  # FILE:LINE
 
+    @property
+    def file(self) -> str:
+        """The file the entry is in, as `where` names it."""
+        return self.where.rsplit(":", 1)[0]
+
+
+def display(path: Path) -> str:
+    """A findings file as the report names it: relative to the repository's
+    root when inside it (suites/known_findings.toml), else as given."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def sources(given: list[Path], environment: str = "") -> list[Path]:
+    """The findings files in the order they are read: the repository's own
+    (where given), then `environment`'s (BACKENDCHECK_KNOWN's value), then
+    the others given, in order; each file once. SpecError for a relative
+    path in `environment` (the report may run in another directory)."""
+    listed = []
+    for number, part in enumerate(environment.split(":"), start=1):
+        if part and not Path(part).is_absolute():
+            raise SpecError(ENVIRONMENT, number, f"'{part}' is not an absolute path (give each file from /)")
+        if part:
+            listed.append(Path(part))
+    repository = [p for p in given if p.resolve() == REPOSITORY_FILE]
+    ordered = repository + listed + [p for p in given if p.resolve() != REPOSITORY_FILE]
+    unique: dict[Path, Path] = {}
+    for p in ordered:
+        unique.setdefault(p.resolve(), p)
+    return list(unique.values())
+
+
+def load_all(paths: list[Path], claims: set[str]) -> list[Finding]:
+    """Every file's entries, file after file (`sources` gives the order)."""
+    return [f for path in paths for f in load(path, claims)]
+
 
 def load(path: Path, claims: set[str]) -> list[Finding]:
     """The file's entries; SpecError naming the file, line and field of the
     first that is malformed."""
-    text, doc = load_toml(path, "known findings file")
+    name = display(path)
+    try:
+        text, doc = load_toml(path, "known findings file")
+    except SpecError as e:
+        raise SpecError(name, e.line, e.message) from None
     index = LineIndex(text)
     for key in doc:
         if key != "finding":
-            raise SpecError(str(path), index.line((key,)), f"unknown key '{key}' (expected [[finding]] tables)")
+            raise SpecError(name, index.line((key,)), f"unknown key '{key}' (expected [[finding]] tables)")
     raw = doc.get("finding", [])
     if not isinstance(raw, list):
-        raise SpecError(str(path), index.line(("finding",)), "finding must be [[finding]] tables")
+        raise SpecError(name, index.line(("finding",)), "finding must be [[finding]] tables")
     out: list[Finding] = []
     for i, entry in enumerate(raw):
         def error(key: str, message: str) -> SpecError:
-            return SpecError(str(path), index.line(("finding", i, key)), f"{key}: {message}")
+            return SpecError(name, index.line(("finding", i, key)), f"{key}: {message}")
 
         for key in entry:
             if key not in KEYS:
                 raise error(key, f"unknown field (known: {', '.join(KEYS)})")
         for key in ("claim", "verdict", "reason", "first_seen"):
             if key not in entry:
-                raise SpecError(str(path), index.line(("finding", i)), f"{key}: missing")
+                raise SpecError(name, index.line(("finding", i)), f"{key}: missing")
         if entry["claim"] not in claims:
             raise error("claim", f"no claim '{entry['claim']}' in the catalog")
         verdicts = entry["verdict"] if isinstance(entry["verdict"], list) else [entry["verdict"]]
@@ -268,7 +329,7 @@ def load(path: Path, claims: set[str]) -> list[Finding]:
         except ValueError as e:
             raise error("when", str(e)) from None
         out.append(Finding(entry["claim"], tuple(verdicts), when, entry["reason"].strip(), seen.isoformat(),
-                           entry.get("upstream", ""), f"{path}:{index.line(('finding', i))}"))
+                           entry.get("upstream", ""), f"{name}:{index.line(('finding', i))}"))
     return out
 
 
@@ -276,7 +337,11 @@ def load(path: Path, claims: set[str]) -> list[Finding]:
 class Held:
     """One claim on one platform, held to what is known.
     status: known (the verdict an entry expects), unexpected, or not seen
-    (an entry applies but the claim was not evaluated here)."""
+    (an entry applies but the claim was not evaluated here). `finding` is
+    the entry that decided, `overrides` the entries of earlier files it
+    stood in place of (FILE:LINE), `said` the platform's own reason in one
+    line, and `suggested`, for the unexpected, the entry that would make
+    the verdict known (reports/new_findings.py)."""
     claim: str
     platform: str
     kind: str
@@ -285,6 +350,9 @@ class Held:
     expected: tuple[str, ...] = ()
     finding: Finding | None = None
     why: str = ""
+    said: str = ""
+    overrides: tuple[str, ...] = ()
+    suggested: str = ""
 
     def line(self) -> str:
         """One line naming the claim, the platform, what was expected and why."""
@@ -294,14 +362,16 @@ class Held:
         f = self.finding
         return {"claim": self.claim, "platform": self.platform, "got": self.got, "status": self.status,
                 "expected": list(self.expected), "why": self.why,
-                **({"reason": f.reason, "first_seen": f.first_seen, "upstream": f.upstream, "where": f.where}
-                   if f else {})}
+                **({"reason": f.reason, "first_seen": f.first_seen, "upstream": f.upstream, "where": f.where,
+                    "overrides": list(self.overrides)} if f else {}),
+                **({"suggested": self.suggested} if self.suggested else {})}
 
 
 def judge(findings: list[Finding], verdicts: list[Verdict], evidence: Evidence, partial: bool) -> list[Held]:
     """Every claim on every platform that an entry applies to, or that is a
-    refuted guarantee: known, unexpected or not seen. SpecError when two
-    entries that disagree both apply."""
+    refuted guarantee: known, unexpected or not seen. Of the entries that
+    apply, the last file's decide; SpecError when two entries of one file
+    that disagree both apply."""
     by_claim: dict[str, list[Finding]] = {}
     for f in findings:
         by_claim.setdefault(f.claim, []).append(f)
@@ -310,35 +380,56 @@ def judge(findings: list[Finding], verdicts: list[Verdict], evidence: Evidence, 
         values = platform_values(env)
         for v in verdicts:
             pv = v.on(platform)
-            applies = [f for f in by_claim.get(v.claim.id, []) if f.when.holds(values)]
-            if len({f.verdicts for f in applies}) > 1:
-                raise SpecError(applies[1].where.rsplit(":", 1)[0], int(applies[1].where.rsplit(":", 1)[1]),
-                                f"when: this entry and the one at {applies[0].where} both apply to {v.claim.id} on "
-                                f"{platform} and expect different verdicts: narrow one of them")
-            finding = applies[0] if applies else None
+            finding, overrides = _deciding([f for f in by_claim.get(v.claim.id, []) if f.when.holds(values)],
+                                           v.claim.id, platform)
             if pv.verdict in (Ruling.NOT_EVALUATED, Ruling.ERROR) or pv.withheld:
                 if finding is not None and not (partial and pv.verdict == Ruling.NOT_EVALUATED):
                     held.append(Held(v.claim.id, platform, v.claim.kind, pv.verdict, "not seen", finding.verdicts,
-                                     finding, f"{pv.verdict} here: {pv.reason[:200]}"))
+                                     finding, f"{pv.verdict} here: {pv.reason[:200]}", overrides=overrides))
+                continue
+            said = _first(pv.reason)
+            if finding is not None and pv.verdict in finding.verdicts:
+                held.append(Held(v.claim.id, platform, v.claim.kind, pv.verdict, "known", finding.verdicts, finding,
+                                 f"{pv.verdict}, known since {finding.first_seen}: {finding.reason} ({finding.where}"
+                                 + (f", in place of {', '.join(overrides)}" if overrides else "") + ")",
+                                 said, overrides))
                 continue
             if finding is not None:
-                if pv.verdict in finding.verdicts:
-                    held.append(Held(v.claim.id, platform, v.claim.kind, pv.verdict, "known", finding.verdicts, finding,
-                                     f"{pv.verdict}, known since {finding.first_seen}: {finding.reason}"))
-                    continue
                 no_longer = Ruling.REFUTED in finding.verdicts and pv.verdict != Ruling.REFUTED
-                held.append(Held(v.claim.id, platform, v.claim.kind, pv.verdict, "unexpected", finding.verdicts,
-                                 finding,
-                                 (f"known finding no longer seen; narrow or remove the entry ({finding.where}): "
-                                  if no_longer else f"the {v.claim.kind} verdict moved ({finding.where}): ")
-                                 + f"expected {' or '.join(finding.verdicts)}, got {pv.verdict}: {_first(pv.reason)}"))
+                h = Held(v.claim.id, platform, v.claim.kind, pv.verdict, "unexpected", finding.verdicts, finding,
+                         (f"known finding no longer seen; narrow or remove the entry ({finding.where}): "
+                          if no_longer else f"the {v.claim.kind} verdict moved ({finding.where}): ")
+                         + f"expected {' or '.join(finding.verdicts)}, got {pv.verdict}: {said}", said, overrides)
             elif v.claim.kind == "guarantee" and pv.verdict == Ruling.REFUTED:
-                held.append(Held(v.claim.id, platform, v.claim.kind, pv.verdict, "unexpected", (Ruling.SUPPORTED,),
-                                 None, f"a guarantee refuted with no known finding: expected supported, got refuted: "
-                                       f"{_first(pv.reason)}"))
+                h = Held(v.claim.id, platform, v.claim.kind, pv.verdict, "unexpected", (Ruling.SUPPORTED,), None,
+                         f"a guarantee refuted with no known finding: expected supported, got refuted: {said}", said)
+            else:
+                continue
+            held.append(h)
     return held
 
 
-def _first(reason: str) -> str:
-    """The platform's own reason, shortened to one line."""
-    return " ".join(reason.split())[:300]
+def _deciding(applies: list[Finding], claim: str, platform: str) -> tuple[Finding | None, tuple[str, ...]]:
+    """Of the entries that apply (in the order their files are read), the
+    one that decides: the last file's; and the entries of earlier files
+    that expected otherwise. SpecError where two of one file disagree."""
+    by_file: dict[str, list[Finding]] = {}
+    for f in applies:
+        by_file.setdefault(f.file, []).append(f)
+    for entries in by_file.values():
+        if len({f.verdicts for f in entries}) > 1:
+            second = next(f for f in entries if f.verdicts != entries[0].verdicts)
+            raise SpecError(second.file, int(second.where.rsplit(":", 1)[1]),
+                            f"when: this entry and the one at {entries[0].where} both apply to {claim} on "
+                            f"{platform} and expect different verdicts: narrow one of them")
+    if not applies:
+        return None, ()
+    decides = list(by_file.values())[-1][0]
+    return decides, tuple(f.where for f in applies if f.file != decides.file and f.verdicts != decides.verdicts)
+
+
+def _first(reason: str, most: int = 300) -> str:
+    """The platform's own reason, on one line of at most `most` characters,
+    cut after a whole word."""
+    line = " ".join(reason.split())
+    return line if len(line) <= most else line[:most - 1].rsplit(" ", 1)[0] + "…"

@@ -21,7 +21,7 @@ from typing import Any
 
 from inputs.errors import SpecError, read_regular
 
-from . import census, documented, invariance, known
+from . import census, documented, invariance, known, new_findings
 from .card import cards
 from .catalog import load_catalog
 from .changes import between_versions
@@ -63,9 +63,11 @@ class Inputs:
     tests: Path | None = None
     partial: bool = False
     baseline: Path | None = None
-    known: Path | None = None  # the known findings (suites/known_findings.toml)
+    # the known findings files, in the order read (known.sources): one Path or a list
+    known: list[Path] | Path | None = None
     strict: bool = False  # every refuted guarantee fails, known or not
     installs: list[Path] = field(default_factory=list)
+    write_findings: Path | None = None  # where to append the entries the unexpected verdicts suggest
 
 
 @dataclass
@@ -152,8 +154,9 @@ def build(inputs: Inputs) -> Report:
         raise RefusedEvidence(evidence.refused)
     _merge_ctest(evidence, inputs, installs)
     verdicts = judge_all(claims, manifest, evidence, partial=inputs.partial)
-    findings = known.load(inputs.known, {c.id for c in claims}) if inputs.known else []
-    held = known.judge(findings, verdicts, evidence, inputs.partial)
+    files = [inputs.known] if isinstance(inputs.known, Path) else list(inputs.known or [])
+    held = known.judge(known.load_all(files, {c.id for c in claims}), verdicts, evidence, inputs.partial)
+    new_findings.suggest(held, evidence)
     return Report.of(verdicts, manifest, evidence, coverage=coverage(evidence, manifest), installs=installs,
                      baseline=baseline, held=held, strict=inputs.strict)
 

@@ -79,31 +79,39 @@ def lines(report: Report, page: Path) -> list[str]:
 
 
 def known_lines(report: Report) -> list[str]:
-    """The verdicts held to known findings: how many were as known, and each
-    known refutation with its reason; the unexpected go to alarms."""
+    """The verdicts held to known findings: how many were as known, by
+    which file, and each known refutation with its reason and the entry
+    that decided it (FILE:LINE); the unexpected go to alarms."""
     held = [h for h in report.held if h.status == "known"]
     if not report.held:
         return []
-    out = [f"known findings: {len(held)} verdict(s) as known, {len(report.unexpected)} unexpected, "
+    by_file = Counter(h.finding.file for h in held if h.finding)
+    out = [f"known findings: {len(held)} verdict(s) as known"
+           + (f" ({', '.join(f'{n} by {file}' for file, n in by_file.items())})" if by_file else "")
+           + f", {len(report.unexpected)} unexpected, "
            f"{sum(h.status == 'not seen' for h in report.held)} applicable entry(ies) not evaluated here"]
     for h in held:
-        if h.got == Ruling.REFUTED:
-            out.append(f"  refuted, known: {h.claim} on {h.platform} (since {h.finding.first_seen}"
-                       + (f", {h.finding.upstream}" if h.finding.upstream else "") + ")")
+        if h.got == Ruling.REFUTED or h.overrides:
+            out.append(f"  {h.got}, known: {h.claim} on {h.platform} (since {h.finding.first_seen}"
+                       + (f", {h.finding.upstream}" if h.finding.upstream else "") + f") by {h.finding.where}"
+                       + (f", in place of {', '.join(h.overrides)}" if h.overrides else ""))
     return out
 
 
 def alarms(report: Report) -> list[str]:
     """The lines for standard error: the evidence's warnings, and what fails
     the run (an unexplained disagreement of the model with PyTorch, a verdict
-    that is not what is known for its platform, one line each; with strict,
-    every refuted guarantee)."""
+    that is not what is known for its platform, one line each, each followed
+    by the entry that would make it known there (reports/new_findings.py);
+    with strict, every refuted guarantee)."""
     out = [f"warning: {problem}" for problem in dict.fromkeys(report.evidence.problems)]
     for d in [d for d in report.conformance["disagreements"] if not d["why"]][:MAX_SHOWN]:
         out.append(f"UNEXPLAINED DISAGREEMENT in {d['aspect']}: {d['test']}: model {d['model'].get('implementation')}"
                    f" {d['model'].get('digest')}, PyTorch {d['pytorch'].get('implementation')} "
                    f"{d['pytorch'].get('digest')}")
-    out += [h.line() for h in report.unexpected]
+    for h in report.unexpected:
+        out.append(h.line())
+        out += h.suggested.splitlines()
     if report.strict:
         out += [f"REFUTED GUARANTEE {v.claim.id} (--strict): {v.reason}" for v in refuted_guarantees(report.verdicts)]
     return out
