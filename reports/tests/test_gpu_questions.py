@@ -141,7 +141,8 @@ class GpuQuestionsTest(ProbeClaimsCase):
         self.assertTrue(any("allow_tf32 = True: the bits of the strict setting" in line
                             for line in card["no_effect_seen"]), card["no_effect_seen"])
         page = write_report(Path(self.tmp.name) / "page", report).read_text()
-        self.assertIn("makes <span class=\"mono\">mm f32 cuda</span> hold its bits across the batch size", page)
+        self.assertIn("for bitwise reproducibility across the batch size: set", page)
+        self.assertIn("which makes <span class=\"mono\">mm f32 cuda</span> hold its bits", page)
         self.assertIn('class="card-no-effect-seen"', page)
         self.assertIn("mm f32 cuda | no split-K", page)
         compiled = {line["check"]: line for line in grid["compile"]}

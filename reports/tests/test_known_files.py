@@ -23,8 +23,8 @@ from reports.tests.recorded import RecordedRuns
 
 ROOT = Path(__file__).resolve().parents[2]
 KNOWN = ROOT / "suites" / "known_findings.toml"
-TORCH_113 = "vm (avx512_core_bf16-2t-torch1.13.0a0)"
-TORCH_215 = "vm (avx512_core_bf16-2t-torch2.15.0_cu132)"
+TORCH_113 = "vm (amd-avx512_bf16-2t-torch1.13.0a0)"
+TORCH_215 = "vm (amd-avx512_bf16-2t-torch2.15.0_cu132)"
 
 
 def entry(claim: str, verdict: str, when: str, reason: str = "seen by the team") -> str:
