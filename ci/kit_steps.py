@@ -569,14 +569,23 @@ LEASE_S = (CALL_S, 240.0)
 WIDTH = 110  # predict's lines
 H100 = ROOT / "reports" / "tests" / "data" / "h100"
 H100_FIRST_RUN = ROOT / "ci" / "h100-first-run-seconds.json"
-PROPERTIES = ROOT / "suites" / "cpu" / "pytorch_test_properties.cmake"
+# PyTorch's probes' declarations: the build generates their tests' CMake
+# properties from it, and so does the plan (generators/probes.py).
+PROPERTIES = ROOT / "suites" / "probes" / "declared.toml"
 PROBES_BINARY = "pytorch_python_tests"  # the binary of the tests PROPERTIES names
 
 
 def _set_tests_properties(path: Path) -> list[tuple[list[str], str]]:
     """A CMake file's set_tests_properties calls: (the tests named, the
-    properties' text)."""
-    text = path.read_text() if path.exists() else ""
+    properties' text). Of probes' declarations (a .toml), the CMake the
+    build generates from them."""
+    if path.suffix == ".toml":
+        from generators.probes import cmake_properties
+        from inputs.probes import load_declared
+
+        text = cmake_properties(load_declared(path))
+    else:
+        text = path.read_text() if path.exists() else ""
     return [([n for _, n in re.findall(r"\[(=*)\[(.*?)\]\1\]", names)], props)
             for names, props in re.findall(r"set_tests_properties\((.*?)PROPERTIES(.*?)\)", text, re.S)]
 
@@ -618,7 +627,7 @@ def tier_tests(recorded: Path, manifest: list[dict[str, Any]] | None, label: str
     them (its ctest-tests.json, with their labels) but with the matrix cases
     of `manifest` in place of its own (its cases.json): the cases cut since
     left out, new ones added; and the tests CMake files label so that it did
-    not list (PyTorch's probes, suites/cpu/pytorch_test_properties.cmake)."""
+    not list (PyTorch's probes, suites/probes/declared.toml)."""
     listed = json.loads((recorded / "ctest-tests.json").read_text()).get("tests", [])
     own = {c["test"] for c in read_manifest(recorded / "cases.json")}
     keep = None if manifest is None else {c["test"] for c in manifest}
@@ -887,8 +896,9 @@ def main(argv: list[str] | None = None) -> int:
     pr.add_argument("--estimates", type=Path, nargs="*", default=[ESTIMATES] if ESTIMATES.exists() else [],
                     help="expected times of tests no run has timed, with their basis")
     pr.add_argument("--cmake", type=Path, nargs="*", default=[PROPERTIES],
-                    help="CMake files whose set_tests_properties label tests the recorded call did not list, and "
-                         "say which run alone (RUN_SERIAL), on how many processors and under which lock")
+                    help="CMake files whose set_tests_properties (or probe declarations, .toml, whose "
+                         "generated ones) label tests the recorded call did not list, and say which run alone "
+                         "(RUN_SERIAL), on how many processors and under which lock")
     pr.add_argument("--claims", type=Path, default=CLAIMS)
     pr.add_argument("--label", default="gpu")
     pr.add_argument("--exclude-label", default="selftest")

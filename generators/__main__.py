@@ -4,6 +4,8 @@
     python3 -m generators validate SPEC...           check specs, print a summary
     python3 -m generators list SPEC...               print every case: id, test, repro
     python3 -m generators tables --out FILE.h        the model layer tables as C++
+    python3 -m generators probes --inc FILE --cmake FILE DECLARED.toml
+                                                     PyTorch's probes' TEST lines and ctest properties
 
 Errors are one line, ``FILE:LINE: message``, with exit status 1.
 """
@@ -39,7 +41,22 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--max-cases", type=int, help=f"the most cases the specs may expand to (default {MAX_CASES})")
     p_tables = sub.add_parser("tables", help="write the model layer tables as a C++ header")
     p_tables.add_argument("--out", required=True, type=Path)
+    p_probes = sub.add_parser("probes", help="write the probes' TEST lines and ctest properties")
+    p_probes.add_argument("--inc", required=True, type=Path, help="the TEST lines, for the test file to include")
+    p_probes.add_argument("--cmake", required=True, type=Path, help="the tests' properties, for ctest")
+    p_probes.add_argument("declared", type=Path, help="the declarations (suites/probes/declared.toml)")
     args = parser.parse_args(argv)
+    if args.command == "probes":
+        from inputs.probes import load_declared
+
+        from .probes import write
+
+        try:
+            write(load_declared(args.declared), args.inc, args.cmake)
+        except SpecError as e:
+            print(str(e), file=sys.stderr)
+            return 1
+        return 0
     if args.command == "tables":
         from .tables import cxx_header
 

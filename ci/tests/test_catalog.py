@@ -10,6 +10,7 @@ from pathlib import Path
 
 from generators.expand import expand
 from inputs.flags import load_flags
+from inputs.probes import DECLARED, load_declared
 from generators.spec import load_spec
 from reports.catalog import load_catalog
 from reports.verdicts import _case_matches
@@ -19,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 class CatalogSelectorsTest(unittest.TestCase):
     """Every claim of the catalog addresses some test of the full (nightly)
-    default matrix or some TEST() of the suites, so a typo cannot hide behind
+    default matrix, some TEST() of the suites or a declared probe's test, so a typo cannot hide behind
     runs that build only part of the matrix."""
 
     def test_every_claim_selects_something(self) -> None:
@@ -31,6 +32,7 @@ class CatalogSelectorsTest(unittest.TestCase):
         for source in (ROOT / "suites").glob("*.cc"):
             for suite, name in re.findall(r"^TEST(?:_F)?\((\w+), (\w+)\)", source.read_text(), re.M):
                 names.add(f"{suite}.{name}")
+        names |= {p.full_name for p in load_declared(DECLARED)}  # the probes' tests, generated at build time
         for claim in load_catalog(ROOT / "suites" / "claims.toml"):
             if claim.rule == "out-of-scope":
                 continue

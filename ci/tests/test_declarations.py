@@ -1,21 +1,25 @@
 """Lists spelled in two places, pinned to each other: the fixtures of
 generators/fixtures.py against suites/fixtures.h, the TEST_Ps and CMake's
-test binaries and labels; the probes of suites/probes/torch_backends.py
-against the tests of suites/pytorch_python_test.cc; and inputs/repro.py's
+test binaries and labels; the probes of suites/probes/ against their
+declarations (suites/probes/declared.toml) and the claims' tests; and inputs/repro.py's
 split of a repro string against the C++ that owns it (bc_problem)."""
 
 from __future__ import annotations
 
 import ast
+import fnmatch
 import json
 import os
 import re
 import subprocess
 import unittest
+from dataclasses import replace
 from pathlib import Path
 
 from generators.fixtures import BINARIES, FIXTURES
+from inputs.probes import DECLARED, Probe, load_declared
 from inputs.repro import split_repro
+from reports.catalog import load_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,15 +74,81 @@ class FixturesTest(unittest.TestCase):
         self.assertEqual(_cmake_binaries()["gpu_tests"], ("determinism", "gpu", "cudnn"))
 
 
+def _own_probes(module: str) -> dict[str, str]:
+    """The keys of the PROBES dict a probe module writes itself (its
+    `**other.PROBES` aside), each with the name of the function it runs
+    where that function is defined or imported in the module ("" where
+    not), read without importing torch."""
+    tree = ast.parse((ROOT / "suites" / "probes" / f"{module}.py").read_text(encoding="utf-8"))
+    defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    defined |= {(a.asname or a.name).split(".")[0] for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))
+                for a in n.names}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "PROBES" for t in node.targets):
+            return {k.value: (v.id if isinstance(v, ast.Name) and v.id in defined else "")
+                    for k, v in zip(node.value.keys, node.value.values) if k is not None}
+    return {}
+
+
+def _undeclared(declared: list[Probe]) -> list[str]:
+    """What the declarations say that their modules do not: a probe its
+    module's PROBES lacks, or whose entry runs no function of the module."""
+    wrong = []
+    for p in declared:
+        own = _own_probes(p.module)
+        if p.name not in own:
+            wrong.append(f"{p.full_name}: {p.module}.py's PROBES has no {p.name}")
+        elif not own[p.name]:
+            wrong.append(f"{p.full_name}: {p.module}.py's PROBES runs no function of its own for {p.name}")
+    return wrong
+
+
+def _hand_written_tests() -> set[str]:
+    """The TorchPython tests suites/pytorch_python_test.cc writes itself
+    (those that run no declared probe)."""
+    text = (ROOT / "suites" / "pytorch_python_test.cc").read_text(encoding="utf-8")
+    return {f"TorchPython.{t}" for t in re.findall(r"^TEST\(TorchPython, (\w+)\)", text, re.MULTILINE)}
+
+
 class ProbesTest(unittest.TestCase):
-    def test_every_probe_has_its_test_and_every_test_its_probe(self) -> None:
-        tests = (ROOT / "suites" / "pytorch_python_test.cc").read_text(encoding="utf-8")
-        run = set(re.findall(r'RunTorchProbe\("(\w+)"\)', tests))
+    """PyTorch's probes are declared once (suites/probes/declared.toml): each
+    declaration names a probe its module runs, every probe is declared, and
+    every claim's TorchPython test is one."""
+
+    def setUp(self) -> None:
+        self.declared = load_declared(DECLARED)
+
+    def test_every_declared_probe_is_a_function_of_its_modules_probes(self) -> None:
+        self.assertEqual(_undeclared(self.declared), [])
+
+    def test_a_wrong_declaration_would_be_seen(self) -> None:
+        # The control: a name no module registers, and one in another module.
+        wrong = [replace(self.declared[0], name="no_such_probe"), replace(self.declared[0], module="settings")]
+        self.assertEqual(len(_undeclared(wrong)), 2, _undeclared(wrong))
+
+    def test_every_probe_is_declared_once(self) -> None:
+        run = {p.name for p in self.declared}
+        self.assertEqual(len(run), len(self.declared))
         # A probe run by a test of its own making (the guard's bare interpreter).
-        own = {name for name in re.findall(r'"(\w+)"', tests) if name in _probes()} - run
-        self.assertTrue(run, "no RunTorchProbe call found: the reading is broken")
-        self.assertEqual(run | own, _probes())
+        own = _probes() - run
         self.assertEqual(own, {"same_torch"})
+        self.assertIn('"same_torch"', (ROOT / "suites" / "pytorch_python_test.cc").read_text(encoding="utf-8"))
+
+    def test_the_test_file_runs_no_probe_but_the_declared_ones(self) -> None:
+        text = (ROOT / "suites" / "pytorch_python_test.cc").read_text(encoding="utf-8")
+        self.assertTrue('#include "pytorch_python_probes.inc"' in text, "the test file includes no generated tests")
+        self.assertEqual(re.findall(r'RunTorchProbe\("(\w+)"\)', text), [])
+        self.assertEqual(_hand_written_tests() & {p.full_name for p in self.declared}, set())
+
+    def test_every_claims_pytorch_test_is_declared(self) -> None:
+        tests = {p.full_name for p in self.declared} | _hand_written_tests()
+        named = [(c.id, pattern) for c in load_catalog(ROOT / "suites" / "claims.toml") for pattern in c.tests
+                 if pattern.startswith("TorchPython.")]
+        self.assertGreater(len(named), 40, "the reading of the claims is broken")
+        missing = [(cid, pattern) for cid, pattern in named if not fnmatch.filter(tests, pattern)]
+        self.assertEqual(missing, [])
+        # The control: a test no declaration names is seen.
+        self.assertEqual(fnmatch.filter(tests, "TorchPython.NoSuchProbe*"), [])
 
 
 class ReproTest(unittest.TestCase):

@@ -14,6 +14,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
+from inputs.probes import DECLARED, by_test, load_declared
 from reports.catalog import load_catalog
 from reports.evidence import read_evidence
 from reports.verdicts import judge_all
@@ -27,10 +28,8 @@ TORCH = "2.15.0+cu132"
 
 
 def probes() -> dict[str, str]:
-    """TorchPython test -> the probe it runs, from the test source."""
-    text = (ROOT / "suites" / "pytorch_python_test.cc").read_text()
-    return {f"TorchPython.{t}": p for t, p in
-            re.findall(r'^TEST\(TorchPython, (\w+)\) \{ RunTorchProbe\("(\w+)"\); \}', text, re.M)}
+    """TorchPython test -> the probe it runs, from the probes' declarations."""
+    return by_test(load_declared(DECLARED))
 
 
 def skip_reason(probe: str) -> str:

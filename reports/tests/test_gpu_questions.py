@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 import unittest
 from pathlib import Path
 
+from inputs.probes import DECLARED, load_declared
 from reports.evidence import read_evidence
 from reports.pipeline import Report
 from reports.render import write_report
 from reports.verdicts import judge_all
-from reports.tests.test_cudnn_claims import ProbeClaimsCase, environment, probes, samples, write
+from reports.tests.test_cudnn_claims import ProbeClaimsCase, environment, samples, write
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDED = json.loads((ROOT / "reports" / "tests" / "data" / "cuda_questions" / "cpu-torch-2.15.json").read_text())
@@ -35,11 +35,9 @@ GAINED = {"batch-invariant": "TorchPython.CudaBatchInvariance", "tf32-precision"
 
 def gpu_probes() -> dict[str, str]:
     """TorchPython test -> probe, for the probes cuda_questions.py registers
-    (its PROBES table) and compiled.py's CUDA plans."""
-    text = (ROOT / "suites" / "probes" / "cuda_questions.py").read_text()
-    table = text[text.index("\nPROBES = {"):]
-    names = set(re.findall(r'^    "(\w+)": \w+,$', table[:table.index("\n}")], re.M))
-    return {t: p for t, p in probes().items() if p in names or p.startswith("compiled_cuda_")}
+    (its PROBES table, as declared) and compiled.py's CUDA plans."""
+    return {p.full_name: p.name for p in load_declared(DECLARED)
+            if p.module == "cuda_questions" or p.name.startswith("compiled_cuda_")}
 
 
 def skip_reason(probe: str) -> str:
@@ -187,8 +185,7 @@ class GpuQuestionsTest(ProbeClaimsCase):
         self.assertEqual(cudnn["verdict"], "supported")
 
     def test_every_new_test_is_in_the_gpu_tier(self) -> None:
-        text = (ROOT / "suites" / "cpu" / "pytorch_test_properties.cmake").read_text()
-        listed = set(re.findall(r"\[==\[(TorchPython\.\w+)\]==\]", text))
+        listed = {p.full_name for p in load_declared(DECLARED) if p.device == "gpu"}
         for test in self.probes:
             self.assertIn(test, listed, test)
 

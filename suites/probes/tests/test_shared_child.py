@@ -4,12 +4,11 @@ shared_child.py), with plain Python servers in place of torch_backends.py
 once even when two ask at once; one that dies while it answers leaves the
 test the harness's error with its last words; one that cannot start leaves
 the probe to its own interpreter; an idle one exits. And the group of
-cuda_questions.SHARED_CHILD is the one its tests' RESOURCE_LOCK names."""
+cuda_questions.SHARED_CHILD is the one its tests' declared lock names."""
 
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 import tempfile
@@ -21,8 +20,10 @@ from pathlib import Path
 PROBES = Path(__file__).resolve().parents[1]
 ROOT = PROBES.parents[1]
 sys.path.insert(0, str(PROBES))
+sys.path.insert(1, str(ROOT))
 import cuda_questions  # noqa: E402
 import shared_child  # noqa: E402
+from inputs.probes import DECLARED, load_declared  # noqa: E402
 
 # A stand-in for torch_backends.py --serve DIR GROUP: answers each probe
 # with its own pid; "dies" ends the process while it answers.
@@ -103,20 +104,13 @@ class SharedChildTest(unittest.TestCase):
 
 class SharedGroupTest(unittest.TestCase):
     def test_the_group_is_its_tests_lock_and_names_untimed_probes_only(self) -> None:
-        tests = {t: p for t, p in re.findall(r'^TEST\(TorchPython, (\w+)\) \{ RunTorchProbe\("(\w+)"\); \}',
-                                             (ROOT / "suites" / "pytorch_python_test.cc").read_text(), re.M)}
-        cmake = (ROOT / "suites" / "cpu" / "pytorch_test_properties.cmake").read_text()
+        declared = load_declared(DECLARED)
         for group, probes in cuda_questions.SHARED_CHILD.items():
-            calls = [names for names, props in re.findall(r"set_tests_properties\((.*?)PROPERTIES(.*?)\)", cmake, re.S)
-                     if re.search(rf"RESOURCE_LOCK\s+{re.escape(group)}\b", props)]
-            locked = {tests[n] for c in calls for n in re.findall(r"\[==\[TorchPython\.(\w+)\]==\]", c)}
+            locked = {p.name for p in declared if p.lock == group}
             self.assertEqual(locked, set(probes), group)
             self.assertTrue(set(probes) <= set(cuda_questions.PROBES), group)
-            timed = [names for names, props in re.findall(r"set_tests_properties\((.*?)PROPERTIES(.*?)\)", cmake, re.S)
-                     if "RUN_SERIAL TRUE" in props]
-            serial = {tests[n] for c in timed for n in re.findall(r"\[==\[TorchPython\.(\w+)\]==\]", c)}
+            serial = {p.name for p in declared if p.serial}
             self.assertEqual(set(probes) & serial, set(), "a probe that times the device keeps its own interpreter")
-
 
 if __name__ == "__main__":
     unittest.main()
