@@ -120,7 +120,8 @@ class ThisMachineTest(unittest.TestCase):
         """With this interpreter (the build's Python, without torch on a
         machine that keeps the tests torch-free): a line for each need not
         met, PyTorch's own not checked where it cannot be imported, and on
-        a machine without an NVIDIA driver the driver missing."""
+        a machine without an NVIDIA driver the driver missing (not checked
+        where the torch is a build without CUDA)."""
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "preflight.json"
             r = subprocess.run([sys.executable, str(PROBES / "preflight.py"), "--out", str(out)], capture_output=True,
@@ -136,13 +137,17 @@ class ThisMachineTest(unittest.TestCase):
             self.assertEqual(line, f"pre-flight: {x['state']}: {need} ({preflight.NEEDS[need]}): {x['why']}")
         self.assertEqual(findings["needs"]["temp"]["state"], preflight.MET)
         try:
-            import torch  # noqa: F401
+            import torch
         except ImportError:
             for need in ("device", "driver", "cudnn-log"):
                 self.assertEqual(findings["needs"][need]["state"], preflight.NOT_CHECKED)
                 self.assertIn(f"{sys.executable} cannot import torch", findings["needs"][need]["why"])
             return
-        if shutil.which("nvidia-smi") is None:
+        if torch.version.cuda is None:  # a build without CUDA (Debian's 1.13): no runtime to hold a driver to
+            self.assertEqual(findings["needs"]["device"]["state"], preflight.MISSING)
+            self.assertEqual(findings["needs"]["driver"]["state"], preflight.NOT_CHECKED)
+            self.assertIn("a build without CUDA", findings["needs"]["driver"]["why"])
+        elif shutil.which("nvidia-smi") is None:
             self.assertEqual(findings["needs"]["driver"]["state"], preflight.MISSING)
             self.assertIn("no NVIDIA driver here (nvidia-smi not found)", findings["needs"]["driver"]["why"])
 
