@@ -906,7 +906,11 @@ class RecordedEvidenceTest(unittest.TestCase):
 
     def test_a_refuted_guarantee_fails_the_run(self) -> None:
         run = self.altered('"outcome":"passed","schema":1,"test":"Cpu/', '"outcome":"failed","schema":1,"test":"Cpu/')
-        self.assertEqual(judge_all([self.det], [], read_evidence([run]))[0].verdict, "refuted")
+        refuted = judge_all([self.det], [], read_evidence([run]))[0]
+        self.assertEqual(refuted.verdict, "refuted")
+        # The facts did not hold; "failed" is the tests' own word, which each fact keeps.
+        self.assertIn("fact(s) did not hold, e.g. Cpu/", refuted.reason)
+        self.assertEqual({f.test_outcome for f in refuted.facts if f.outcome == "failed"}, {"failed"})
         t = Path(self.tmp.name)
         (t / "claims.toml").write_text('[[claim]]\nid = "det"\nstatement = "s"\nsource = "s"\nkind = "guarantee"\n'
                                        'about = "any"\n[claim.evidence]\nrule = "fact"\nsystem = "any"\ntests = ["Cpu/Determinism.*"]\n')
@@ -1018,7 +1022,8 @@ class TrustTest(unittest.TestCase):
         self.assertIn("control missed", control.reason)
         det = judge_all([claim(tests=["Cpu/Determinism.*"])], [], ev)[0]
         self.assertEqual(det.verdict, "inconclusive", det.reason)
-        self.assertIn("control missed: CpuControl/", det.reason)
+        self.assertIn("control missed: ", det.reason)
+        self.assertIn("(CpuControl/", det.reason, "the control named after what it saw")
         # Without the miss, the same evidence decides.
         fresh = read_evidence([self.DATA])
         self.assertEqual(judge_all([claim(tests=["CpuControl/*"])], [], fresh)[0].verdict, "supported")
