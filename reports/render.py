@@ -196,7 +196,8 @@ def _claim_json(v: Verdict, report: Report) -> dict[str, Any]:
         "line": said.line, "grid_line": cut(said.line, GRID_CHARS), "line_named": said.named,
         "platform_lines": {p: r.line for p, r in readings.items()},
         "named": {p: r.named for p, r in readings.items()},
-        "rows": _rows(v, {p: r.line for p, r in readings.items()}, known),
+        "rows": _rows(v, {p: r.line for p, r in readings.items()}, known) or [
+            {"platforms": [], "verdict": v.verdict, "line": said.line, "known": None}],  # evidence of no named platform
         # the platform the claim's line and evidence are of (its gravest)
         "gravest_platform": next((p for p, pv in v.platforms.items() if pv is shown), ""),
         "facts": [_fact_json(f, v, said.line, report.evidence) for f in v.facts],

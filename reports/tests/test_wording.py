@@ -117,6 +117,13 @@ class ReasonLineTest(unittest.TestCase):
             c["platform_lines"][p] = OLD_RULE.replace("/…/", "/home/ci/.cache/backendcheck/torch-2.15.0/bin/")
         self.assertTrue([p for p in wording.problems(data) if "shows the interpreter's path" in p])
 
+    def test_evidence_of_no_named_platform_keeps_its_line_in_the_section(self) -> None:
+        from reports.tests.test_reports import claim, evidence
+        ev = evidence(**{"T.a": "failed", "T.b": "passed"})
+        c = to_json(Report.of(judge_all([claim()], [], ev), [], ev))["claims"][0]
+        self.assertEqual(c["rows"], [{"platforms": [], "verdict": "refuted", "line": c["line"], "known": None}])
+        self.assertEqual(c["line"], "T.a said failed, 1 of 2 tests refutes the claim")
+
     def held_to_the_checks(self, data: dict) -> int:
         """The browser's checks of the reason lines, on report.json's own
         lines: fact first in the grid, a refutation naming what differed, no
