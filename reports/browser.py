@@ -6,7 +6,11 @@ in the row of every claim with a verdict other than not evaluated, the
 "What to set on this stack" card of every platform with every line of
 report.json and every link to a claim that exists, the model's
 disagreements grouped in classes that hold every one of them, no script
-injected by a string of the evidence. The top of the page, as it loads in a
+injected by a string of the evidence. The reasons, as a reader meets them:
+each line of the grid says its fact first (no path or test name before it,
+no count of what ran to open it), the line of every refuted or unexpected
+verdict names what differed, no claim's section says a sentence twice, and
+with every fold open the page does not scroll sideways. The top of the page, as it loads in a
 TOP_WINDOW viewport, must show the summary, the card and the claims grid's
 first three rows, with no raw evidence (the differences between versions, the
 documented list, the model's cases, the case table) above the grid; the
@@ -119,8 +123,102 @@ def check(report_dir: Path, screenshot: Path | None) -> list[str]:
             select.select_by_value("")
         if visible() != [c["id"] for c in claims]:
             failures.append("clearing the filters does not show every claim again")
+        failures += _reasons(driver, data)  # last: it opens every fold
     finally:
         driver.quit()
+    return failures
+
+
+def reasons(report_dir: Path) -> list[str]:
+    """Only the checks of the reason lines, the claims' sections and the
+    page's width (see _reasons)."""
+    data = json.loads((report_dir / "report.json").read_text(encoding="utf-8"))
+    driver = _driver()
+    try:
+        driver.get((report_dir / "index.html").resolve().as_uri())
+        return _reasons(driver, data)
+    finally:
+        driver.quit()
+
+
+# Each text unit of a claim's section, with its place: the cells of one
+# table column share a place, and so do the items of one list (a row each);
+# any other element is a place of its own. Nested units are taken out of
+# the text of the unit that holds them.
+_UNITS = """
+const out = {};
+for (const section of document.querySelectorAll('div.claim')) {
+  const tables = Array.from(section.querySelectorAll('table')), lists = Array.from(section.querySelectorAll('ul'));
+  out[section.id] = Array.from(section.querySelectorAll('p, li, td, th, summary, h3')).map((el, i) => {
+    const clone = el.cloneNode(true);
+    clone.querySelectorAll('p, li, td, th, summary, ul, table, details, svg').forEach(x => x.remove());
+    const place = (el.tagName === 'TD' || el.tagName === 'TH') ? 'table ' + tables.indexOf(el.closest('table')) +
+                  ' column ' + el.cellIndex : el.tagName === 'LI' ? 'list ' + lists.indexOf(el.parentElement) :
+                  el.tagName.toLowerCase() + ' ' + i;
+    return [place, clone.textContent];
+  });
+}
+return out;"""
+
+
+# The claims grid's lines and each section's platform lines, as shown.
+_LINES = """
+const grid = {}, rows = {};
+for (const r of document.querySelectorAll('tr.claim-row'))
+  grid[r.dataset.claim] = r.querySelector('td.observation').textContent.trim();
+for (const li of document.querySelectorAll('div.claim li.claim-platform')) {
+  const id = li.closest('div.claim').id.replace(/^claim-/, '');
+  for (const p of JSON.parse(li.dataset.platforms || '[]'))
+    (rows[id] = rows[id] || {})[p] = li.querySelector('.reason-line').textContent.replace(/\\s+/g, ' ').trim();
+}
+return [grid, rows];"""
+
+
+def _reasons(driver, data: dict) -> list[str]:
+    """The reasons as a reader meets them: every line of the claims grid says
+    its fact first (no path or test name before it, no count of what ran to
+    open it); the line of every refuted or unexpected verdict names what
+    differed (in its claim's section, whole; in the grid, cut, the first of
+    it); no sentence is said twice in a claim's section; and, every fold
+    open, the page does not scroll sideways in its TOP_WINDOW width."""
+    failures = []
+    grid, rows = driver.execute_script(_LINES)
+    for c in data["claims"]:
+        shown = grid.get(c["id"])
+        if shown is None:
+            continue
+        gravest = c.get("gravest_platform", "")
+        why = wording.fact_first(shown, c.get("line_named", []), [f["test"] for f in c["facts"]])
+        if why:
+            failures.append(f"claim {c['id']}: its grid line {why}")
+        for p, verdict in c["platforms"].items():
+            known = (c.get("known") or {}).get(p) or {}
+            if verdict != Ruling.REFUTED and known.get("status") != "unexpected":
+                continue
+            line = rows.get(c["id"], {}).get(p)
+            if line is None:
+                failures.append(f"claim {c['id']}: its section has no line for {p}")
+                continue
+            why = wording.names_what_differed(line, c["named"].get(p, []), whole=True)
+            if not why and p == gravest:
+                why = wording.names_what_differed(shown, c["named"].get(p, []), whole=False)
+            if why:
+                failures.append(f"claim {c['id']} on {p} ({verdict}{', ' + known['status'] if known else ''}): "
+                                f"its line {why}")
+    for section, units in driver.execute_script(_UNITS).items():
+        for sentence in wording.repeated([(place, text) for place, text in units]):
+            failures.append(f"{section}: says twice {sentence[:120]!r}")
+    driver.execute_script("document.querySelectorAll('details').forEach(d => { d.open = true; });")
+    wide = driver.execute_script("""
+        const width = document.documentElement.clientWidth;
+        const out = e => e.getBoundingClientRect().right > width + 1;
+        const over = Array.from(document.querySelectorAll('body *')).filter(e => out(e) && !out(e.parentElement));
+        return [document.documentElement.scrollWidth, width,
+                over.slice(0, 3).map(e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
+                                          (e.className ? '.' + e.className : ''))];""")
+    if wide[0] > wide[1]:
+        failures.append(f"the page scrolls sideways at {TOP_WINDOW[0]}px: {wide[0]}px wide in {wide[1]}px "
+                        f"({', '.join(wide[2]) or 'the page itself'})")
     return failures
 
 

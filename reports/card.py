@@ -25,6 +25,7 @@ import statistics
 from typing import Any
 
 from .catalog import CARD_GOALS
+from .observe import cut, line
 from .reasons import reason_group
 from .ruling import Ruling, gravest
 from .verdicts import Verdict, magnitude_text
@@ -98,7 +99,7 @@ def _cost(cost_id: str, by_id: dict[str, Verdict], platform: str) -> dict[str, A
     pv = by_id[cost_id].on(platform)  # the catalog's loader checked that it exists
     t = timing(pv, faster=False) if pv.verdict != Ruling.NOT_EVALUATED else None
     if t is None:
-        why = reason_group(pv.reason) if pv.verdict == Ruling.NOT_EVALUATED else f"{pv.verdict}: {pv.reason[:160]}"
+        why = reason_group(pv.reason) if pv.verdict == Ruling.NOT_EVALUATED else f"{pv.verdict}: {cut(line(pv), 160)}"
         return {"claim": cost_id, "verdict": pv.verdict, "text": f"not measured here ({why})"}
     return {"claim": cost_id, "verdict": pv.verdict, "text": timing_text(t), "timing": t}
 
@@ -110,7 +111,7 @@ def _error(error_id: str, by_id: dict[str, Verdict], platform: str) -> dict[str,
     runs = [r for f in pv.facts for rec in f.records for c in rec.get("checks", [])
             for r in ((c.get("observed") or {}).get("runs") or {}).values() if isinstance(r, dict) and "error" in r]
     if not runs:
-        why = reason_group(pv.reason) if pv.verdict == Ruling.NOT_EVALUATED else f"{pv.verdict}: {pv.reason[:160]}"
+        why = reason_group(pv.reason) if pv.verdict == Ruling.NOT_EVALUATED else f"{pv.verdict}: {cut(line(pv), 160)}"
         return {"claim": error_id, "verdict": pv.verdict, "text": f"not measured here ({why})"}
     text = "; ".join(f"{r['setting']}='{r['precision']}': error against fp64 {r['error'][r['precision']]:.3g} "
                      f"(fp32 {r['error']['none']:.3g}, bound {r['bound']:.3g})" for r in runs)

@@ -70,7 +70,7 @@ def _cut(value: Any) -> str:
     return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "…"
 
 
-def _repro(env: dict[str, Any], test: str, record: dict[str, Any] | None) -> str:
+def repro(env: dict[str, Any], test: str, record: dict[str, Any] | None) -> str:
     """A command that shows this side again: the case's own repro on that
     torch, or the one test through ctest in that torch's build."""
     torch = env.get("torch")
@@ -99,7 +99,7 @@ def _outcome(ev: Evidence, test: str) -> str:
 
 def _side(version: str, shown: Any, env: dict[str, Any], test: str, record: dict[str, Any] | None) -> dict[str, Any]:
     where = (record or {}).get("where", "")
-    return {"torch": version, "observed": _cut(shown), "repro": _repro(env, test, record),
+    return {"torch": version, "observed": _cut(shown), "repro": repro(env, test, record),
             "evidence": [test + (f" ({where})" if where else "")]}
 
 

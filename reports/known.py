@@ -387,7 +387,7 @@ def judge(findings: list[Finding], verdicts: list[Verdict], evidence: Evidence, 
                     held.append(Held(v.claim.id, platform, v.claim.kind, pv.verdict, "not seen", finding.verdicts,
                                      finding, f"{pv.verdict} here: {pv.reason[:200]}", overrides=overrides))
                 continue
-            said = _first(pv.reason)
+            said = one_line(pv.reason)
             if finding is not None and pv.verdict in finding.verdicts:
                 held.append(Held(v.claim.id, platform, v.claim.kind, pv.verdict, "known", finding.verdicts, finding,
                                  f"{pv.verdict}, known since {finding.first_seen}: {finding.reason} ({finding.where}"
@@ -428,7 +428,7 @@ def _deciding(applies: list[Finding], claim: str, platform: str) -> tuple[Findin
     return decides, tuple(f.where for f in applies if f.file != decides.file and f.verdicts != decides.verdicts)
 
 
-def _first(reason: str, most: int = 300) -> str:
+def one_line(reason: str, most: int = 300) -> str:
     """The platform's own reason, on one line of at most `most` characters,
     cut after a whole word."""
     line = " ".join(reason.split())

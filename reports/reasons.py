@@ -31,3 +31,13 @@ def reason_group(reason: str) -> str:
             return line
     first = re.split(r"[;:(]", reason, maxsplit=1)[0].strip()
     return f"not evaluated: {first[:100]}" if first else "not evaluated, no reason given"
+
+
+def needs(reason: str) -> str:
+    """What one claim not evaluated for `reason` needs, as its line leads
+    with it ("needs a CUDA device"): its group's words, where the group is a
+    need the reason does not state first itself; "" otherwise."""
+    group = reason_group(reason)
+    if not group.startswith("need ") or reason.startswith("needs "):
+        return ""
+    return "needs " + group.removeprefix("need ")

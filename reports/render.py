@@ -19,15 +19,19 @@ from inputs.engines import harness_system
 
 from .plots import interval_plot, roofline_plot, strip_plot
 from .evidence import Evidence, ctest_outcome, platform_of, torch_of
-from .observe import sentence
+from .observe import bearing, cut, gravest, message, reading
 from .pipeline import Report
 from .ruling import VERDICTS, Ruling
 from .verdicts import Fact, Verdict
 from .invariance import LEVELS
-from .changes import grouped
+from .known import one_line
+from .changes import grouped, repro as run_again
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 REPORT_SCHEMA = 1
+# A reason line as the claims grid shows it, cut at a word; the cell's title
+# and the claim's section hold it whole.
+GRID_CHARS = 160
 
 
 def _finite(value: Any) -> Any:
@@ -86,11 +90,19 @@ def repro_command(repro: str) -> str:
     return "./backendcheck run --case " + shlex.quote(repro) if repro else ""
 
 
-def _fact_json(f: Fact) -> dict[str, Any]:
+def _fact_json(f: Fact, v: Verdict, said: str = "", evidence: Evidence | None = None) -> dict[str, Any]:
+    """One test of a claim's evidence, with the command that runs it again
+    on its platform's torch. `said`: the claim's reason line; the test's
+    message is shown ("shown") only where it says more than that."""
     last = f.records[-1] if f.records else {}
     repro = (f.case or {}).get("repro", "") or str(last.get("repro", ""))
-    return {"test": f.test, "outcome": f.outcome, "message": f.message, "mistrusted": f.mistrusted, "mistrust": f.mistrust,
-            "repro": repro, "command": repro_command(repro), "figures": _finite(f.figures),
+    env = (evidence.platform_env.get(str(last.get("platform", ""))) if evidence is not None else None)
+    command = run_again(env, f.test, last or None) if env else repro_command(repro)
+    own = message(f)
+    return {"test": f.test, "outcome": f.outcome, "message": f.message, "mistrusted": f.mistrusted,
+            "mistrust": f.mistrust, "test_outcome": f.test_outcome or f.outcome, "bearing": bearing(f, v.claim.rule, v.claim.polarity),
+            "shown": own if own not in said else "",
+            "repro": repro, "command": command, "figures": _finite(f.figures),
             "device": (f.case or {}).get("axes", {}).get("device", last.get("device", "")),
             "engine": last.get("engine", ""), "algorithm": last.get("algorithm", ""),
             "implementation": last.get("implementation", ""), "digest": last.get("digest", ""),
@@ -113,9 +125,94 @@ def _system_version(system: str, evidence: Evidence) -> str:
     return f"{system} {', '.join(versions)}" if versions else system
 
 
+def _groups(facts: list[Fact]) -> dict[str, dict[str, list[str]]]:
+    """The computations an across claim compared, each once (several of its
+    tests share one)."""
+    return {key: sides for f in facts for key, sides in (f.figures.get("groups") or {}).items()}
+
+
+def _once_each(said: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """(platform, what is said there) pairs as one entry per distinct thing
+    said, with the platforms it is said for: each said once."""
+    out: list[dict[str, Any]] = []
+    for platform, entry in said:
+        same = next((o for o in out if {k: o[k] for k in entry} == entry), None)
+        if same is None:
+            out.append({**entry, "platforms": [platform]})
+        else:
+            same["platforms"].append(platform)
+    return out
+
+
+def _settings(claim_id: str, cards: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the cards say to set for this claim, with its cost."""
+    return _once_each([(platform, {"setting": x["setting"], "says": x["says"], "goal": x["goal"],
+                                   "cost": [{"claim": c["claim"], "text": c["text"]} for c in x["cost"]],
+                                   "error": [{"claim": c["claim"], "text": c["text"]} for c in x.get("error", [])]})
+                       for platform, card in cards.items() for section in card.get("sections", [])
+                       for x in section["lines"] if any(c["id"] == claim_id for c in x["claims"])])
+
+
+def _known_json(h: Any, pv: Verdict) -> dict[str, Any]:
+    """A claim's standing against the known findings on one platform; its
+    "said" is why without the verdict's reason, which the reason line says."""
+    out = h.as_json()
+    tail = ": " + one_line(pv.reason)
+    out["said"] = h.why[:-len(tail)] if h.why.endswith(tail) else h.why
+    return out
+
+
+def _unexpected(h: Any, pv: Verdict) -> str:
+    """An unexpected verdict as the page lists it: what was expected, then
+    the fact first."""
+    return f"{h.claim} on {h.platform}: {_known_json(h, pv)['said']}: {reading(pv).line}"
+
+
+def _rows(v: Verdict, lines: dict[str, str], known: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The claim on each platform, as its section lists it: platforms with
+    the same verdict, line and standing against the known findings share
+    one row."""
+    standing = {p: {k: x for k, x in kh.items() if k != "platform"} for p, kh in known.items()}
+    return _once_each([(p, {"verdict": pv.verdict, "line": lines[p], "known": standing.get(p)})
+                       for p, pv in v.platforms.items()])
+
+
+def _claim_json(v: Verdict, report: Report) -> dict[str, Any]:
+    readings = {p: reading(pv) for p, pv in v.platforms.items()}
+    said = reading(v)
+    known = {h.platform: _known_json(h, v.on(h.platform)) for h in report.held if h.claim == v.claim.id}
+    shown = gravest(v)
+    return {
+        "id": v.claim.id, "statement": v.claim.statement, "source": v.claim.source, "kind": v.claim.kind,
+        "scope": v.claim.scope, "devices": _devices(v), "rule": v.claim.rule, "verdict": v.verdict,
+        "reason": v.reason, "about": v.claim.about, "evidence_system": v.claim.system,
+        "decided_by": _system_version(v.decided_by, report.evidence),
+        "prediction": None if v.prediction is None else {
+            "system": v.prediction.claim.system, "verdict": v.prediction.verdict, "reason": v.prediction.reason,
+            "line": reading(v.prediction).line},
+        "platforms": {p: pv.verdict for p, pv in v.platforms.items()},
+        "platform_reasons": {p: pv.reason for p, pv in v.platforms.items()},
+        # The reason line, fact first (reports/observe.py): the claim's (its
+        # gravest platform's), each platform's, and what each one names.
+        "line": said.line, "grid_line": cut(said.line, GRID_CHARS), "line_named": said.named,
+        "platform_lines": {p: r.line for p, r in readings.items()},
+        "named": {p: r.named for p, r in readings.items()},
+        "rows": _rows(v, {p: r.line for p, r in readings.items()}, known) or [
+            {"platforms": [], "verdict": v.verdict, "line": said.line, "known": None}],  # evidence of no named platform
+        # the platform the claim's line and evidence are of (its gravest)
+        "gravest_platform": next((p for p, pv in v.platforms.items() if pv is shown), ""),
+        "facts": [_fact_json(f, v, said.line, report.evidence) for f in v.facts],
+        "groups": _groups(v.facts),
+        "observations": v.observations,
+        "settings": _settings(v.claim.id, report.cards),
+        "known": known,
+    }
+
+
 def to_json(report: Report) -> dict[str, Any]:
     """report.json: the Report, as data."""
     verdicts, evidence, baseline = report.verdicts, report.evidence, report.baseline
+    by_id = {v.claim.id: v for v in verdicts}
     platforms = {name: {"signature": platform_of(env)[1], "machine": env.get("machine", ""), "torch": torch_of(env)}
                  for name, env in evidence.platform_env.items()}
     since = []
@@ -135,21 +232,7 @@ def to_json(report: Report) -> dict[str, Any]:
         "summary": dict(Counter(v.verdict for v in verdicts)),
         "card": report.cards,
         "coverage": report.coverage,
-        "claims": [{
-            "id": v.claim.id, "statement": v.claim.statement, "source": v.claim.source, "kind": v.claim.kind,
-            "scope": v.claim.scope, "devices": _devices(v), "rule": v.claim.rule, "verdict": v.verdict,
-            "reason": v.reason, "about": v.claim.about, "evidence_system": v.claim.system,
-            "decided_by": _system_version(v.decided_by, evidence),
-            "prediction": None if v.prediction is None else {
-                "system": v.prediction.claim.system, "verdict": v.prediction.verdict, "reason": v.prediction.reason},
-            "platforms": {p: pv.verdict for p, pv in v.platforms.items()},
-            "platform_reasons": {p: pv.reason for p, pv in v.platforms.items()},
-            "observation": sentence(v),
-            "platform_observations": {p: sentence(pv) for p, pv in v.platforms.items()},
-            "facts": [_fact_json(f) for f in v.facts],
-            "observations": v.observations,
-            "known": {h.platform: h.as_json() for h in report.held if h.claim == v.claim.id},
-        } for v in verdicts],
+        "claims": [_claim_json(v, report) for v in verdicts],
         "cases": _case_rows(report.manifest, evidence),
         "conformance": report.conformance,
         "benchmarks": evidence.benchmarks,
@@ -157,7 +240,8 @@ def to_json(report: Report) -> dict[str, Any]:
         "baseline": None if baseline is None else {
             "generated": next((b.get("generated", "") for b in baseline.values()), ""), "changed": since},
         "known": {"held": [h.as_json() for h in report.held],
-                  "unexpected": [h.line() for h in report.unexpected], "strict": report.strict},
+                  "unexpected": [h.line() for h in report.unexpected], "strict": report.strict,
+                  "unexpected_lines": [_unexpected(h, by_id[h.claim].on(h.platform)) for h in report.unexpected]},
         "changes": report.between,
         "changes_grouped": grouped(report.between),
         "installs": report.installs,
@@ -170,8 +254,13 @@ def to_json(report: Report) -> dict[str, Any]:
 
 def write_report(out: Path, report: Report) -> Path:
     """report.json and the page, index.html, whose path it returns."""
+    return write_page(out, to_json(report))
+
+
+def write_page(out: Path, data: dict[str, Any]) -> Path:
+    """report.json and index.html of the report's data (to_json), the page's
+    path returned."""
     out.mkdir(parents=True, exist_ok=True)
-    data = to_json(report)
     _atomic_write(out / "report.json", json.dumps(data, indent=1, sort_keys=True) + "\n")
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
@@ -196,20 +285,21 @@ def write_junit(path: Path, report: Report) -> None:
                                  name=f"{v.claim.id}" + (f" [{platform}]" if platform else ""))
             counts["tests"] += 1
             h = held.get((platform, v.claim.id))
+            said = reading(pv).line  # the fact first, as the page's grid says it
             if h is not None and h.status == "unexpected":
                 ET.SubElement(case, "failure", message=h.why)
                 counts["failures"] += 1
             elif report.strict and v.claim.kind == "guarantee" and pv.verdict == Ruling.REFUTED:
-                ET.SubElement(case, "failure", message=f"refuted guarantee (--strict): {pv.reason}")
+                ET.SubElement(case, "failure", message=f"refuted guarantee (--strict): {said}")
                 counts["failures"] += 1
             elif pv.verdict == Ruling.ERROR:
-                ET.SubElement(case, "error", message=pv.reason)
+                ET.SubElement(case, "error", message=said)
                 counts["errors"] += 1
             elif pv.verdict == Ruling.NOT_EVALUATED:
-                ET.SubElement(case, "skipped", message=pv.reason)
+                ET.SubElement(case, "skipped", message=said)
                 counts["skipped"] += 1
             ET.SubElement(case, "system-out").text = (h.why if h is not None and h.status == "known"
-                                                      else f"{pv.verdict}: {pv.reason}")
+                                                      else f"{pv.verdict}: {said}")
     for key in ("tests", "failures", "errors", "skipped"):
         suite.set(key, str(counts[key]))
     ET.indent(suite)

@@ -15,6 +15,7 @@ from .evidence import torch_of
 from .ruling import VERDICTS, Ruling
 from .verdicts import Verdict, refuted_guarantees
 from .changes import grouped
+from .observe import line
 from .reasons import reason_group
 
 if TYPE_CHECKING:
@@ -113,5 +114,5 @@ def alarms(report: Report) -> list[str]:
         out.append(h.line())
         out += h.suggested.splitlines()
     if report.strict:
-        out += [f"REFUTED GUARANTEE {v.claim.id} (--strict): {v.reason}" for v in refuted_guarantees(report.verdicts)]
+        out += [f"REFUTED GUARANTEE {v.claim.id} (--strict): {line(v)}" for v in refuted_guarantees(report.verdicts)]
     return out

@@ -70,13 +70,16 @@ from .statistics import LEVEL, LOAD_LIMIT, MANY_RULE, MARGIN, decide_band, decid
 @dataclass
 class Fact:
     test: str
-    outcome: str  # passed, failed, skipped, crashed, not run
+    outcome: str  # passed, failed (the fact did not hold), skipped, crashed, not run
     message: str = ""
     mistrusted: bool = False
     mistrust: str = ""  # why it is mistrusted
     case: dict[str, Any] | None = None   # manifest entry
     records: list[dict[str, Any]] = field(default_factory=list)  # evidence "case" records
     figures: dict[str, Any] = field(default_factory=dict)  # what a ratio or distribution rule computed
+    # The test's own result (passed, failed, ...), which a fact that did not
+    # hold need not share: a probe passes once it has recorded its finding.
+    test_outcome: str = ""
 
 
 @dataclass
@@ -121,13 +124,13 @@ def select_tests(tests: list[str], cases: dict[str, Any], manifest: list[dict[st
 
 
 def missed_controls(evidence: Evidence) -> dict[str, str]:
-    """device -> what its first missed positive control said (test: detail)."""
+    """device -> what its first missed positive control said, then its test."""
     missed: dict[str, str] = {}
     for test, records in sorted(evidence.cases.items()):
         for r in records:
             for c in r.get("checks", []):
                 if c.get("name") == "bitwise" and c.get("outcome") == "missed":
-                    missed.setdefault(str(r.get("device", "")), f"{test}: {c.get('detail', '')}")
+                    missed.setdefault(str(r.get("device", "")), f"{c.get('detail', '')} ({test})")
     return missed
 
 
@@ -171,9 +174,10 @@ def fact_for(test: str, manifest_by_test: dict[str, dict[str, Any]], evidence: E
     # this version lacks) is an error of the harness, whatever the test's
     # outcome: it decides nothing about the system.
     errors = [c for r in records for c in r.get("checks", []) if c.get("outcome") == "error"]
+    ran = outcome
     if errors:
         return Fact(test, "error", str(errors[0].get("detail", "")), bool(mistrust), mistrust,
-                    manifest_by_test.get(test), records)
+                    manifest_by_test.get(test), records, test_outcome=ran)
     # A finding is not a failure of the test that observed it: a probe of
     # the system under test passes once it has recorded what it saw, and
     # the check it recorded is the fact.
@@ -193,7 +197,8 @@ def fact_for(test: str, manifest_by_test: dict[str, dict[str, Any]], evidence: E
             failed = [c for c in found if c.get("outcome") != "passed"]
             outcome = "failed" if failed else "passed"
             message = (failed or found)[0].get("detail", "")
-    return Fact(test, outcome, message, bool(mistrust), mistrust, manifest_by_test.get(test), records)
+    return Fact(test, outcome, message, bool(mistrust), mistrust, manifest_by_test.get(test), records,
+                test_outcome=ran)
 
 
 def _facts(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) -> list[Fact]:
@@ -218,8 +223,8 @@ def _judge_facts(claim: Claim, facts: list[Fact]) -> Verdict:
                                        f"{crashed[0].test}" + (f": {first[0]}" if first else ""), facts)
     if failed:
         first = failed[0].message.strip().splitlines()
-        return Verdict(claim, breaks, f"{len(failed)} of {len(facts)} fact(s) failed, e.g. {failed[0].test}: "
-                                      f"{first[0] if first else 'failed'}", facts)
+        return Verdict(claim, breaks, f"{len(failed)} of {len(facts)} fact(s) did not hold, e.g. {failed[0].test}: "
+                                      f"{first[0] if first else 'did not hold'}", facts)
     if clean:
         extra = f"; {len(mistrusted)} mistrusted" if mistrusted else ""
         return Verdict(claim, holds, _held(claim, clean) + extra + note, facts)
@@ -247,14 +252,29 @@ def _held(claim: Claim, clean: list[Fact]) -> str:
     return f"{what}{len(clean)} tests held ({', '.join(kinds[:3])}: {shown})"
 
 
+def recorded_grids(facts: list[Fact]) -> list[dict[str, Any]]:
+    """The invariance grids the passing facts recorded (the CPU's, a CUDA
+    device's)."""
+    return [c["observed"] for f in facts if f.outcome == "passed" for r in f.records
+            for c in r.get("checks", []) if isinstance(c.get("observed"), dict) and "rows" in c["observed"]]
+
+
+def level_name(claim: Claim, grids: list[dict[str, Any]]) -> str:
+    """The claim's level as a sentence names it: "thread count (2 threads against 1)"."""
+    name = LEVELS[claim.level][0]
+    if claim.level == "threads":
+        threads_all = max(g.get("threads_all", 2) for g in grids)
+        name += f" (2 threads against 1{' and ' + str(threads_all) if threads_all > 2 else ''})"
+    return name
+
+
 def _invariance(claim: Claim, facts: list[Fact]) -> Verdict:
     """A claim that results hold their bits at one level of the invariance
     grid, for the rows of one flag variant: supported when every operation
     evaluated there is invariant, refuted by one that differs (named, with
     where and how much), inconclusive when the level's positive control did
     not vary; without a recorded grid, as its test's outcome says."""
-    grids = [c["observed"] for f in facts if f.outcome == "passed" for r in f.records
-             for c in r.get("checks", []) if isinstance(c.get("observed"), dict) and "rows" in c["observed"]]
+    grids = recorded_grids(facts)
     if not grids:
         return _judge_facts(claim, facts)
     # Each grid (the CPU's, a CUDA device's) is judged with its own control.
@@ -266,10 +286,7 @@ def _invariance(claim: Claim, facts: list[Fact]) -> Verdict:
         control = grid.get("controls", {}).get(claim.level, {})
         if any(c["state"] in ("invariant", "untrusted") for c in mine.values()) and not control.get("varied"):
             untrusted.append(str(control.get("what")))
-    name = LEVELS[claim.level][0]
-    if claim.level == "threads":
-        threads_all = max(g.get("threads_all", 2) for g in grids)
-        name += f" (2 threads against 1{' and ' + str(threads_all) if threads_all > 2 else ''})"
+    name = level_name(claim, grids)
     flags = VARIANT_WORDS[claim.variant]
     judged = {op: c for op, c in cells.items() if c["state"] in ("invariant", "differs", "untrusted")}
     differ = {op: c for op, c in judged.items() if c["state"] == "differs"}

@@ -12,6 +12,10 @@ from typing import Any
 # runner/case_run.cc, torch_backends.py:448), or a call site ("at X:N").
 SOURCE = re.compile(r"(?<![\w.-])[\w./-]*\.(?:cc|h|cu|py)(?::\d+)?(?![\w])|\bat \S+:\d+")
 COUNTED = re.compile(r"\bfact\(s\) hold")
+LINE = "the line of "  # a reason line, as reasons() marks it
+# A Python interpreter's path, as the probes' records frame what they say
+# ("PyTorch 2.15.0 (/home/ci/.cache/backendcheck/torch-2.15.0/bin/python): ...").
+INTERPRETER = r"(?:/[\w.+-]+)+/python[\d.]*(?![\w/])"
 
 
 def reasons(data: dict[str, Any]) -> list[tuple[str, str]]:
@@ -23,6 +27,9 @@ def reasons(data: dict[str, Any]) -> list[tuple[str, str]]:
         out += [(f"claim {c['id']} on {p}", str(r)) for p, r in c.get("platform_reasons", {}).items()]
         if c.get("prediction"):
             out.append((f"claim {c['id']}'s prediction", str(c["prediction"].get("reason", ""))))
+        out += [(f"{LINE}claim {c['id']} on {p}", str(r)) for p, r in c.get("platform_lines", {}).items()]
+        if c.get("prediction") and "line" in c["prediction"]:
+            out.append((f"{LINE}claim {c['id']}'s prediction", str(c["prediction"]["line"])))
     for platform, listed in (data.get("documented") or {}).items():
         out += [(f"documented entry {e.get('id')} on {platform}", str(e.get("reason", "")))
                 for e in listed.get("entries", [])]
@@ -33,8 +40,78 @@ def problems(data: dict[str, Any]) -> list[str]:
     """One line per reason that shows the harness's internals."""
     out = []
     for where, text in reasons(data):
-        if (m := SOURCE.search(text)) is not None:
+        if where.startswith(LINE) and (m := re.search(INTERPRETER, text)) is not None:
+            out.append(f"{where.removeprefix(LINE)}: its reason line shows the interpreter's path ({m.group(0)!r}), "
+                       f"which the environment section names once: {text[:160]}")
+        elif (m := SOURCE.search(text)) is not None:
             out.append(f"{where}: its reason names the harness's source ({m.group(0)!r}): {text[:160]}")
         elif COUNTED.search(text):
             out.append(f"{where}: its reason counts facts instead of saying which held: {text[:160]}")
+    return out
+
+
+# A path on the machine (absolute, or elided as the issue's "/…/python"),
+# a test's name in gtest's form (TorchPython.InvarianceGrid,
+# Cpu/Determinism.Bitwise/Fwd_Small), and a line that opens with what ran
+# rather than what was seen ("Ran 2 test(s)", "Timed 6 comparison(s)").
+PATH = re.compile(r"(?<![\w.:/-])(?:/|~/|…/)[\w.+-]+(?:/[\w.+…-]*)+")
+TEST_NAME = re.compile(r"(?<![\w.])[A-Z][A-Za-z0-9]*(?:/[A-Z][A-Za-z0-9]*)?\.[A-Z][A-Za-z0-9]+(?:/\w+)?")
+COUNT_LEAD = re.compile(r"^\s*(?:Ran|Timed|Compared)\b|^\s*\d+ (?:test|comparison|fact|case)\(?s?\)?\b")
+SENTENCE_CHARS = 24  # shorter pieces ("not evaluated", "passed") repeat in any report
+_SENTENCE_END = re.compile(r"(?<=[.;!?])\s+| — ")
+
+
+def _found(item: str, text: str) -> re.Match[str] | None:
+    return re.search(rf"(?<![\w]){re.escape(item)}(?![\w])" if item[-1:].isalnum() else re.escape(item), text)
+
+
+def fact_first(shown: str, named: list[str], tests: list[str]) -> str:
+    """Why a reason line, as `shown` (cut), does not state its fact first:
+    it opens with a count of what ran, or shows a path or a test's name
+    before the first thing it names (`named`); "" when it does."""
+    if COUNT_LEAD.search(shown):
+        return f"opens with what ran, not what was seen: {shown[:80]!r}"
+    start = next((m for item in named[:1] if item and (m := _found(item[:60].rsplit(" ", 1)[0]
+                                                                    if len(item) > 60 else item, shown))), None)
+    fact_at = start.start() if start else len(shown)
+    names = [t for name in tests for t in (name, name.rsplit("/", 1)[-1]) if len(t) >= 6]
+    seen = [m for m in (PATH.search(shown), TEST_NAME.search(shown), SOURCE.search(shown)) if m is not None]
+    seen += [m for t in names if (m := _found(t, shown)) is not None]
+    first = min(seen, key=lambda m: m.start(), default=None)
+    if first is not None and first.start() <= fact_at:
+        return f"shows {first.group(0)!r} before its first fact: {shown[:120]!r}"
+    return ""
+
+
+def names_what_differed(shown: str, named: list[str], whole: bool) -> str:
+    """Why a line of a refuted or unexpected verdict does not name what
+    decided it (`named`, what differed from the claim): all of it where the
+    line is shown `whole`, the first where it is cut; "" when it does."""
+    if not named:
+        return f"names nothing that decided it: {shown[:120]!r}"
+    wanted = named if whole else [named[0][:60].rsplit(" ", 1)[0] if len(named[0]) > 60 else named[0]]
+    missing = [item for item in wanted if _found(item, shown) is None]
+    return f"does not name {', '.join(repr(m) for m in missing)}: {shown[:120]!r}" if missing else ""
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a text worth comparing: split at ". ", "; ", " — ",
+    whitespace made one, the short ones dropped."""
+    pieces = (" ".join(p.split()).rstrip(".;") for p in _SENTENCE_END.split(text))
+    return [p for p in pieces if len(p) >= SENTENCE_CHARS and len(p.split()) >= 3]
+
+
+def repeated(units: list[tuple[str, str]]) -> list[str]:
+    """The sentences said twice among a section's units, (place, text) each:
+    twice in one unit, or in two places. Units of one place (the cells of a
+    table's column, the items of one list: a row each) may share a sentence."""
+    seen: dict[str, list[tuple[str, int]]] = {}
+    for index, (place, text) in enumerate(units):
+        for s in sentences(text):
+            seen.setdefault(s, []).append((place, index))
+    out = []
+    for s, where in seen.items():
+        places = {p for p, _ in where}
+        if len(places) > 1 or len(where) > len({i for _, i in where}):
+            out.append(s)
     return out

@@ -7,26 +7,33 @@ screen holds for any mix of verdicts: on the synthetic worst case
 (reports/tests/worst_case.py: every claim refuted on four platforms of long
 names, every install failed, every list above the grid at its longest, which
 without its bounds pushes the grid off the screen) and on the recorded run of
-an AVX-512 BF16 CPU whose page once failed it. Run by ctest as
-report.browser; needs chromium, chromium-driver and python3-selenium, which
-./backendcheck test installs."""
+an AVX-512 BF16 CPU whose page once failed it. The reasons say the fact
+first, on the recorded runs of an Intel Xeon whose 2.15 is rewritten to be
+unexpected: no grid line shows a path or a test name before its fact, every
+refuted or unexpected line names what differed, no claim's section says a
+sentence twice, and the page does not scroll sideways; each check fails on
+a page built to break it. Run by ctest as report.browser; needs chromium,
+chromium-driver and python3-selenium, which ./backendcheck test installs."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import tempfile
 import unittest
 from pathlib import Path
 
-from reports.browser import check, first_screen
+from reports.browser import check, first_screen, reasons
 from reports.catalog import load_catalog
 from reports.evidence import read_evidence
 from reports.pipeline import Inputs, Report, build
-from reports.render import write_report
+from reports.observe import cut
+from reports.render import GRID_CHARS, write_page, write_report
 from reports.ruling import Ruling
 from reports.tests import worst_case
-from reports.tests.recorded import unpack_zen5
+from reports.tests.recorded import XEON, unpack_zen5
+from reports.tests.test_machines import build_config, rewrite
 from reports.tests.test_reports import claim, environment, write_run
 from reports.verdicts import judge_all
 
@@ -132,3 +139,102 @@ class BrowserTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ReasonLinesTest(unittest.TestCase):
+    """The reason lines on the recorded two-torch runs of the Intel Xeon
+    (reports/tests/data/xeon-avx512fp16/), its 2.15 rewritten as if its
+    torch called OpenBLAS: the oneMKL refutation of det-alg-thread-invariant
+    is then unexpected there (reports/tests/test_machines.py). One report,
+    checked as built and on a copy of its data broken once per check."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = tempfile.TemporaryDirectory(prefix="backendcheck-reasons-")
+        cls.addClassCleanup(cls.tmp.cleanup)
+        root = Path(cls.tmp.name)
+        runs = unpack_zen5(root / "xeon", XEON)
+        manifest = unpack_zen5(root / "zen5")["2.15.0"] / "cases.json"
+
+        def openblas(r: dict) -> None:
+            observed = build_config(r)
+            if observed is not None:
+                observed["config"] = observed["config"].replace("BLAS_INFO=mkl", "BLAS_INFO=open")
+        rewrite(runs["2.15.0"] / "evidence", openblas)
+        cls.out = root / "out"
+        report = build(Inputs(claims=ROOT / "suites" / "claims.toml", manifest=manifest, out=cls.out, partial=True,
+                              known=ROOT / "suites" / "known_findings.toml",
+                              evidence=[runs["2.15.0"] / "evidence", runs["1.13.0a0"] / "evidence"]))
+        write_report(cls.out, report)
+        cls.data = json.loads((cls.out / "report.json").read_text())
+        cls.claims = {c["id"]: c for c in cls.data["claims"]}
+
+    def test_the_lines_say_the_fact_first(self) -> None:
+        self.assertEqual(reasons(self.out), [])
+        new = next(p for p in self.claims["det-alg-thread-invariant"]["platforms"] if "2.15.0" in p)
+        self.assertEqual(self.claims["det-alg-thread-invariant"]["known"][new]["status"], "unexpected")
+        # The grid's line of a refutation that is known, one that is
+        # unexpected, and a claim not evaluated here, as the page shows them.
+        grid = {c: self.claims[c]["grid_line"]
+                for c in ("batch-invariant", "det-alg-thread-invariant", "bench-fastest")}
+        self.assertEqual(grid, {
+            "batch-invariant": "mm, addmm, conv1d, linear: 86–93.8% of elements differ across the batch size, with "
+                               "the defaults, 4 of 21 operations",
+            "det-alg-thread-invariant": "mm, addmm, linear: 85.1–91.1% of elements differ across the thread count "
+                                        "(2 threads against 1), under torch.use_deterministic_algorithms(True), 3 "
+                                        "of 21…",
+            "bench-fastest": "needs a CUDA device: PyTorch 2.15.0+cu132 sees none"})
+        # Words match outcomes: the probe passed, its finding refutes.
+        only = self.claims["matmul-precision-cuda-only"]
+        self.assertTrue(only["grid_line"].startswith("'medium' changed the bits of a CPU fp32 matmul"),
+                        only["grid_line"])
+        self.assertEqual([(f["test_outcome"], f["bearing"]) for f in only["facts"]], [("passed", "refutes the claim")])
+        # The interpreter is named in the environment section, once per platform.
+        page = (self.out / "index.html").read_text()
+        environment = page[page.index('<h2 id="environment">'):page.index('<h2 id="cases">')]
+        for env in self.data["platform_env"].values():
+            self.assertEqual(environment.count(f"interpreter: <span class=\"mono\">{env['torch']['python']}<"), 1)
+
+    def test_each_check_fails_on_a_page_built_to_break_it(self) -> None:
+        # Every line back in its old shape: what ran first, then a test's
+        # name and the interpreter's path, before the fact.
+        data = copy.deepcopy(self.data)
+        for c in data["claims"]:
+            if c["facts"]:
+                f = c["facts"][0]
+                old = {p: f"Ran {len(c['facts'])} test(s); e.g. {f['test']}: {f['message'] or r}"
+                       for p, r in c["platform_reasons"].items()}
+                c["platform_lines"], c["line"] = old, old[c["gravest_platform"]]
+                c["grid_line"] = cut(c["line"], GRID_CHARS)
+                for row in c["rows"]:
+                    row["line"] = old[row["platforms"][0]]
+        failures = self.broken(data)
+        first = {f.split(":")[0].removeprefix("claim ") for f in failures if "its grid line" in f}
+        self.assertGreater(len(first), 30, failures)
+        self.assertIn("bench-fastest", first)
+        self.assertTrue(any(f.startswith("claim matmul-precision-cuda-only on") and "does not name" in f
+                            for f in failures), failures)
+        # A refuted line that counts instead of naming; a section that says
+        # its line again as the model's; the wide tables let out of their box.
+        data = copy.deepcopy(self.data)
+        only = data["claims"][[c["id"] for c in data["claims"]].index("matmul-precision-cuda-only")]
+        for p, v in only["platforms"].items():
+            if v == "refuted":
+                only["platform_lines"][p] = only["line"] = only["grid_line"] = "1 of 1 tests refute the claim"
+                for row in only["rows"]:
+                    row["line"] = "1 of 1 tests refute the claim" if p in row["platforms"] else row["line"]
+        scope = data["claims"][[c["id"] for c in data["claims"]].index("flags-scope")]
+        scope["prediction"]["line"] = scope["line"]
+        failures = self.broken(data, "<style>.scroll { overflow-x: visible !important; }</style>")
+        self.assertEqual(sorted({f.split(" ")[1 if f.startswith("claim ") else 0].rstrip(":") for f in failures}),
+                         ["claim-flags-scope", "matmul-precision-cuda-only", "the"], failures)
+        self.assertTrue(any("does not name" in f for f in failures), failures)
+        self.assertTrue(any(f.startswith("claim-flags-scope: says twice") for f in failures), failures)
+        self.assertTrue(any(f.startswith("the page scrolls sideways") for f in failures), failures)
+
+    def broken(self, data: dict, style: str = "") -> list[str]:
+        """The checks of the reason lines on a page of `data` (with `style`)."""
+        out = Path(tempfile.mkdtemp(dir=self.tmp.name))
+        page = write_page(out, data)
+        page.write_text(page.read_text().replace("</head>", style + "</head>", 1))
+        return reasons(out)

@@ -240,8 +240,9 @@ class RuleTest(unittest.TestCase):
         self.assertEqual((busy.verdict, busy.withheld), ("not evaluated", True))
         self.assertIn("took up to 48% of the machine's CPU time", busy.reason)
         self.assertIn("rerun on a quiet machine", busy.reason)
-        from reports.observe import sentence
-        self.assertIn("withheld: 1 of 1 comparisons were timed while", sentence(busy))
+        from reports.observe import line
+        self.assertEqual(line(busy), "timed while other processes took up to 48% of the machine's CPU time "
+                                     "(1 of 1 comparisons): rerun on a quiet machine", "the load first, then the count")
 
     def test_ratio_needs_nine_reps(self) -> None:
         v = judge(self.ratio_claim("below"), [], self.compare_evidence([20.0] * 5, [10.0] * 5))
@@ -897,16 +898,20 @@ class RecordedEvidenceTest(unittest.TestCase):
         v = judge_all([ratio], [], ev)[0]
         self.assertEqual(v.verdict, "inconclusive", v.reason)
         self.assertIn("B/A", v.reason)
-        from reports.observe import sentence
-        self.assertRegex(sentence(v), r"^Timed 1 comparison\(s\) of steady_ns, B setting .*: 0 decisively for the "
-                                      r"claim, 0 against, 1 within noise; median B/A")
+        from reports.observe import line
+        self.assertRegex(line(v), r"^\S+=\S+: steady_ns [\d.]+× the other side's \(median of paired reps\), "
+                                  r"1 comparison: 1 within noise$", "the setting and its ratio first")
         # Degenerate output is mistrusted and never supports.
         mistrusted = read_evidence([self.altered('"name":"bitwise","outcome":"passed"', '"name":"bitwise","outcome":"mistrusted"')])
         self.assertEqual(judge_all([self.det], [], mistrusted)[0].verdict, "inconclusive")
 
     def test_a_refuted_guarantee_fails_the_run(self) -> None:
         run = self.altered('"outcome":"passed","schema":1,"test":"Cpu/', '"outcome":"failed","schema":1,"test":"Cpu/')
-        self.assertEqual(judge_all([self.det], [], read_evidence([run]))[0].verdict, "refuted")
+        refuted = judge_all([self.det], [], read_evidence([run]))[0]
+        self.assertEqual(refuted.verdict, "refuted")
+        # The facts did not hold; "failed" is the tests' own word, which each fact keeps.
+        self.assertIn("fact(s) did not hold, e.g. Cpu/", refuted.reason)
+        self.assertEqual({f.test_outcome for f in refuted.facts if f.outcome == "failed"}, {"failed"})
         t = Path(self.tmp.name)
         (t / "claims.toml").write_text('[[claim]]\nid = "det"\nstatement = "s"\nsource = "s"\nkind = "guarantee"\n'
                                        'about = "any"\n[claim.evidence]\nrule = "fact"\nsystem = "any"\ntests = ["Cpu/Determinism.*"]\n')
@@ -976,17 +981,23 @@ class H100EvidenceTest(unittest.TestCase):
         self.assertFalse({k: v.reason for k, v in self.verdicts.items() if v.verdict == "error"})
 
     def test_every_decided_claim_says_what_was_observed(self) -> None:
-        from reports.observe import sentence
+        from reports.observe import line
         decided = {k: v for k, v in self.verdicts.items() if v.verdict != "not evaluated"}
         self.assertGreaterEqual(len(decided), 2)
         for k, v in decided.items():
-            for said in [sentence(v)] + [sentence(pv) for pv in v.platforms.values()]:
+            for said in [line(v)] + [line(pv) for pv in v.platforms.values()]:
                 self.assertTrue(said.strip(), k)
                 self.assertNotIn("fact(s) hold", said, k)
                 self.assertNotIn("evaluated fact", said, k)
-        said = sentence(self.verdicts["atomics-cudnn"])
-        self.assertRegex(said, r"^Ran 2 test\(s\) on cuDNN 9", "what ran, on which system and version")
-        self.assertIn("cuDNN", said, "in the system's own words, naming it")
+                self.assertNotRegex(said, r"^(Ran|Timed|Compared) ", k)
+        said = line(self.verdicts["atomics-cudnn"])
+        self.assertRegex(said, r"^positive control caught after 2 runs: 10 distinct digest\(s\) in 10 runs of "
+                               r"CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0", "what cuDNN did, in its own words, first")
+        self.assertTrue(said.endswith(", 2 of 2 tests support the claim"), "the count after the fact")
+        # The refutation names what PyTorch did: it ran, and gave equal bits,
+        # with no CUBLAS_WORKSPACE_CONFIG.
+        self.assertTrue(line(self.verdicts["cublas-config"]).startswith(
+            "CUBLAS_WORKSPACE_CONFIG unset: ran; 10 runs bitwise equal"), line(self.verdicts["cublas-config"]))
 
 
 class TrustTest(unittest.TestCase):
@@ -1018,7 +1029,8 @@ class TrustTest(unittest.TestCase):
         self.assertIn("control missed", control.reason)
         det = judge_all([claim(tests=["Cpu/Determinism.*"])], [], ev)[0]
         self.assertEqual(det.verdict, "inconclusive", det.reason)
-        self.assertIn("control missed: CpuControl/", det.reason)
+        self.assertIn("control missed: ", det.reason)
+        self.assertIn("(CpuControl/", det.reason, "the control named after what it saw")
         # Without the miss, the same evidence decides.
         fresh = read_evidence([self.DATA])
         self.assertEqual(judge_all([claim(tests=["CpuControl/*"])], [], fresh)[0].verdict, "supported")

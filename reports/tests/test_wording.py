@@ -1,5 +1,8 @@
 """Reasons in the reader's terms (reports/wording.py): shown catching the
-call sites that evidence recorded before the fix, and passing clean ones."""
+call sites that evidence recorded before the fix, and passing clean ones;
+and the reason lines, fact first (reports/observe.py), held to the checks
+the browser makes of the page, each shown failing on the old shape of a
+line that issue 57 quotes."""
 
 from __future__ import annotations
 
@@ -10,7 +13,9 @@ from reports import wording
 from reports.evidence import read_evidence, read_manifest
 from reports.pipeline import Report
 from reports.catalog import load_catalog
-from reports.render import to_json
+from reports.observe import cut
+from reports.tests.recorded import H100, H100_CALLS
+from reports.render import GRID_CHARS, to_json
 from reports.verdicts import judge_all
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,6 +49,100 @@ class WordingTest(unittest.TestCase):
         self.assertEqual(wording.problems(data), [])
         defaults = next(c for c in data["claims"] if c["id"] == "defaults")
         self.assertIn("TorchPython.DefaultsAreTheDocumentedOnes held: PyTorch", defaults["reason"])
+
+
+# Lines as the report wrote them before they said the fact first (quoted
+# from the two-torch report of a fresh clone of 03bd2db).
+OLD_NOT_EVALUATED = ("Ran 1 test(s): 1 not evaluated; e.g. TorchPython.CudnnBenchmarkKeepsTheFastestPlanItTimed: "
+                     "/home/ci/.cache/backendcheck/torch-2.15.0/bin/python: needs a CUDA device: PyTorch 2.15.0+cu132 "
+                     "sees none (probe cudnn_bench_fastest): not evaluated")
+OLD_REFUTED = ("Ran 2 test(s): 1 passed, 1 not evaluated; e.g. TorchPython.InvarianceGrid: PyTorch 2.15.0+cu132 "
+               "(/home/ci/.cache/backendcheck/torch-2.15.0/bin/python): PyTorch 2.15.0+cu132: 63 operation and flag "
+               "rows; not invariant at some in-process level: addmm, conv1d, conv2d, linear, mm")
+OLD_RULE = ("TorchPython.MatmulPrecisionAffectsCudaOnly held: PyTorch 2.15.0+cu132 (/…/python): 'medium' changed the "
+            "bits of a CPU fp32 matmul (against 'highest')")
+
+
+class ReasonLineTest(unittest.TestCase):
+    def test_a_line_that_opens_with_what_ran_or_a_test_name_is_not_fact_first(self) -> None:
+        self.assertIn("opens with what ran", wording.fact_first(OLD_NOT_EVALUATED, ["needs a CUDA device"], []))
+        self.assertIn("opens with what ran", wording.fact_first(cut(OLD_REFUTED, 160), ["mm"], []))
+        said = wording.fact_first(OLD_RULE, ["'medium' changed the bits of a CPU fp32 matmul"],
+                                  ["TorchPython.MatmulPrecisionAffectsCudaOnly"])
+        self.assertIn("'TorchPython.MatmulPrecisionAffectsCudaOnly' before its first fact", said)
+        # A path before the fact, with no test name: caught as well.
+        self.assertIn("before its first fact", wording.fact_first(
+            "/usr/bin/python3: PyTorch 1.13.0a0 sees no CUDA device", ["PyTorch 1.13.0a0 sees no CUDA device"], []))
+
+    def test_the_fact_first_passes_with_what_follows_it(self) -> None:
+        for shown, named in (("needs a CUDA device: PyTorch 2.15.0+cu132 sees none", ["needs a CUDA device"]),
+                             ("mm, addmm, linear: 85.1–91.1% of elements differ across the thread count", ["mm"]),
+                             ("cblas_sgemm from /lib/x86_64-linux-gnu/libblas.so.3 held", ["cblas_sgemm from"]),
+                             ("the docs: see https://github.com/pytorch/pytorch/issues", ["the docs"])):
+            with self.subTest(shown=shown):
+                self.assertEqual(wording.fact_first(shown, named, ["TorchPython.InvarianceGrid"]), "")
+
+    def test_a_refuted_line_must_name_what_differed(self) -> None:
+        named = ["mm", "addmm", "linear"]
+        self.assertEqual(wording.names_what_differed("mm, addmm, linear: 85.1–91.1% of elements differ", named,
+                                                     whole=True), "")
+        self.assertIn("'mm'", wording.names_what_differed(cut(OLD_REFUTED, 160), named, whole=False))
+        self.assertIn("does not name", wording.names_what_differed("1 of 1 tests refute the claim", named, whole=True))
+        self.assertIn("names nothing", wording.names_what_differed("refuted", [], whole=True))
+
+    def test_a_sentence_said_twice_is_found_but_rows_of_a_table_may_share_one(self) -> None:
+        rule = ("TorchPython.X held: not in this build: []; 20 flags at their documented defaults; "
+                "mkldnn.deterministic exists: True")
+        said = "20 flags at their documented defaults; mkldnn.deterministic exists: True"
+        self.assertEqual(wording.repeated([("p 1", said), ("p 2", rule)]),
+                         ["20 flags at their documented defaults", "mkldnn.deterministic exists: True"])
+        self.assertEqual(wording.repeated([("p 1", f"{said}; {said}")]), wording.sentences(said), "twice in one")
+        self.assertEqual(wording.repeated([("table 0 column 3", said), ("table 0 column 3", said),
+                                           ("list 0", "the same engine on every row"),
+                                           ("list 0", "the same engine on every row")]), [])
+
+    def test_the_lines_of_recorded_evidence_say_the_fact_first(self) -> None:
+        claims = load_catalog(ROOT / "suites" / "claims.toml")
+        refuted = 0
+        for dirs, manifest in (([DATA / "torch-1.13.0a0", DATA / "torch-2.15.0"], read_manifest(DATA / "cases.json")),
+                               ([H100 / call / "evidence" for call in H100_CALLS],
+                                read_manifest(H100 / "conformance-1" / "cases.json"))):
+            ev = read_evidence(dirs)
+            data = to_json(Report.of(judge_all(claims, manifest, ev, partial=True), manifest, ev))
+            refuted += self.held_to_the_checks(data)
+        self.assertGreater(refuted, 0, "a refutation among them (the H100's cublas-config), or it proves nothing")
+        # The same lines put back in their old shape fail.
+        c = next(c for c in data["claims"] if c["id"] == "cublas-config")
+        for p in c["platform_lines"]:
+            c["platform_lines"][p] = OLD_RULE.replace("/…/", "/home/ci/.cache/backendcheck/torch-2.15.0/bin/")
+        self.assertTrue([p for p in wording.problems(data) if "shows the interpreter's path" in p])
+
+    def test_evidence_of_no_named_platform_keeps_its_line_in_the_section(self) -> None:
+        from reports.tests.test_reports import claim, evidence
+        ev = evidence(**{"T.a": "failed", "T.b": "passed"})
+        c = to_json(Report.of(judge_all([claim()], [], ev), [], ev))["claims"][0]
+        self.assertEqual(c["rows"], [{"platforms": [], "verdict": "refuted", "line": c["line"], "known": None}])
+        self.assertEqual(c["line"], "T.a said failed, 1 of 2 tests refutes the claim")
+
+    def held_to_the_checks(self, data: dict) -> int:
+        """The browser's checks of the reason lines, on report.json's own
+        lines: fact first in the grid, a refutation naming what differed, no
+        path. Returns how many refuted lines it held."""
+        refuted = 0
+        for c in data["claims"]:
+            gravest = c["gravest_platform"]
+            self.assertEqual(c["line"], c["platform_lines"][gravest], c["id"])
+            self.assertEqual(c["line_named"], c["named"][gravest], c["id"])
+            self.assertEqual(wording.fact_first(c["grid_line"], c["line_named"], [f["test"] for f in c["facts"]]),
+                             "", c["id"])
+            self.assertLessEqual(len(c["grid_line"]), GRID_CHARS + 1, c["id"])
+            for p, verdict in c["platforms"].items():
+                if verdict == "refuted":
+                    refuted += 1
+                    self.assertEqual(wording.names_what_differed(c["platform_lines"][p], c["named"][p], True), "",
+                                     (c["id"], p))
+        self.assertEqual(wording.problems(data), [])
+        return refuted
 
 
 if __name__ == "__main__":
