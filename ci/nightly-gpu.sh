@@ -44,6 +44,17 @@ step() {
 }
 
 step mkdir -p "$dest"
+# What this run writes is newer than this stamp: an evidence directory, a
+# manifest or a report left by an earlier run on this runner is not uploaded.
+stamp=$(mktemp)
+trap 'rm -f "$stamp"' EXIT
+# ours FILE: whether this run wrote FILE (a folder: its report.json or the folder itself).
+ours() {
+  [[ $DRY -eq 1 ]] && return 0
+  local f=$1
+  [[ -d "$f" && -f "$f/report.json" ]] && f="$f/report.json"
+  [[ -e "$f" && "$f" -nt "$stamp" ]]
+}
 if [[ -n "${CTEST_PARALLEL_LEVEL:-}" ]]; then
   step python3 ci/gpu-resource-spec.py --out build/gpu-resources.json
   export BACKENDCHECK_RESOURCE_SPEC="$PWD/build/gpu-resources.json"
@@ -65,11 +76,22 @@ export BACKENDCHECK_MACHINE="$NAME"
 # A GPU run in which every GPU test skipped fails, with the first skip's reason.
 step ./backendcheck run "${TORCH[@]}" --tier "$TIER" --require cuda --out build/nightly/report || rc=$?
 # The run's own evidence directory (build/nightly/evidence/latest) becomes NAME/evidence.
-if [[ $DRY -eq 1 || -e build/nightly/evidence/latest ]]; then step cp -rL build/nightly/evidence/latest "$dest/evidence"; fi
-bdir=$(ls -1td build/default-torch-* 2>/dev/null | head -n 1 || true)
-for f in "${bdir:-build/default-torch-VERSION}/generated/cases.json" "${bdir:-build/default-torch-VERSION}/ctest-junit.xml" \
-         build/nightly/report; do
-  if [[ $DRY -eq 1 || -e "$f" ]]; then step cp -r "$f" "$dest/"; fi
+if ours build/nightly/evidence/latest; then step cp -rL build/nightly/evidence/latest "$dest/evidence"
+else
+  echo "nightly-gpu: $NAME: this run wrote no evidence (build/nightly/evidence/latest is missing or older); none uploaded" >&2
+  [[ $rc -ne 0 ]] || rc=1
+fi
+# The build this run tested is the one whose ctest JUnit it wrote; its
+# manifest may be older (an up-to-date build does not rewrite it).
+bdir=""
+for d in build/default-torch-*; do
+  if [[ $DRY -eq 0 ]] && ours "$d/ctest-junit.xml"; then bdir=$d; fi
 done
+[[ -n "$bdir" || $DRY -eq 1 ]] || echo "nightly-gpu: $NAME: no build's ctest JUnit was written by this run; no manifest uploaded" >&2
+if [[ -n "$bdir" || $DRY -eq 1 ]]; then
+  step cp "${bdir:-build/default-torch-VERSION}/generated/cases.json" "${bdir:-build/default-torch-VERSION}/ctest-junit.xml" "$dest/"
+fi
+if ours build/nightly/report; then step cp -r build/nightly/report "$dest/"
+elif [[ -e build/nightly/report ]]; then echo "nightly-gpu: $NAME: build/nightly/report was not written by this run; not uploaded" >&2; fi
 echo "nightly-gpu: $NAME finished with exit $rc; artifacts in $dest"
 exit $rc

@@ -66,7 +66,11 @@ std::string Hostname() {
 nlohmann::json ProbeHostEnvironment() {
   nlohmann::json env;
   const char* machine = std::getenv("BACKENDCHECK_MACHINE");
-  env["machine"] = machine != nullptr && *machine != '\0' ? std::string(machine) : Hostname();
+  const bool named = machine != nullptr && *machine != '\0';
+  env["machine"] = named ? std::string(machine) : Hostname();
+  // A host name may be generated (a Kubernetes pod's, a container's): the
+  // report then names the machine by its CPU (reports/evidence.py).
+  env["machine_source"] = named ? "BACKENDCHECK_MACHINE" : "host name";
   // The CPU's vendor as the CPU says it (GenuineIntel, AuthenticAMD): the
   // libraries choose their kernels by it (oneMKL runs its own AVX-512 code
   // on Intel's CPUs only), so a finding can be keyed by it.

@@ -1,7 +1,8 @@
 """Command line of the report.
 
     python3 -m reports --claims suites/claims.toml --manifest build/default/generated/cases.json \
-        [--junit ctest-junit.xml] [--tests ctest-tests.json] [--baseline OLD/report.json] \
+        [--junit ctest-junit.xml] [--tests ctest-tests.json] [--baseline OLD/report.json [--fail-on-change]] \
+        [--expect-platform NAME]... [--expect-platforms FILE]... \
         [--known suites/known_findings.toml] [--known TEAM.toml]... [--write-findings FILE] [--strict] \
         --out DIR EVIDENCE_DIR...
 
@@ -21,6 +22,15 @@ variable BACKENDCHECK_KNOWN lists (absolute paths, `:`-separated, as PATH),
 then each other --known in the order given. Where entries of two files both
 apply to a claim on a platform and disagree, the later file's stands; two of
 one file that disagree are bad input.
+--baseline OLD/report.json compares each claim on each platform with that
+earlier report (reports/baseline.py): the verdicts that moved, one line
+each naming the claim, the platform, the old and the new verdict, and the
+platforms of the baseline that left no evidence now (missing). Each
+--expect-platform NAME (or line of an --expect-platforms FILE) is a platform
+that should have reported: one that did not is shown as missing in the
+page, report.json and this summary. --fail-on-change makes a move or a
+missing platform fail the run (status 6). report.json records the run: the
+commit, the CI run's id and URL (GitHub Actions, GitLab CI) and the time.
 Writes DIR/index.html, DIR/report.json and DIR/claims-junit.xml, prints the
 page's path and the verdict counts, and on standard error one line for each
 verdict that is not what is known, each followed by the [[finding]] entry
@@ -36,8 +46,10 @@ Exit status:
   3  a guarantee refuted with no known finding (--strict: any refuted guarantee);
   4  another unexpected verdict: a folklore or advice verdict that moved, a
      known finding no longer seen;
-  5  the model and PyTorch disagree without a known reason.
-The first of 3, 5, 4 that applies is the status.
+  5  the model and PyTorch disagree without a known reason;
+  6  --fail-on-change: a verdict moved on a platform since the baseline, or a
+     platform of the baseline or of the expected list is missing.
+The first of 3, 5, 4, 6 that applies is the status.
 """
 
 from __future__ import annotations
@@ -66,6 +78,13 @@ def _arguments(argv: list[str] | None) -> Inputs:
                         help="the run built only some cases (a user's matrix): a claim none of them addresses "
                              "is not evaluated rather than an error")
     parser.add_argument("--baseline", type=Path, help="report.json of an earlier run: show the verdicts that changed")
+    parser.add_argument("--fail-on-change", action="store_true",
+                        help="exit 6 when a verdict moved on a platform since --baseline, or a platform is missing")
+    parser.add_argument("--expect-platform", action="append", default=[], metavar="NAME",
+                        help="a platform that should have reported: a platform's name, its machine, or "
+                             "MACHINE-torchVERSION (repeatable); one that did not is shown as missing")
+    parser.add_argument("--expect-platforms", action="append", default=[], type=Path, metavar="FILE",
+                        help="a file of expected platforms, one a line ('#' comments)")
     parser.add_argument("--known", action="append", default=[], type=Path,
                         help="a known findings file, keyed by condition (suites/known_findings.toml; repeatable: "
                              "read after it and after BACKENDCHECK_KNOWN's, in order; a later file's entry stands)")

@@ -317,6 +317,28 @@ def _name_isa(env: dict[str, Any]) -> None:
         onednn["reason"] = re.sub(rf"\b{re.escape(said)}\b", named, onednn["reason"])
 
 
+# A host name that is generated rather than given: 12 hexadecimal digits (a
+# container's id, Docker's default host name), or a name whose last
+# dash-separated part is 5 characters of the alphabet Kubernetes draws the
+# random suffix of a pod's name from (no vowels, no 0, 1 or 3: a pod of a
+# ReplicaSet, a Job or a runner scale set). A word never matches.
+GENERATED_HOST = re.compile(r"^(?:[0-9a-f]{12}|[a-z0-9][-a-z0-9.]*-[bcdfghjklmnpqrstvwxz2456789]{5})$")
+
+
+def machine_name(env: dict[str, Any]) -> str:
+    """The machine part of a platform's name: BACKENDCHECK_MACHINE where the
+    run set it; else the host name, unless it looks generated (GENERATED_HOST),
+    where identical runners would each be a platform of their own: then the
+    CPU's model ("cpu-amd_epyc_9654_96_core_processor"), as two runners of
+    one kind share it. Records that do not say where the name came from
+    are read as the host name."""
+    machine = str(env.get("machine", "unknown"))
+    if env.get("machine_source") == "BACKENDCHECK_MACHINE" or not GENERATED_HOST.match(machine):
+        return machine
+    model = re.sub(r"[^a-z0-9]+", "_", str(env.get("cpu_model") or "").lower()).strip("_")[:60]
+    return f"cpu-{model or cpu_vendor(env) or 'unknown'}"
+
+
 def _read_file(path: Path, ev: Evidence) -> dict[str, Any] | None:
     """Reads one process's records into ev; returns its environment record."""
     machine = "unknown"
@@ -346,7 +368,9 @@ def _read_file(path: Path, ev: Evidence) -> dict[str, Any] | None:
         kind = record["kind"]
         if kind == "environment":
             _name_isa(record)
-            machine = str(record.get("machine", "unknown"))
+            machine = machine_name(record)
+            if machine != record.get("machine"):
+                record["host_name"], record["machine"] = record.get("machine"), machine
             ev.environments.setdefault(machine, record)
             environment = environment or record
         elif kind == "result":

@@ -13,7 +13,6 @@ Every problem with the inputs is a SpecError, printed as one line
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,12 +20,13 @@ from typing import Any
 
 from inputs.errors import SpecError, read_regular
 
+from . import baseline as since_baseline
 from . import census, documented, invariance, known, new_findings
 from .card import cards
 from .catalog import load_catalog
 from .changes import between_versions
 from .conformance import summarize as conformance_summary
-from .evidence import MAX_FILE_BYTES, Evidence, read_evidence, read_junit, read_manifest, read_registered
+from .evidence import Evidence, read_evidence, read_junit, read_manifest, read_registered
 from .ruling import Ruling
 from .verdicts import Verdict, judge_all, refuted_guarantees
 
@@ -68,6 +68,9 @@ class Inputs:
     strict: bool = False  # every refuted guarantee fails, known or not
     installs: list[Path] = field(default_factory=list)
     write_findings: Path | None = None  # where to append the entries the unexpected verdicts suggest
+    fail_on_change: bool = False  # a verdict moved since the baseline, or a platform missing, fails the run
+    expect_platform: list[str] = field(default_factory=list)  # platforms that should have reported
+    expect_platforms: list[Path] = field(default_factory=list)  # files of them, one a line
 
 
 @dataclass
@@ -90,7 +93,12 @@ class Report:
     censuses: dict[str, dict[str, Any]] = field(default_factory=dict)
     coverage: dict[str, Any] = field(default_factory=dict)
     installs: list[dict[str, Any]] = field(default_factory=list)
-    baseline: dict[str, Any] | None = None
+    baseline: since_baseline.Baseline | None = None
+    # what moved since the baseline, and the platforms missing (reports/baseline.py)
+    since: dict[str, Any] = field(default_factory=lambda: {"changed": [], "missing": []})
+    fail_on_change: bool = False
+    # the commit, the CI run and the time of this run (reports/baseline.py)
+    run: dict[str, str] = field(default_factory=dict)
     # each claim on each platform held to what is known (reports/known.py)
     held: list[known.Held] = field(default_factory=list)
     strict: bool = False
@@ -122,14 +130,18 @@ class Report:
         guarantee is refuted); 5 when the model and PyTorch disagree without
         a known reason (a bug of the model or of the capture, not a finding
         to read past); 4 for any other unexpected verdict (a folklore verdict
-        that moved, a known finding no longer seen)."""
+        that moved, a known finding no longer seen); with fail_on_change, 6
+        when a verdict moved on a platform since the baseline or a platform
+        the baseline or the expected list names is missing."""
         unexpected = self.unexpected
         if any(h.kind == "guarantee" and h.got == Ruling.REFUTED for h in unexpected) or (
                 self.strict and refuted_guarantees(self.verdicts)):
             return EXIT_REFUTED_GUARANTEE
         if self.conformance["unexplained"]:
             return EXIT_UNEXPLAINED_DISAGREEMENT
-        return EXIT_UNEXPECTED if unexpected else 0
+        if unexpected:
+            return EXIT_UNEXPECTED
+        return since_baseline.EXIT_CHANGED if self.fail_on_change and since_baseline.failed(self.since) else 0
 
 
 def build(inputs: Inputs) -> Report:
@@ -144,7 +156,8 @@ def build(inputs: Inputs) -> Report:
     except OSError as e:
         raise SpecError(str(inputs.claims), 1, f"cannot read: {e.strerror or e}") from None
     manifest = read_manifest(inputs.manifest)
-    baseline = read_baseline(inputs.baseline) if inputs.baseline else None
+    baseline = since_baseline.read(inputs.baseline) if inputs.baseline else None
+    expected = since_baseline.read_expected(inputs.expect_platform, inputs.expect_platforms)
     missing = [d for d in dirs if not d.exists()]
     if missing:
         raise SpecError(str(missing[0]), 1, "no such evidence directory or file")
@@ -158,7 +171,9 @@ def build(inputs: Inputs) -> Report:
     held = known.judge(known.load_all(files, {c.id for c in claims}), verdicts, evidence, inputs.partial)
     new_findings.suggest(held, evidence)
     return Report.of(verdicts, manifest, evidence, coverage=coverage(evidence, manifest), installs=installs,
-                     baseline=baseline, held=held, strict=inputs.strict)
+                     baseline=baseline, held=held, strict=inputs.strict, fail_on_change=inputs.fail_on_change,
+                     since=since_baseline.compare(baseline, verdicts, evidence.platform_env, expected),
+                     run=since_baseline.this_run())
 
 
 def _merge_ctest(evidence: Evidence, inputs: Inputs, installs: list[dict[str, Any]]) -> None:
@@ -177,22 +192,6 @@ def _merge_ctest(evidence: Evidence, inputs: Inputs, installs: list[dict[str, An
         if platform:
             evidence.platforms[platform].merge(ctest, platform)
         evidence.merge(ctest, platform)
-
-
-def read_baseline(path: Path) -> dict[str, Any]:
-    """claim id -> {"verdict", "platforms": {platform: verdict}} of an earlier report.json."""
-    try:
-        data = json.loads(read_regular(path, "the baseline", MAX_FILE_BYTES))
-    except (ValueError, RecursionError) as e:
-        raise SpecError(str(path), 1, f"cannot read the baseline: {str(e)[:100]}") from None
-    claims = data.get("claims") if isinstance(data, dict) else None
-    if not isinstance(claims, list) or not all(isinstance(c, dict) and isinstance(c.get("id"), str) and
-                                               isinstance(c.get("verdict", ""), str) and
-                                               isinstance(c.get("platforms", {}), dict) for c in claims):
-        raise SpecError(str(path), 1, "cannot read the baseline: not a backendcheck report.json "
-                                      "(no 'claims' list of id, verdict, platforms)")
-    return {c["id"]: {"verdict": c.get("verdict", ""), "platforms": c.get("platforms", {}),
-                      "generated": str(data.get("generated", ""))} for c in claims}
 
 
 def read_install(path: Path) -> dict[str, Any]:

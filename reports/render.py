@@ -20,6 +20,7 @@ from inputs.engines import harness_system
 from .plots import interval_plot, roofline_plot, strip_plot
 from .evidence import Evidence, ctest_outcome, platform_of, torch_of
 from .observe import bearing, cut, gravest, message, reading
+from .summary import disagreement_line
 from .pipeline import Report
 from .ruling import VERDICTS, Ruling
 from .verdicts import Fact, Verdict
@@ -215,17 +216,10 @@ def to_json(report: Report) -> dict[str, Any]:
     by_id = {v.claim.id: v for v in verdicts}
     platforms = {name: {"signature": platform_of(env)[1], "machine": env.get("machine", ""), "torch": torch_of(env)}
                  for name, env in evidence.platform_env.items()}
-    since = []
-    if baseline is not None:
-        for v in verdicts:
-            old = baseline.get(v.claim.id)
-            if old is None:
-                since.append({"claim": v.claim.id, "old": "(new claim)", "new": v.verdict})
-            elif old["verdict"] != v.verdict:
-                since.append({"claim": v.claim.id, "old": old["verdict"], "new": v.verdict})
     return {
         "schema": REPORT_SCHEMA,
-        "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "generated": report.run.get("time") or datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "run": report.run,
         "machines": evidence.environments,
         "platforms": platforms,
         "platform_env": evidence.platform_env,
@@ -238,7 +232,9 @@ def to_json(report: Report) -> dict[str, Any]:
         "benchmarks": evidence.benchmarks,
         "problems": list(dict.fromkeys(evidence.problems)),
         "baseline": None if baseline is None else {
-            "generated": next((b.get("generated", "") for b in baseline.values()), ""), "changed": since},
+            "path": baseline.path, "generated": baseline.generated, "run": baseline.run,
+            "changed": report.since["changed"], "fail_on_change": report.fail_on_change},
+        "missing_platforms": report.since["missing"],
         "known": {"held": [h.as_json() for h in report.held],
                   "unexpected": [h.line() for h in report.unexpected], "strict": report.strict,
                   "unexpected_lines": [_unexpected(h, by_id[h.claim].on(h.platform)) for h in report.unexpected]},
@@ -273,33 +269,48 @@ def write_page(out: Path, data: dict[str, Any]) -> Path:
 
 
 def write_junit(path: Path, report: Report) -> None:
-    """One testcase per claim and platform: a verdict that is not what is
-    known for the platform fails (with strict, every refuted guarantee), an
-    error errs, not evaluated is skipped; a known finding passes, saying so."""
+    """One testcase per claim and platform, as the CI's test-report views
+    read it: a verdict that is not what is known for the platform fails with
+    its UNEXPECTED line (with strict, every refuted guarantee fails); an
+    error errs; a known finding is skipped, with its reason and the date it
+    was first seen; not evaluated is skipped with its reason; any other
+    verdict passes. Then one testcase per disagreement of the model with
+    PyTorch: without a known reason it fails, with one it is skipped."""
     held = {(h.platform, h.claim): h for h in report.held}
     suite = ET.Element("testsuite", name="backendcheck.claims")
     counts = Counter()
+
+    def testcase(classname: str, name: str, outcome: str = "", message: str = "", out: str = "") -> None:
+        case = ET.SubElement(suite, "testcase", classname=classname, name=name)
+        counts["tests"] += 1
+        if outcome:
+            ET.SubElement(case, outcome, message=message).text = message
+            counts[{"failure": "failures", "error": "errors", "skipped": "skipped"}[outcome]] += 1
+        ET.SubElement(case, "system-out").text = out or message
+
     for v in report.verdicts:
         for platform, pv in (v.platforms or {"": v}).items():
-            case = ET.SubElement(suite, "testcase", classname=f"claims.{v.claim.kind}",
-                                 name=f"{v.claim.id}" + (f" [{platform}]" if platform else ""))
-            counts["tests"] += 1
-            h = held.get((platform, v.claim.id))
-            said = reading(pv).line  # the fact first, as the page's grid says it
+            name = f"{v.claim.id}" + (f" [{platform}]" if platform else "")
+            h, said = held.get((platform, v.claim.id)), reading(pv).line  # the fact first, as the grid says it
             if h is not None and h.status == "unexpected":
-                ET.SubElement(case, "failure", message=h.why)
-                counts["failures"] += 1
+                testcase(f"claims.{v.claim.kind}", name, "failure", h.line(), said)
             elif report.strict and v.claim.kind == "guarantee" and pv.verdict == Ruling.REFUTED:
-                ET.SubElement(case, "failure", message=f"refuted guarantee (--strict): {said}")
-                counts["failures"] += 1
+                testcase(f"claims.{v.claim.kind}", name, "failure", f"refuted guarantee (--strict): {said}")
             elif pv.verdict == Ruling.ERROR:
-                ET.SubElement(case, "error", message=said)
-                counts["errors"] += 1
+                testcase(f"claims.{v.claim.kind}", name, "error", said)
+            elif h is not None and h.status == "known":
+                # "VERDICT, known since FIRST_SEEN: REASON (FILE:LINE)"
+                testcase(f"claims.{v.claim.kind}", name, "skipped", h.why, said)
             elif pv.verdict == Ruling.NOT_EVALUATED:
-                ET.SubElement(case, "skipped", message=said)
-                counts["skipped"] += 1
-            ET.SubElement(case, "system-out").text = (h.why if h is not None and h.status == "known"
-                                                      else f"{pv.verdict}: {said}")
+                testcase(f"claims.{v.claim.kind}", name, "skipped", said)
+            else:
+                testcase(f"claims.{v.claim.kind}", name, out=said)
+    for d in report.conformance["disagreements"]:
+        name = f"{d['test']} [{d['aspect']}]"
+        if d["why"]:
+            testcase("conformance", name, "skipped", f"known reason: {d['why']}")
+        else:
+            testcase("conformance", name, "failure", disagreement_line(d))
     for key in ("tests", "failures", "errors", "skipped"):
         suite.set(key, str(counts[key]))
     ET.indent(suite)

@@ -11,6 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import baseline
 from .evidence import torch_of
 from .ruling import VERDICTS, Ruling
 from .verdicts import Verdict, refuted_guarantees
@@ -74,7 +75,7 @@ def lines(report: Report, page: Path) -> list[str]:
                    (" (" + "; ".join(f"{x['count']} {x['cause']}" for x in g["groups"][:4]) +
                     ("; ..." if len(g["groups"]) > 4 else "") + ")" if g["groups"] else "") +
                    f", {g['noise']} set aside as run-to-run noise")
-    out += known_lines(report)
+    out += known_lines(report) + since_lines(report)
     torches = {p: torch_of(env) for p, env in report.evidence.platform_env.items()}
     return out + verdict_lines(report.verdicts, torches, page)
 
@@ -99,20 +100,43 @@ def known_lines(report: Report) -> list[str]:
     return out
 
 
+def since_lines(report: Report) -> list[str]:
+    """What moved since the baseline and the platforms missing: a count,
+    then (without --fail-on-change, which sends them to alarms) one line each."""
+    since = report.since
+    if report.baseline is None and not since["missing"]:
+        return []
+    out = []
+    if report.baseline is not None:
+        new = len(since["changed"]) - len(baseline.moves(since))
+        out.append(f"since the baseline {report.baseline.generated or report.baseline.path}: "
+                   f"{len(baseline.moves(since))} verdict(s) moved on a platform"
+                   + (f", {new} new claim(s)" if new else ""))
+    if since["missing"]:
+        out.append(f"missing platforms: {len(since['missing'])}")
+    return out + ([] if report.fail_on_change else [f"  {line}" for line in baseline.lines(since)])
+
+
+def disagreement_line(d: dict) -> str:
+    """One line for a disagreement of the model with PyTorch that has no known reason."""
+    return (f"UNEXPLAINED DISAGREEMENT in {d['aspect']}: {d['test']}: model {d['model'].get('implementation')}"
+            f" {d['model'].get('digest')}, PyTorch {d['pytorch'].get('implementation')} {d['pytorch'].get('digest')}")
+
+
 def alarms(report: Report) -> list[str]:
     """The lines for standard error: the evidence's warnings, and what fails
     the run (an unexplained disagreement of the model with PyTorch, a verdict
     that is not what is known for its platform, one line each, each followed
     by the entry that would make it known there (reports/new_findings.py);
-    with strict, every refuted guarantee)."""
+    with fail_on_change, each verdict moved since the baseline and each
+    missing platform; with strict, every refuted guarantee)."""
     out = [f"warning: {problem}" for problem in dict.fromkeys(report.evidence.problems)]
-    for d in [d for d in report.conformance["disagreements"] if not d["why"]][:MAX_SHOWN]:
-        out.append(f"UNEXPLAINED DISAGREEMENT in {d['aspect']}: {d['test']}: model {d['model'].get('implementation')}"
-                   f" {d['model'].get('digest')}, PyTorch {d['pytorch'].get('implementation')} "
-                   f"{d['pytorch'].get('digest')}")
+    out += [disagreement_line(d) for d in [d for d in report.conformance["disagreements"] if not d["why"]][:MAX_SHOWN]]
     for h in report.unexpected:
         out.append(h.line())
         out += h.suggested.splitlines()
+    if report.fail_on_change:
+        out += baseline.lines(report.since)
     if report.strict:
         out += [f"REFUTED GUARANTEE {v.claim.id} (--strict): {line(v)}" for v in refuted_guarantees(report.verdicts)]
     return out

@@ -18,6 +18,12 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 GITHUB = ROOT / ".github" / "workflows" / "nightly-gpu.yml"
 GITLAB = ROOT / ".gitlab-ci.yml"
+PLATFORMS = ROOT / "ci" / "nightly-platforms.txt"
+
+
+def expected_platforms() -> list[str]:
+    """ci/nightly-platforms.txt's names."""
+    return [n for line in PLATFORMS.read_text().splitlines() if (n := line.split("#", 1)[0].strip())]
 
 
 def scripts_in(commands: list[str]) -> list[str]:
@@ -63,6 +69,28 @@ class GithubWorkflowTest(unittest.TestCase):
         self.assertEqual(downloads[0]["with"]["pattern"], "evidence-*")
         self.assertTrue(any(s.get("uses", "").startswith("actions/upload-artifact") for s in merge["steps"]))
 
+    def test_merge_compares_with_the_last_report_and_publishes_the_junit(self) -> None:
+        gpu, merge = self.doc["jobs"]["gpu"], self.doc["jobs"]["merge"]
+        matrix = gpu["strategy"]["matrix"]
+        self.assertEqual(sorted(expected_platforms()), sorted(f"{g}-torch{t}" for g in matrix["gpu"]
+                                                               for t in matrix["torch"]),
+                         "ci/nightly-platforms.txt lists the matrix")
+        steps = merge["steps"]
+        names = [s.get("uses", "").split("@")[0] for s in steps]
+        fetch = steps[names.index("dawidd6/action-download-artifact")]
+        upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact"))
+        self.assertEqual((fetch["with"]["workflow"], fetch["with"]["name"]),
+                         (GITHUB.name, upload["with"]["name"]), "the baseline is this workflow's merged report")
+        command = next(s["run"] for s in steps if "ci/merge-reports.sh" in s.get("run", ""))
+        self.assertLess(names.index("dawidd6/action-download-artifact"),
+                        next(i for i, s in enumerate(steps) if "ci/merge-reports.sh" in s.get("run", "")))
+        for flag in (f"--baseline {fetch['with']['path']}/report.json", "--fail-on-change",
+                     "--expect-platforms ci/nightly-platforms.txt"):
+            self.assertIn(flag, command)
+        junit = steps[names.index("mikepenz/action-junit-report")]
+        self.assertEqual((junit["if"], junit["with"]["report_paths"]), ("always()", "merged-report/claims-junit.xml"))
+        self.assertEqual(merge["permissions"]["checks"], "write")
+
     def test_scripts_exist(self) -> None:
         commands = [s["run"] for job in self.doc["jobs"].values() for s in job["steps"] if "run" in s]
         found = scripts_in(commands)
@@ -91,6 +119,22 @@ class GitlabPipelineTest(unittest.TestCase):
                 self.assertTrue((ROOT / script).is_file(), f"{script} does not exist")
 
 
+    def test_merge_compares_with_the_last_report_and_publishes_the_junit(self) -> None:
+        doc = yaml.safe_load(GITLAB.read_text())
+        matrix = doc["gpu"]["parallel"]["matrix"][0]
+        self.assertEqual(sorted(expected_platforms()), sorted(f"{g}-torch{t}" for g in matrix["GPU"]
+                                                               for t in matrix["TORCH"]))
+        merge = doc["merge"]
+        script = "\n".join(merge["script"])
+        self.assertIn("$CI_API_V4_URL/projects/$CI_PROJECT_ID/jobs/artifacts/$CI_DEFAULT_BRANCH/download?job=merge",
+                      script, "the last successful pipeline's merged report")
+        for flag in ("--baseline baseline/merged-report/report.json", "--fail-on-change",
+                     "--expect-platforms ci/nightly-platforms.txt"):
+            self.assertIn(flag, script)
+        self.assertEqual(merge["artifacts"]["reports"]["junit"], "merged-report/claims-junit.xml")
+        self.assertIn("merged-report", merge["artifacts"]["paths"])
+
+
 class ScriptsTest(unittest.TestCase):
     def test_nightly_dry_run(self) -> None:
         r = run("ci/nightly-gpu.sh", "--name", "h100", "--out", "/tmp/ci-out", "--dry-run")
@@ -98,6 +142,49 @@ class ScriptsTest(unittest.TestCase):
         self.assertIn("+ ./backendcheck run --tier nightly", r.stdout)
         self.assertIn("build/nightly/evidence", r.stdout)
         self.assertNotEqual(run("ci/nightly-gpu.sh", "--name", "a b", "--out", "x", "--dry-run").returncode, 0)
+
+    def test_nightly_uploads_only_what_its_own_run_wrote(self) -> None:
+        """A runner that kept an earlier run's evidence, report and build:
+        a run that wrote none uploads none of them, and fails; a run that
+        wrote its own uploads those (and its build's manifest, however old).
+        The script runs in a copy of ci/, beside a stand-in for the run
+        (the ./backendcheck under test writes, or not, what a run writes)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp) / "repo"
+            (root / "ci").mkdir(parents=True)
+            (root / "ci" / "nightly-gpu.sh").write_bytes((ROOT / "ci" / "nightly-gpu.sh").read_bytes())
+            (root / "ci" / "cuda-driver-check.py").write_text("")
+            (root / "backendcheck").write_text(
+                "#!/bin/bash\n[[ $WRITES == 1 ]] || exit 0\n"
+                "mkdir -p build/nightly/evidence/run-2 build/nightly/report build/default-torch-x/generated\n"
+                "echo new > build/nightly/evidence/run-2/r.jsonl; ln -sfn run-2 build/nightly/evidence/latest\n"
+                "echo '{}' > build/nightly/report/report.json; echo new > build/default-torch-x/ctest-junit.xml\n")
+            (root / "backendcheck").chmod(0o755)
+            old = {"build/nightly/evidence/run-1/r.jsonl": "old", "build/nightly/report/report.json": "{}",
+                   "build/default-torch-x/generated/cases.json": "cases", "build/default-torch-x/ctest-junit.xml": "old"}
+            for name, text in old.items():
+                (root / name).parent.mkdir(parents=True, exist_ok=True)
+                (root / name).write_text(text)
+            (root / "build/nightly/evidence/latest").symlink_to("run-1")
+            for path in list(root.rglob("*")) + [root / "build/nightly/evidence/run-1"]:
+                os.utime(path, (1e9, 1e9), follow_symlinks=False)
+            env = {k: v for k, v in os.environ.items() if k != "CTEST_PARALLEL_LEVEL"}
+            for writes in ("0", "1"):
+                out = Path(tmp) / f"out-{writes}"
+                r = subprocess.run(["bash", str(root / "ci" / "nightly-gpu.sh"), "--name", "h100", "--out", str(out)],
+                                   cwd=root, env={**env, "WRITES": writes}, capture_output=True, text=True,
+                                   timeout=60, check=False)
+                uploaded = sorted(str(p.relative_to(out / "h100")) for p in (out / "h100").rglob("*") if p.is_file())
+                if writes == "0":
+                    self.assertEqual(r.returncode, 1, r.stderr)
+                    self.assertEqual(uploaded, [])
+                    self.assertIn("this run wrote no evidence", r.stderr)
+                    self.assertIn("build/nightly/report was not written by this run", r.stderr)
+                else:
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    self.assertEqual(uploaded, ["cases.json", "ctest-junit.xml", "evidence/r.jsonl",
+                                                "report/report.json"])
+                    self.assertEqual((out / "h100" / "evidence" / "r.jsonl").read_text(), "new\n")
 
     def test_nightly_of_one_torch_release(self) -> None:
         r = run("ci/nightly-gpu.sh", "--name", "h100", "--torch", "2.11.0", "--out", "/tmp/ci-out", "--dry-run")
@@ -148,6 +235,9 @@ class ScriptsTest(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn(f"{tmp}/a100/evidence {tmp}/h100/evidence", r.stdout)
             self.assertIn("--manifest", r.stdout)
+            r = run("ci/merge-reports.sh", "--in", tmp, "--out", f"{tmp}/report", "--dry-run", "--fail-on-change",
+                    "--expect-platform", "l4", "--expect-platforms", str(PLATFORMS))
+            self.assertIn(f"--fail-on-change --expect-platform l4 --expect-platforms {PLATFORMS}", r.stdout)
             self.assertNotEqual(run("ci/merge-reports.sh", "--in", f"{tmp}/none", "--out", "x").returncode, 0)
 
     def test_merge_of_two_torch_versions_on_one_gpu(self) -> None:

@@ -20,7 +20,8 @@ import unittest
 from pathlib import Path
 
 from reports import invariance
-from reports.evidence import read_evidence
+from reports.changes import pairs
+from reports.evidence import GENERATED_HOST, read_evidence
 from reports.known import platform_values
 from reports.pipeline import Inputs, build
 
@@ -92,6 +93,41 @@ class Machines(unittest.TestCase):
                 self.assertIsNone(BARE_ISA.search(" ".join(r.evidence.platform_env)), "a platform name")
                 self.assertIsNone(BARE_ISA.search(json.dumps(r.evidence.platform_env)),
                                   "the environment records as the report shows them")
+
+    def test_a_generated_host_name_gives_way_to_the_cpu(self) -> None:
+        """Two torch installs run in two Kubernetes pods of one kind: their
+        generated host names would make two machines; named by the CPU they
+        are one machine, paired. A name the run set stays, generated or not."""
+        copies = []
+        for run, pod in zip(self.zen5.values(), ("gpu-runner-7d9f8b6c5d-x2k4p", "gpu-runner-7d9f8b6c5d-q9wzt")):
+            copy = Path(tempfile.mkdtemp(dir=self.root)) / run.name
+            shutil.copytree(run, copy)
+            rewrite(copy / "evidence", lambda r, pod=pod: r.update(machine=pod, machine_source="host name")
+                    if r.get("kind") == "environment" else None)
+            copies.append(copy / "evidence")
+        ev = read_evidence(copies)
+        machines = {env["machine"] for env in ev.platform_env.values()}
+        self.assertEqual(len(machines), 1, machines)
+        self.assertRegex(machines.pop(), r"^cpu-amd_epyc\w*$", "the CPU model the records name")
+        self.assertEqual({env["host_name"] for env in ev.platform_env.values()},
+                         {"gpu-runner-7d9f8b6c5d-x2k4p", "gpu-runner-7d9f8b6c5d-q9wzt"})
+        self.assertEqual(len(pairs(ev)), 1, "one machine, two torch installs: paired")
+        for copy in copies:
+            rewrite(copy, lambda r: r.update(machine_source="BACKENDCHECK_MACHINE")
+                    if r.get("kind") == "environment" else None)
+        named = read_evidence(copies)
+        self.assertEqual(sorted(env["machine"] for env in named.platform_env.values()),
+                         ["gpu-runner-7d9f8b6c5d-q9wzt", "gpu-runner-7d9f8b6c5d-x2k4p"])
+        self.assertEqual(pairs(named), [], "the control: two machines, as the run named them")
+
+    def test_which_host_names_look_generated(self) -> None:
+        for name in ("runner-7d9f8b6c5d-x2k4p", "arc-gpu-set-4xz2q", "nightly-h100-bkz7n", "3f2a1b4c5d6e"):
+            with self.subTest(name=name):
+                self.assertRegex(name, GENERATED_HOST)
+        for name in ("vm", "h100", "gpu-node-01", "dgx-h100-07", "ci-runner-small", "build-server", "lambda-quad",
+                     "3f2a1b4c5d6", "node-abcde", "x2k4p", "Runner-7d9f8b6c5d-X2K4P"):
+            with self.subTest(name=name):
+                self.assertNotRegex(name, GENERATED_HOST)
 
     def test_the_install_names_the_isa_its_onednn_reports(self) -> None:
         isas = {env["torch"]["version"]: platform_values(env)["onednn_isa"]

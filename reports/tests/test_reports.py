@@ -564,7 +564,10 @@ class MergeTest(unittest.TestCase):
         r = self.cli("--baseline", str(old), str(run))
         self.assertEqual(r.returncode, 0, r.stderr)
         data = json.loads((self.t / "out" / "report.json").read_text())
-        self.assertEqual(data["baseline"]["changed"], [{"claim": "f", "old": "refuted", "new": "supported"}])
+        # A baseline without verdicts per platform: the claim's overall verdict is compared.
+        self.assertEqual(data["baseline"]["changed"], [{"claim": "f", "platform": "", "old": "refuted",
+                                                        "new": "supported"}])
+        self.assertIn("CHANGED f on all platforms: refuted -> supported", r.stdout)
         old.write_text("[1, 2]")
         r = self.cli("--baseline", str(old), str(run))
         self.assertEqual(r.returncode, 1)
