@@ -177,6 +177,21 @@ def _raises(fn) -> str:
         return alert
 
 
+def _refused(fn) -> str:
+    """"" where fn ran; PyTorch's own refusal, its first line, where PyTorch
+    raised it (children.refusal: a RuntimeError of torch's code, as the
+    setters and getters of torch.backends raise). Any other exception is
+    the probe's error."""
+    try:
+        fn()
+        return ""
+    except RuntimeError as e:
+        said = children.refusal(e, torch)
+        if not said:
+            raise
+        return said.removeprefix(f"{type(e).__name__}: ")
+
+
 def alert() -> tuple[bool, str, dict]:
     """use_deterministic_algorithms(True) makes an operation without a
     deterministic implementation raise (put_ with accumulate=False on the CPU),
@@ -330,7 +345,7 @@ def fp32_precision() -> tuple[bool, str, dict]:
         target = FP32_PRECISION[setting + ".fp32_precision"](b)
         target.fp32_precision = value
         try:
-            mixed[f"{setting}.fp32_precision={value!r}, then {old}"] = _raises(read)
+            mixed[f"{setting}.fp32_precision={value!r}, then {old}"] = _refused(read)
         finally:
             target.fp32_precision = defaults[setting + ".fp32_precision"]
     ok = all(mixed.values())
