@@ -4,7 +4,7 @@
 # CI system to upload. The merge job combines the OUT/* of every machine
 # (ci/merge-reports.sh).
 #
-#   ci/nightly-gpu.sh --name NAME --out DIR [--torch VERSION] [--tier T] [--dry-run]
+#   ci/nightly-gpu.sh --name NAME --out DIR [--torch VERSION] [--tier T] [--require DEVICE] [--dry-run]
 #
 # NAME is the machine (the GPU type): it keys the platform in the merged
 # report, so runs of several torch versions on one GPU type are paired there
@@ -13,23 +13,31 @@
 # OUT/NAME-torchVERSION; without it, the torch is BACKENDCHECK_TORCH_PYTHON's
 # or the pinned release, into OUT/NAME.
 #
+# --require cuda (the default) checks the driver first and fails when every GPU
+# test skipped; --require cpu runs on a machine without a GPU (a CPU node of
+# the Slurm recipe, ci/slurm/). Several runs may share one checkout: each keeps
+# its evidence, log and report in build/nightly/FOLDER (FOLDER: NAME or
+# NAME-torchVERSION), and takes the manifest from the build its own run named.
+#
 # On a multi-GPU host, ctest runs one GPU test per GPU when
 # CTEST_PARALLEL_LEVEL is set: the resource spec comes from nvidia-smi.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-NAME="" OUT="" TIER=nightly DRY=0 RELEASE="" TORCH=()
+NAME="" OUT="" TIER=nightly DRY=0 RELEASE="" TORCH=() DEVICE=cuda
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --name) NAME="${2:?}"; shift 2 ;;
     --out) OUT="${2:?}"; shift 2 ;;
     --tier) TIER="${2:?}"; shift 2 ;;
     --torch) RELEASE="${2:?}"; shift 2 ;;
+    --require) DEVICE="${2:?}"; shift 2 ;;
     --dry-run) DRY=1; shift ;;
     *) echo "nightly-gpu: unknown option $1" >&2; exit 2 ;;
   esac
 done
-[[ -n "$NAME" && -n "$OUT" ]] || { echo "usage: ci/nightly-gpu.sh --name NAME --out DIR [--torch VERSION] [--tier T] [--dry-run]" >&2; exit 2; }
+[[ -n "$NAME" && -n "$OUT" ]] || { echo "usage: ci/nightly-gpu.sh --name NAME --out DIR [--torch VERSION] [--tier T] [--require DEVICE] [--dry-run]" >&2; exit 2; }
+[[ "$DEVICE" == cpu || "$DEVICE" == cuda ]] || { echo "nightly-gpu: --require $DEVICE: cpu or cuda" >&2; exit 2; }
 [[ "$NAME" =~ ^[A-Za-z0-9._-]+$ ]] || { echo "nightly-gpu: NAME must be letters, digits, '.', '_' or '-'" >&2; exit 2; }
 dest="$OUT/$NAME"
 if [[ -n "$RELEASE" ]]; then
@@ -54,21 +62,29 @@ rc=0
 # libtorch from it); else the release pinned in requirements/torch.txt. A
 # release is installed in a managed environment of its own.
 [[ ${#TORCH[@]} -gt 0 || -z "${BACKENDCHECK_TORCH_PYTHON:-}" ]] || echo "nightly-gpu: PyTorch of $BACKENDCHECK_TORCH_PYTHON"
-# This run's evidence and report in places of their own, whatever the build
-# directory (build/default-torch-VERSION) is called.
-export BACKENDCHECK_EVIDENCE_DIR="$PWD/build/nightly/evidence"
+# This run's evidence, log and report in places of their own, whatever the
+# build directory (build/default-torch-VERSION) is called.
+own="build/nightly/$(basename "$dest")"
+step mkdir -p "$own"
+export BACKENDCHECK_EVIDENCE_DIR="$PWD/$own/evidence"
 # A driver too old for the build's CUDA runtime would make every GPU test skip:
 # fail here with that reason instead.
-step python3 ci/cuda-driver-check.py || { echo "nightly-gpu: $NAME: the driver cannot run this build's CUDA" >&2; exit 1; }
+if [[ "$DEVICE" == cuda ]]; then
+  step python3 ci/cuda-driver-check.py || { echo "nightly-gpu: $NAME: the driver cannot run this build's CUDA" >&2; exit 1; }
+fi
 # The machine name keys this run's platform in the merged report.
 export BACKENDCHECK_MACHINE="$NAME"
-# A GPU run in which every GPU test skipped fails, with the first skip's reason.
-step ./backendcheck run "${TORCH[@]}" --tier "$TIER" --require cuda --out build/nightly/report || rc=$?
-# The run's own evidence directory (build/nightly/evidence/latest) becomes NAME/evidence.
-if [[ $DRY -eq 1 || -e build/nightly/evidence/latest ]]; then step cp -rL build/nightly/evidence/latest "$dest/evidence"; fi
-bdir=$(ls -1td build/default-torch-* 2>/dev/null | head -n 1 || true)
+# A GPU run in which every GPU test skipped fails, with the first skip's reason
+# (a CPU run: every CPU test).
+run=(./backendcheck run "${TORCH[@]}" --tier "$TIER" --require "$DEVICE" --out "$own/report")
+echo "+ ${run[*]}"
+[[ $DRY -eq 1 ]] || { "${run[@]}" 2>&1 | tee "$own/run.log" || rc=$?; }
+# The run's own evidence directory ($own/evidence/latest) becomes NAME/evidence.
+if [[ $DRY -eq 1 || -e "$own/evidence/latest" ]]; then step cp -rL "$own/evidence/latest" "$dest/evidence"; fi
+# The build directory the run's log names (another run may have built since).
+bdir=$(sed -n 's/^==> configuring (.*) in //p' "$own/run.log" 2>/dev/null | tail -n 1 || true)
 for f in "${bdir:-build/default-torch-VERSION}/generated/cases.json" "${bdir:-build/default-torch-VERSION}/ctest-junit.xml" \
-         build/nightly/report; do
+         "$own/report" "$own/run.log"; do
   if [[ $DRY -eq 1 || -e "$f" ]]; then step cp -r "$f" "$dest/"; fi
 done
 echo "nightly-gpu: $NAME finished with exit $rc; artifacts in $dest"

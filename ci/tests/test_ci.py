@@ -91,13 +91,42 @@ class GitlabPipelineTest(unittest.TestCase):
                 self.assertTrue((ROOT / script).is_file(), f"{script} does not exist")
 
 
+def write_machine_folder(folder: Path, machine: str, version: str, digest: str) -> None:
+    """A nightly folder as ci/nightly-gpu.sh writes it (evidence/, cases.json)
+    of one case on MACHINE with torch VERSION, its output's DIGEST."""
+    repro = "conv2d:fwd:f32:mb1ic3ih8iw8oc4kh3kw3sh1sw1ph1pw1dh1dw1g1 device=cpu engine=pytorch threads=2"
+    test = "Pytorch/Determinism.Bitwise/X"
+    (folder / "evidence").mkdir(parents=True)
+    env = {"kind": "environment", "schema": 1, "machine": machine, "onednn_isa": "avx512_core",
+           "omp_max_threads": 2, "backends": {}, "versions": {}, "torch": {"version": version}}
+    lines = [env, {"kind": "case", "schema": 1, "test": test, "repro": repro, "device": "cpu",
+                   "digest": digest, "distinct_digests": 1},
+             {"kind": "result", "schema": 1, "test": test, "outcome": "passed"}]
+    (folder / "evidence" / "t-1.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    (folder / "cases.json").write_text(json.dumps({"cases": [
+        {"id": "1", "test": test, "repro": repro, "suite": "s", "fixture": "Determinism",
+         "positive_control": False, "axes": {"device": "cpu", "engine": "pytorch"}}]}))
+
+
 class ScriptsTest(unittest.TestCase):
     def test_nightly_dry_run(self) -> None:
         r = run("ci/nightly-gpu.sh", "--name", "h100", "--out", "/tmp/ci-out", "--dry-run")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("+ ./backendcheck run --tier nightly", r.stdout)
-        self.assertIn("build/nightly/evidence", r.stdout)
+        self.assertIn("build/nightly/h100/evidence", r.stdout)
         self.assertNotEqual(run("ci/nightly-gpu.sh", "--name", "a b", "--out", "x", "--dry-run").returncode, 0)
+
+    def test_nightly_on_a_cpu_node(self) -> None:
+        # A CPU node of the Slurm recipe: no driver check, every CPU test must
+        # not skip, and its evidence apart from another run's in one checkout.
+        r = run("ci/nightly-gpu.sh", "--name", "xeon", "--require", "cpu", "--out", "/tmp/ci-out", "--dry-run")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("cuda-driver-check", r.stdout)
+        self.assertIn("--require cpu --out build/nightly/xeon/report", r.stdout)
+        self.assertIn("cp -rL build/nightly/xeon/evidence/latest /tmp/ci-out/xeon/evidence", r.stdout)
+        bad = run("ci/nightly-gpu.sh", "--name", "xeon", "--require", "tpu", "--out", "x", "--dry-run")
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("--require tpu: cpu or cuda", bad.stderr)
 
     def test_nightly_of_one_torch_release(self) -> None:
         r = run("ci/nightly-gpu.sh", "--name", "h100", "--torch", "2.11.0", "--out", "/tmp/ci-out", "--dry-run")
@@ -154,20 +183,8 @@ class ScriptsTest(unittest.TestCase):
         """Two nightly folders of one GPU type and two torch releases: one
         report, two platforms, paired, with what differs between them."""
         with tempfile.TemporaryDirectory() as tmp:
-            repro = "conv2d:fwd:f32:mb1ic3ih8iw8oc4kh3kw3sh1sw1ph1pw1dh1dw1g1 device=cpu engine=pytorch threads=2"
-            test = "Pytorch/Determinism.Bitwise/X"
             for version, digest in (("2.11.0+cu130", "aaaa"), ("2.15.0+cu132", "bbbb")):
-                folder = Path(tmp) / f"h100-torch{version.split('+')[0]}"
-                (folder / "evidence").mkdir(parents=True)
-                env = {"kind": "environment", "schema": 1, "machine": "h100", "onednn_isa": "avx512_core",
-                       "omp_max_threads": 2, "backends": {}, "versions": {}, "torch": {"version": version}}
-                lines = [env, {"kind": "case", "schema": 1, "test": test, "repro": repro, "device": "cpu",
-                               "digest": digest, "distinct_digests": 1},
-                         {"kind": "result", "schema": 1, "test": test, "outcome": "passed"}]
-                (folder / "evidence" / "t-1.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
-                (folder / "cases.json").write_text(json.dumps({"cases": [
-                    {"id": "1", "test": test, "repro": repro, "suite": "s", "fixture": "Determinism",
-                     "positive_control": False, "axes": {"device": "cpu", "engine": "pytorch"}}]}))
+                write_machine_folder(Path(tmp) / f"h100-torch{version.split('+')[0]}", "h100", version, digest)
             r = run("ci/merge-reports.sh", "--in", tmp, "--out", f"{tmp}/report")
             self.assertIn(r.returncode, (0, 3), r.stderr)
             report = json.loads((Path(tmp) / "report" / "report.json").read_text())
