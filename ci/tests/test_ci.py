@@ -135,17 +135,34 @@ class GitlabPipelineTest(unittest.TestCase):
         self.assertIn("merged-report", merge["artifacts"]["paths"])
 
 
+def write_machine_folder(folder: Path, machine: str, version: str, digest: str) -> None:
+    """A nightly folder as ci/nightly-gpu.sh writes it (evidence/, cases.json)
+    of one case on MACHINE with torch VERSION, its output's DIGEST."""
+    repro = "conv2d:fwd:f32:mb1ic3ih8iw8oc4kh3kw3sh1sw1ph1pw1dh1dw1g1 device=cpu engine=pytorch threads=2"
+    test = "Pytorch/Determinism.Bitwise/X"
+    (folder / "evidence").mkdir(parents=True)
+    env = {"kind": "environment", "schema": 1, "machine": machine, "onednn_isa": "avx512_core",
+           "omp_max_threads": 2, "backends": {}, "versions": {}, "torch": {"version": version}}
+    lines = [env, {"kind": "case", "schema": 1, "test": test, "repro": repro, "device": "cpu",
+                   "digest": digest, "distinct_digests": 1},
+             {"kind": "result", "schema": 1, "test": test, "outcome": "passed"}]
+    (folder / "evidence" / "t-1.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    (folder / "cases.json").write_text(json.dumps({"cases": [
+        {"id": "1", "test": test, "repro": repro, "suite": "s", "fixture": "Determinism",
+         "positive_control": False, "axes": {"device": "cpu", "engine": "pytorch"}}]}))
+
+
 class ScriptsTest(unittest.TestCase):
     def test_nightly_dry_run(self) -> None:
         r = run("ci/nightly-gpu.sh", "--name", "h100", "--out", "/tmp/ci-out", "--dry-run")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("+ ./backendcheck run --tier nightly", r.stdout)
-        self.assertIn("build/nightly/evidence", r.stdout)
+        self.assertIn("build/nightly/h100/evidence", r.stdout)
         self.assertNotEqual(run("ci/nightly-gpu.sh", "--name", "a b", "--out", "x", "--dry-run").returncode, 0)
 
     def test_nightly_uploads_only_what_its_own_run_wrote(self) -> None:
         """A runner that kept an earlier run's evidence, report and build:
-        a run that wrote none uploads none of them, and fails; a run that
+        a run that wrote none uploads none of them (its log only), and fails; a run that
         wrote its own uploads those (and its build's manifest, however old).
         The script runs in a copy of ci/, beside a stand-in for the run
         (the ./backendcheck under test writes, or not, what a run writes)."""
@@ -155,18 +172,19 @@ class ScriptsTest(unittest.TestCase):
             (root / "ci" / "nightly-gpu.sh").write_bytes((ROOT / "ci" / "nightly-gpu.sh").read_bytes())
             (root / "ci" / "cuda-driver-check.py").write_text("")
             (root / "backendcheck").write_text(
-                "#!/bin/bash\n[[ $WRITES == 1 ]] || exit 0\n"
-                "mkdir -p build/nightly/evidence/run-2 build/nightly/report build/default-torch-x/generated\n"
-                "echo new > build/nightly/evidence/run-2/r.jsonl; ln -sfn run-2 build/nightly/evidence/latest\n"
-                "echo '{}' > build/nightly/report/report.json; echo new > build/default-torch-x/ctest-junit.xml\n")
+                "#!/bin/bash\necho '==> configuring (preset default, tier nightly) in build/default-torch-x'\n"
+                "[[ $WRITES == 1 ]] || exit 0\n"
+                "mkdir -p build/nightly/h100/evidence/run-2 build/nightly/h100/report build/default-torch-x/generated\n"
+                "echo new > build/nightly/h100/evidence/run-2/r.jsonl; ln -sfn run-2 build/nightly/h100/evidence/latest\n"
+                "echo '{}' > build/nightly/h100/report/report.json; echo new > build/default-torch-x/ctest-junit.xml\n")
             (root / "backendcheck").chmod(0o755)
-            old = {"build/nightly/evidence/run-1/r.jsonl": "old", "build/nightly/report/report.json": "{}",
+            old = {"build/nightly/h100/evidence/run-1/r.jsonl": "old", "build/nightly/h100/report/report.json": "{}",
                    "build/default-torch-x/generated/cases.json": "cases", "build/default-torch-x/ctest-junit.xml": "old"}
             for name, text in old.items():
                 (root / name).parent.mkdir(parents=True, exist_ok=True)
                 (root / name).write_text(text)
-            (root / "build/nightly/evidence/latest").symlink_to("run-1")
-            for path in list(root.rglob("*")) + [root / "build/nightly/evidence/run-1"]:
+            (root / "build/nightly/h100/evidence/latest").symlink_to("run-1")
+            for path in list(root.rglob("*")) + [root / "build/nightly/h100/evidence/run-1"]:
                 os.utime(path, (1e9, 1e9), follow_symlinks=False)
             env = {k: v for k, v in os.environ.items() if k != "CTEST_PARALLEL_LEVEL"}
             for writes in ("0", "1"):
@@ -177,14 +195,26 @@ class ScriptsTest(unittest.TestCase):
                 uploaded = sorted(str(p.relative_to(out / "h100")) for p in (out / "h100").rglob("*") if p.is_file())
                 if writes == "0":
                     self.assertEqual(r.returncode, 1, r.stderr)
-                    self.assertEqual(uploaded, [])
+                    self.assertEqual(uploaded, ["run.log"], "only the run's own log")
                     self.assertIn("this run wrote no evidence", r.stderr)
-                    self.assertIn("build/nightly/report was not written by this run", r.stderr)
+                    self.assertIn("build/nightly/h100/report was not written by this run", r.stderr)
                 else:
                     self.assertEqual(r.returncode, 0, r.stderr)
                     self.assertEqual(uploaded, ["cases.json", "ctest-junit.xml", "evidence/r.jsonl",
-                                                "report/report.json"])
+                                                "report/report.json", "run.log"])
                     self.assertEqual((out / "h100" / "evidence" / "r.jsonl").read_text(), "new\n")
+
+    def test_nightly_on_a_cpu_node(self) -> None:
+        # A CPU node of the Slurm recipe: no driver check, every CPU test must
+        # not skip, and its evidence apart from another run's in one checkout.
+        r = run("ci/nightly-gpu.sh", "--name", "xeon", "--require", "cpu", "--out", "/tmp/ci-out", "--dry-run")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("cuda-driver-check", r.stdout)
+        self.assertIn("--require cpu --out build/nightly/xeon/report", r.stdout)
+        self.assertIn("cp -rL build/nightly/xeon/evidence/latest /tmp/ci-out/xeon/evidence", r.stdout)
+        bad = run("ci/nightly-gpu.sh", "--name", "xeon", "--require", "tpu", "--out", "x", "--dry-run")
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("--require tpu: cpu or cuda", bad.stderr)
 
     def test_nightly_of_one_torch_release(self) -> None:
         r = run("ci/nightly-gpu.sh", "--name", "h100", "--torch", "2.11.0", "--out", "/tmp/ci-out", "--dry-run")
@@ -244,20 +274,8 @@ class ScriptsTest(unittest.TestCase):
         """Two nightly folders of one GPU type and two torch releases: one
         report, two platforms, paired, with what differs between them."""
         with tempfile.TemporaryDirectory() as tmp:
-            repro = "conv2d:fwd:f32:mb1ic3ih8iw8oc4kh3kw3sh1sw1ph1pw1dh1dw1g1 device=cpu engine=pytorch threads=2"
-            test = "Pytorch/Determinism.Bitwise/X"
             for version, digest in (("2.11.0+cu130", "aaaa"), ("2.15.0+cu132", "bbbb")):
-                folder = Path(tmp) / f"h100-torch{version.split('+')[0]}"
-                (folder / "evidence").mkdir(parents=True)
-                env = {"kind": "environment", "schema": 1, "machine": "h100", "onednn_isa": "avx512_core",
-                       "omp_max_threads": 2, "backends": {}, "versions": {}, "torch": {"version": version}}
-                lines = [env, {"kind": "case", "schema": 1, "test": test, "repro": repro, "device": "cpu",
-                               "digest": digest, "distinct_digests": 1},
-                         {"kind": "result", "schema": 1, "test": test, "outcome": "passed"}]
-                (folder / "evidence" / "t-1.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
-                (folder / "cases.json").write_text(json.dumps({"cases": [
-                    {"id": "1", "test": test, "repro": repro, "suite": "s", "fixture": "Determinism",
-                     "positive_control": False, "axes": {"device": "cpu", "engine": "pytorch"}}]}))
+                write_machine_folder(Path(tmp) / f"h100-torch{version.split('+')[0]}", "h100", version, digest)
             r = run("ci/merge-reports.sh", "--in", tmp, "--out", f"{tmp}/report")
             self.assertIn(r.returncode, (0, 3), r.stderr)
             report = json.loads((Path(tmp) / "report" / "report.json").read_text())
