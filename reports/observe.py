@@ -117,9 +117,9 @@ def _reading(v: Verdict) -> Reading:
 
 
 def _not_evaluated(v: Verdict) -> Reading:
-    """What would evaluate it, then why not here: the skipped tests' reasons,
-    each need said once ("needs a CUDA device: cudnn unavailable: ...;
-    PyTorch 2.15.0 sees none")."""
+    """What would evaluate it, then why not here: the first clause of the
+    skipped tests' reasons, each need and each clause said once ("needs a
+    CUDA device: cudnn unavailable: ...; PyTorch 2.15.0 sees none")."""
     busy = [float(f.figures["others_cpu"]) for f in v.facts if "others_cpu" in f.figures]
     if v.withheld and busy:  # the load it was timed under, then how many comparisons it held back
         timed = sum(bool({"others_cpu", "ratio", "note"} & set(f.figures)) for f in v.facts)
@@ -130,7 +130,11 @@ def _not_evaluated(v: Verdict) -> Reading:
     for reason in dict.fromkeys(reasons or [own_words(v.reason)]):
         need, rest = (reason.split(": ", 1) if reason.startswith("needs ") and ": " in reason
                       else (needs(reason), reason))
-        by_need.setdefault(need, []).append(rest)
+        # Why not here is its first clause; what the probe saw all the same
+        # ("...; here: the matmul ran ...") is the evidence's, in the fold.
+        rest = rest.split("; ", 1)[0]
+        if rest not in by_need.setdefault(need, []):
+            by_need[need].append(rest)
     parts = [f"{need}: " * bool(need) + "; ".join(rests[:3]) + (f"; {len(rests) - 3} more" if len(rests) > 3 else "")
              for need, rests in by_need.items()]
     said = "; ".join(parts)
