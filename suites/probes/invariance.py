@@ -226,19 +226,25 @@ def _chunked_sum(x: torch.Tensor, chunks: int) -> torch.Tensor:
     return torch.stack([c.sum() for c in x.chunk(max(chunks, 1))]).sum()
 
 
-def _controls() -> dict[str, dict[str, Any]]:
-    """The in-process levels' positive controls: each must vary."""
+def _threads_varied() -> bool:
+    """The thread level's positive control: a sum in three chunks per thread
+    has other bits on 1 thread than on 2 (two threads are set after)."""
     x = _rand(1 << 16, seed=30) * 1e3
-    run = documented.control(torch)
-    by_threads = {}
+    digests = []
     for n in (1, 2):
         torch.set_num_threads(n)
-        by_threads[n] = _digest(_chunked_sum(x, torch.get_num_threads() * 3))
+        digests.append(_digest(_chunked_sum(x, torch.get_num_threads() * 3)))
     torch.set_num_threads(2)
+    return digests[0] != digests[1]
+
+
+def _controls() -> dict[str, dict[str, Any]]:
+    """The in-process levels' positive controls: each must vary."""
+    run = documented.control(torch)
     batch = _rand(BATCH, 256, seed=31)
     bn = lambda t: F.batch_norm(t, None, None, training=True)  # noqa: E731
     return {"run": {"what": "a sum in a fresh random order each run", "varied": run.get("distinct", 0) > 1},
-            "threads": {"what": "a sum in three chunks per thread", "varied": by_threads[1] != by_threads[2]},
+            "threads": {"what": "a sum in three chunks per thread", "varied": _threads_varied()},
             "batch": {"what": "batch_norm in training mode (its statistics are the batch's)",
                       "varied": not _compare(bn(batch)[:4], bn(batch[:4]))["same"]}}
 
@@ -330,12 +336,6 @@ def threads_child(names: list[str]) -> dict[str, Any]:
                     cells[f"{name} | {variant}"] = _compare(_run(ops[name], threads=2), _run(ops[name], threads=1))
                 except children.Refused as e:
                     cells[f"{name} | {variant}"] = {"refused": str(e)}
-    x = _rand(1 << 16, seed=30) * 1e3
-    by_threads = {}
-    for n in (1, 2):
-        torch.set_num_threads(n)
-        by_threads[n] = _digest(_chunked_sum(x, torch.get_num_threads() * 3))
-    torch.set_num_threads(2)
     mm = ops["mm"]
     times = []
     with torch.no_grad():
@@ -343,13 +343,8 @@ def threads_child(names: list[str]) -> dict[str, Any]:
             start = time.perf_counter()
             mm[2](*mm[0], *mm[1])
             times.append(time.perf_counter() - start)
-    blas = {}
-    if hasattr(torch.backends, "mkl") and torch.backends.mkl.is_available():
-        a = torch.ones(8, 8)
-        _, text = settings._captured(lambda: torch.mm(a, a), [torch.backends.mkl.verbose(torch.backends.mkl.VERBOSE_ON)])
-        blas = readings.mkl_report(text)
-    return {"cells": cells, "control_varied": by_threads[1] != by_threads[2],
-            "mm_ms": sorted(times[2:])[COST_REPS // 2] * 1e3, "reps": COST_REPS, "blas": blas}
+    return {"cells": cells, "control_varied": _threads_varied(),
+            "mm_ms": sorted(times[2:])[COST_REPS // 2] * 1e3, "reps": COST_REPS, "blas": settings.mkl_said()}
 
 
 def _threads_process(names: list[str], env: dict[str, str], unset: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -28,7 +28,7 @@ import warnings
 import torch
 
 import documented
-from readings import mkl_routines
+from readings import mkl_report, mkl_routines
 import re
 
 # What each probe records about the inputs it made: shapes chosen so that the
@@ -138,6 +138,18 @@ def _traced(fn):
     result, text = _captured(fn, _verbose_scopes())
     lines = text.splitlines()
     return result, "\n".join(line for line in lines if "_verbose" in line), mkl_routines(text)
+
+
+def mkl_said() -> dict[str, str]:
+    """What oneMKL says of itself on one small torch.mm (readings.mkl_report:
+    its banner's code branch and its CNR mode); {} where this torch has no
+    oneMKL, or it printed no banner."""
+    b = torch.backends
+    if not (hasattr(b, "mkl") and b.mkl.is_available() and hasattr(b.mkl, "verbose")):
+        return {}
+    a = torch.ones(8, 8)
+    _, text = _captured(lambda: torch.mm(a, a), [b.mkl.verbose(b.mkl.VERBOSE_ON)])
+    return mkl_report(text)
 
 
 class _Matmul:

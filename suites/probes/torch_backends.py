@@ -67,7 +67,6 @@ from inputs.flags import load_flags  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import children  # noqa: E402 - what a child's exception says: PyTorch's alert, its refusal, a function that did not run
-import readings  # noqa: E402 - reading what libraries print, apart from torch
 import settings  # noqa: E402 - the probes of the 2.x settings (precision, SDPA, MHA, CPU capability, opt_einsum)
 import cudnn_choices  # noqa: E402 - what PyTorch does when it calls cuDNN (searches, cache, choices, costs)
 import cuda_questions  # noqa: E402 - attention, batch size, reduced precision and costs on a CUDA device
@@ -559,13 +558,10 @@ def blas_report() -> dict:
     {"name", "library", and what the library said: "version", "branch",
     "cnr", "config"}."""
     library = blas_of_torch()
-    if hasattr(torch.backends, "mkl") and torch.backends.mkl.is_available() and hasattr(torch.backends.mkl, "verbose"):
-        a = torch.ones(8, 8)
-        _, text = settings._captured(lambda: torch.mm(a, a), [torch.backends.mkl.verbose(torch.backends.mkl.VERBOSE_ON)])
-        said = readings.mkl_report(text)
-        if said:
-            version = re.search(r"Math Kernel Library Version ([\d.]+)", torch.__config__.show())
-            return {"name": "mkl", "library": library, **({"version": version.group(1)} if version else {}), **said}
+    said = settings.mkl_said()
+    if said:
+        version = re.search(r"Math Kernel Library Version ([\d.]+)", torch.__config__.show())
+        return {"name": "mkl", "library": library, **({"version": version.group(1)} if version else {}), **said}
     path = _blas_path()
     if path is not None and "openblas" in str(path):
         lib = ctypes.CDLL(str(path))
