@@ -15,7 +15,7 @@ limits; the next call resumes.
   RUN_SERIAL test alone, the others beside each other up to --jobs
   processors (their PROCESSORS), never two of one RESOURCE_LOCK, and, where
   the build was configured with a GPU resource spec
-  (BACKENDCHECK_GPU_RESOURCE_SPEC), each GPU test on a GPU with the slots its
+  (CTEST_RESOURCE_SPEC_FILE), each GPU test on a GPU with the slots its
   resource group asks for free, as ctest -j runs them (starts); the kit gives
   that GPU to the test's own ctest (--resource-spec-file naming that GPU
   alone), as separate ctest processes do not share an allocation. The PyTorch
@@ -265,11 +265,11 @@ def with_gpus(lanes: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def gpu_spec(build: Path) -> list[dict[str, Any]]:
     """The GPUs ({"id", "slots"}) of the resource spec the build was
-    configured with (BACKENDCHECK_GPU_RESOURCE_SPEC, cmake/GpuResources.cmake),
+    configured with (CTEST_RESOURCE_SPEC_FILE, cmake/GpuResources.cmake),
     in its order; none without one (ctest then ignores resource groups)."""
     cache = build / "CMakeCache.txt"
     text = cache.read_text(errors="replace") if cache.exists() else ""
-    m = re.search(r"^BACKENDCHECK_GPU_RESOURCE_SPEC:FILEPATH=(.+)$", text, re.M)
+    m = re.search(r"^CTEST_RESOURCE_SPEC_FILE:INTERNAL=(.+)$", text, re.M)
     if not m:
         return []
     return list(json.loads(Path(m.group(1).strip()).read_text())["local"][0]["gpus"])

@@ -15,9 +15,11 @@
 #   were resource groups), a SHARED test runs beside others on that GPU.
 #
 # bc_gpu_resources_configure()                     (at configure time)
-#   Reads BACKENDCHECK_GPU_RESOURCE_SPEC (a cache path, empty by default):
-#   checks the spec, makes it the one plain `ctest` uses
-#   (CTEST_RESOURCE_SPEC_FILE, written into CTestTestfile.cmake), and writes
+#   Reads BACKENDCHECK_GPU_RESOURCE_SPEC (a cache path, empty by default),
+#   else the environment's BACKENDCHECK_RESOURCE_SPEC at this configure (as
+#   ./backendcheck and ci/nightly-gpu.sh set it): checks the spec, makes it
+#   the one plain `ctest` uses (CTEST_RESOURCE_SPEC_FILE, written into
+#   CTestTestfile.cmake and the cache), and writes
 #   ${BC_GENERATED_DIR}/gpu_resources.cmake, which the GPU tests' ctest
 #   scripts include: BC_GPU_SLOTS and this file.
 
@@ -48,10 +50,13 @@ function(bc_gpu_resources_configure)
   set(BACKENDCHECK_GPU_RESOURCE_SPEC "" CACHE FILEPATH
       "ctest resource spec of this machine's GPUs (ci/gpu-resource-spec.py); empty: GPU tests on the first GPU")
   set(spec "${BACKENDCHECK_GPU_RESOURCE_SPEC}")
+  if(NOT spec)
+    set(spec "$ENV{BACKENDCHECK_RESOURCE_SPEC}")
+  endif()
   set(slots "")
   if(spec)
     if(NOT EXISTS "${spec}")
-      message(FATAL_ERROR "BACKENDCHECK_GPU_RESOURCE_SPEC: ${spec}: no such file")
+      message(FATAL_ERROR "BACKENDCHECK_GPU_RESOURCE_SPEC: ${spec}: no such file (ci/gpu-resource-spec.py writes it)")
     endif()
     file(READ "${spec}" text)
     string(JSON count ERROR_VARIABLE err LENGTH "${text}" local 0 gpus)

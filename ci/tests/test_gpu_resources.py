@@ -89,9 +89,11 @@ class GpuResourcesTest(unittest.TestCase):
         self.tmp = Path(tempfile.mkdtemp())
         self.addCleanup(shutil.rmtree, self.tmp)
 
-    def build(self, spec_json: dict | None) -> Path:
-        """Configures the project with the spec (None: without one) and
-        generates the probes' CMake text into its generated folder."""
+    def build(self, spec_json: dict | None, via_env: bool = False) -> Path:
+        """Configures the project with the spec (None: without one; via_env:
+        named by BACKENDCHECK_RESOURCE_SPEC, as ./backendcheck sets it,
+        rather than -D) and generates the probes' CMake text into its
+        generated folder."""
         src, build, out = self.tmp / "src", self.tmp / "build", self.tmp / "out"
         for d in (src, build, out):
             shutil.rmtree(d, ignore_errors=True)
@@ -102,11 +104,18 @@ class GpuResourcesTest(unittest.TestCase):
             root=ROOT, python=sys.executable, stamp=src / "stamp.py", out=out, sleep=SLEEP_S,
             tests=" ".join(BINARY_TESTS + PROBE_TESTS), binary=";".join(BINARY_TESTS)))
         args = ["cmake", "-S", str(src), "-B", str(build)]
+        env = {k: v for k, v in os.environ.items() if k != "BACKENDCHECK_RESOURCE_SPEC"}
         if spec_json is not None:
             (src / "spec.json").write_text(json.dumps(spec_json))
-            args.append(f"-DBACKENDCHECK_GPU_RESOURCE_SPEC={src / 'spec.json'}")
-        r = subprocess.run(args, capture_output=True, text=True, check=False)
+            if via_env:
+                env["BACKENDCHECK_RESOURCE_SPEC"] = str(src / "spec.json")
+            else:
+                args.append(f"-DBACKENDCHECK_GPU_RESOURCE_SPEC={src / 'spec.json'}")
+        r = subprocess.run(args, capture_output=True, text=True, env=env, check=False)
         self.assertEqual(r.returncode, 0, r.stderr)
+        cache = (build / "CMakeCache.txt").read_text()
+        self.assertEqual(f"CTEST_RESOURCE_SPEC_FILE:INTERNAL={src / 'spec.json'}" in cache, spec_json is not None,
+                         "the spec the build uses is in its cache (ci/kit_steps.py reads it there)")
         r = subprocess.run([sys.executable, "-m", "generators", "probes", "--inc", str(build / "generated" / "p.inc"),
                             "--cmake", str(build / "generated" / "probes.cmake"), str(src / "declared.toml")],
                            cwd=ROOT, capture_output=True, text=True, check=False)
@@ -150,7 +159,7 @@ class GpuResourcesTest(unittest.TestCase):
 
     def test_one_gpu_runs_one_at_a_time(self) -> None:
         # The control: the same tests with one GPU of one slot never overlap.
-        stamps = self.run_ctest(self.build(spec(1, 1)))
+        stamps = self.run_ctest(self.build(spec(1, 1), via_env=True))
         self.assertEqual({self.gpu(s) for s in stamps.values()}, {"0"})
         self.assertEqual(self.overlaps(stamps), set())
 
@@ -174,7 +183,8 @@ class GpuResourcesTest(unittest.TestCase):
             f"include({ROOT}/cmake/GpuResources.cmake)\nbc_gpu_resources_configure()\n")
         r = subprocess.run(["cmake", "-S", str(src), "-B", str(self.tmp / "b"),
                             f"-DBACKENDCHECK_GPU_RESOURCE_SPEC={src / 'spec.json'}"],
-                           capture_output=True, text=True, check=False)
+                           capture_output=True, text=True, check=False,
+                           env={k: v for k, v in os.environ.items() if k != "BACKENDCHECK_RESOURCE_SPEC"})
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("local[0].gpus[1].slots: 1, but GPU 0 has", r.stderr)
 

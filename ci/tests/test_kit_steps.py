@@ -224,7 +224,7 @@ class KitStepsTest(unittest.TestCase):
         spec.write_text(json.dumps({"version": {"major": 1, "minor": 0},
                                     "local": [{"gpus": [{"id": "0", "slots": 1}, {"id": "1", "slots": 1}]}]}))
         (self.t / "build").mkdir(exist_ok=True)
-        (self.t / "build" / "CMakeCache.txt").write_text(f"BACKENDCHECK_GPU_RESOURCE_SPEC:FILEPATH={spec}\n")
+        (self.t / "build" / "CMakeCache.txt").write_text(f"CTEST_RESOURCE_SPEC_FILE:INTERNAL={spec}\n")
         gpu = [{"name": "RESOURCE_GROUPS", "value": [{"requirements": [{".type": "gpus", "slots": 1}]}]}]
         props = {"A": gpu, "Slow": gpu, "B": gpu}
         r = subprocess.run([sys.executable, "-m", "ci.kit_steps", *self.argv(0)[:-2], "--jobs", "4"], cwd=ROOT,
