@@ -527,16 +527,18 @@ class Call:
         junit.unlink(missing_ok=True)
         # The probes that may share an interpreter share this session's
         # (suites/probes/shared_child.py): torch's import and CUDA's start
-        # paid once for them.
-        env = dict(os.environ, BACKENDCHECK_EVIDENCE_DIR=str(evidence),
-                   BACKENDCHECK_PROBE_SHARED_DIR=str(self.state_dir / "shared"))
+        # paid once for them. On a GPU of the build's spec, that GPU's own:
+        # an interpreter started on one GPU never answers for another.
+        shared = self.state_dir / "shared"
         cmd = [self.a.ctest, "--test-dir", str(self.a.build), "-R", f"^{re.escape(test)}$",
                "--output-junit", str(junit), "--output-on-failure"]
         if test in self.placed:
+            given = self.gpus[self.placed[test]]
             gpu = self.running / f"{self._slot(test)}.gpu.json"
-            gpu.write_text(json.dumps({"version": {"major": 1, "minor": 0},
-                                       "local": [{"gpus": [self.gpus[self.placed[test]]]}]}))
+            gpu.write_text(json.dumps({"version": {"major": 1, "minor": 0}, "local": [{"gpus": [given]}]}))
             cmd += ["--resource-spec-file", str(gpu)]
+            shared = self.state_dir / f"shared-gpu{given['id']}"
+        env = dict(os.environ, BACKENDCHECK_EVIDENCE_DIR=str(evidence), BACKENDCHECK_PROBE_SHARED_DIR=str(shared))
         proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=sys.stdout, stderr=sys.stderr)
         self.procs[test] = (proc, time.monotonic(), junit, evidence)
         self.first_started = self.first_started or test

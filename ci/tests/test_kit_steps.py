@@ -49,7 +49,9 @@ FAKE_CTEST = textwrap.dedent('''\
         # The GPU its own ctest was given (--resource-spec-file), if any.
         spec = args[args.index("--resource-spec-file") + 1] if "--resource-spec-file" in args else None
         gpus = [g["id"] for g in json.load(open(spec))["local"][0]["gpus"]] if spec else None
-        f.write(json.dumps({{"kind": "case", "schema": 1, "test": name, "began": time.time(), "gpus": gpus}}) + "\\n")
+        shared = os.path.basename(os.environ.get("BACKENDCHECK_PROBE_SHARED_DIR", ""))
+        f.write(json.dumps({{"kind": "case", "schema": 1, "test": name, "began": time.time(), "gpus": gpus,
+                            "shared": shared}}) + "\\n")
         f.flush()
         time.sleep(TESTS[name])
         outcome = "failed" if name == "Fails" else "passed"
@@ -235,6 +237,10 @@ class KitStepsTest(unittest.TestCase):
         given = {r["test"]: r["gpus"] for r in records if "began" in r}
         self.assertEqual((given["C"], given["Fails"]), (None, None))
         self.assertTrue(all(given[t] in (["0"], ["1"]) for t in props), given)
+        shared = {r["test"]: r["shared"] for r in records if "began" in r}
+        self.assertEqual({t: shared[t] for t in props}, {t: f"shared-gpu{given[t][0]}" for t in props},
+                         "an interpreter shared on one GPU answers that GPU's tests only")
+        self.assertEqual(shared["C"], "shared")
         began = {r["test"]: r["began"] for r in records if "began" in r}
         ended = {r["test"]: r["ended"] for r in records if "ended" in r}
         together = [(a, b) for a, b in (("A", "Slow"), ("A", "B"), ("B", "Slow"))
