@@ -845,7 +845,11 @@ def render_prediction(plan: list[str], group: dict[str, int], expected: dict[str
                 lines.append(f"  {name}:")
             for x in mine:
                 t = x["test"]
-                how = "alone" if lanes.get(t, {"serial": True})["serial"] else "beside others"
+                x_lane = lanes.get(t, {"serial": True})
+                how = "alone" if x_lane["serial"] else "beside others"
+                if "gpu" in x:
+                    how = (f"alone on GPU {x['gpu']}" if x_lane.get("gpus") == WHOLE_GPU
+                           else f"on GPU {x['gpu']}") + ("" if x_lane["serial"] else ", beside other GPUs' tests")
                 lines.append(f"    {x['start']:4.0f} s +{x['seconds']:4.0f} s {t}, {how}; "
                              + basis.get(t, f"never timed, DEFAULT_S = {DEFAULT_S:g} s"))
         for x in c["ran"]:

@@ -456,6 +456,11 @@ class PlanOrderTest(unittest.TestCase):
         self.assertEqual([(x["test"], x["start"], x["gpu"]) for x in calls[0]["ran"]],
                          [("A", 0, 0), ("B", 0, 1), ("C", 10, 0), ("D", 15, 0)])
         self.assertEqual((calls[0]["seconds"], left), (20, []))
+        text = kit_steps.render_prediction(["A", "B", "C", "D"], dict.fromkeys("ABCD", 3), {}, {}, lanes, {}, calls,
+                                           [], [], 0, 10, 60, 8, "gpu", [1, 1])
+        self.assertIn("GPU tests on 2 GPU(s) of 1/1 slot(s)", " ".join(text.split()))
+        self.assertIn("B, alone on GPU 1, beside other GPUs' tests", text)
+        self.assertIn("C, on GPU 0, beside other GPUs' tests", text)
         # A listing made without a spec, as a build with one runs it: the GPU
         # binary's RUN_SERIAL tests alone on their GPU, and no longer serial.
         made = kit_steps.with_gpus({"G": kit_steps.lane(True, 1, [], "gpu_tests"), "S": kit_steps.lane(True, 1, []),
