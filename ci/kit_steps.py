@@ -13,10 +13,14 @@ limits; the next call resumes.
   decided first), fixed at the first call (DIR/plan.json). Each runs in a
   process group of its own, with an evidence directory of its own: a
   RUN_SERIAL test alone, the others beside each other up to --jobs
-  processors (their PROCESSORS), never two of one RESOURCE_LOCK, as ctest -j
-  runs them (starts). The PyTorch probes that may share an interpreter
-  share one per session (BACKENDCHECK_PROBE_SHARED_DIR=DIR/shared,
-  suites/probes/shared_child.py).
+  processors (their PROCESSORS), never two of one RESOURCE_LOCK, and, where
+  the build was configured with a GPU resource spec
+  (CTEST_RESOURCE_SPEC_FILE), each GPU test on a GPU with the slots its
+  resource group asks for free, as ctest -j runs them (starts); the kit gives
+  that GPU to the test's own ctest (--resource-spec-file naming that GPU
+  alone), as separate ctest processes do not share an allocation. The PyTorch
+  probes that may share an interpreter share one per session
+  (BACKENDCHECK_PROBE_SHARED_DIR=DIR/shared, suites/probes/shared_child.py).
 - A test starts only when its expected time (measured in an earlier call, or
   given by --durations, else an estimate, else DEFAULT_S) fits in what is
   left of the budget; it may run until the budget ends. One the budget cuts
@@ -219,41 +223,93 @@ def claim_order(tests: list[str], manifest: list[dict[str, Any]], expected: dict
     return [t for _, t in sorted(enumerate(tests), key=key)], group
 
 
+# A lane's `gpus` for a test that takes every slot of one GPU (bc_gpu_test
+# ALONE, read from the CMake text, where the build's spec is not known).
+WHOLE_GPU = -1
+
+
 def lanes_of(listing: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """What ctest says of each test's company and origin (its
     --show-only=json-v1): serial (RUN_SERIAL: alone, as its timings are
     evidence), processors (PROCESSORS, default 1), locks (RESOURCE_LOCK:
-    tests sharing one never run at once), binary (the file its command
+    tests sharing one never run at once), gpus (the slots of one GPU its
+    RESOURCE_GROUPS asks for, 0 for none), binary (the file its command
     runs: gpu_tests, pytorch_python_tests, ...)."""
     out = {}
     for t in listing.get("tests", []):
         props = {p.get("name"): p.get("value") for p in t.get("properties", [])}
+        slots = sum(r.get("slots", 0) for g in props.get("RESOURCE_GROUPS") or []
+                    for r in g.get("requirements", []) if r.get(".type") == "gpus")
         out[t["name"]] = lane(props.get("RUN_SERIAL"), props.get("PROCESSORS"), props.get("RESOURCE_LOCK"),
-                              Path(t.get("command", [""])[0] or "").name)
+                              Path(t.get("command", [""])[0] or "").name, slots)
     return out
 
 
-def lane(serial: Any, processors: Any, locks: Any, binary: str = "") -> dict[str, Any]:
+def lane(serial: Any, processors: Any, locks: Any, binary: str = "", gpus: int = 0) -> dict[str, Any]:
     locks = locks if isinstance(locks, list) else [x for x in str(locks or "").split(";") if x]
     return {"serial": str(serial).upper() in ("1", "ON", "TRUE", "YES"), "processors": max(1, int(processors or 1)),
-            "locks": sorted(locks), "binary": binary}
+            "locks": sorted(locks), "binary": binary, "gpus": gpus}
+
+
+def with_gpus(lanes: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The lanes of a listing made without a GPU resource spec as a build
+    configured with one runs them: the GPU test binary's tests and each
+    GPU test alone on its GPU (all its slots) rather than RUN_SERIAL; the
+    others as they are."""
+    out = {}
+    for t, x in lanes.items():
+        gpus = x.get("gpus", 0) or (WHOLE_GPU if x.get("binary") == GPU_BINARY else 0)
+        out[t] = {**x, "gpus": gpus, "serial": x["serial"] and not gpus}
+    return out
+
+
+def gpu_spec(build: Path) -> list[dict[str, Any]]:
+    """The GPUs ({"id", "slots"}) of the resource spec the build was
+    configured with (CTEST_RESOURCE_SPEC_FILE, cmake/GpuResources.cmake),
+    in its order; none without one (ctest then ignores resource groups)."""
+    cache = build / "CMakeCache.txt"
+    text = cache.read_text(errors="replace") if cache.exists() else ""
+    m = re.search(r"^CTEST_RESOURCE_SPEC_FILE:INTERNAL=(.+)$", text, re.M)
+    if not m:
+        return []
+    return list(json.loads(Path(m.group(1).strip()).read_text())["local"][0]["gpus"])
+
+
+def place(need: int, pool: list[int], used: list[int]) -> int | None:
+    """The GPU (an index of pool) a test asking `need` slots of one GPU
+    (WHOLE_GPU: all of them) gets, given the slots `used` on each: the
+    first with enough free; None when none has."""
+    for i, (slots, taken) in enumerate(zip(pool, used)):
+        if (slots if need == WHOLE_GPU else need) <= slots - taken:
+            return i
+    return None
 
 
 def starts(order: list[str], running: list[str], lanes: dict[str, dict[str, Any]], elapsed: float, budget: float,
-           expected: dict[str, float], jobs: int, first: bool) -> list[str]:
+           expected: dict[str, float], jobs: int, first: bool, gpus: list[int] | None = None,
+           placed: dict[str, int] | None = None) -> list[str]:
     """The tests to start now, in order, as ctest -j would let them run:
     none beside a RUN_SERIAL test, which starts only when nothing runs;
     others beside each other up to `jobs` processors, never two of one
-    RESOURCE_LOCK (one waiting for a lock or for more free processors is
-    passed over, as ctest passes it). A test starts only when its expected
-    time fits what is left of the budget (the first of a call always
-    starts), and a later test never jumps ahead of one that waits for the
-    budget or for the machine to itself. A test ctest knows nothing of
-    runs alone."""
+    RESOURCE_LOCK; with a GPU resource spec (`gpus`: each GPU's slots), a
+    test whose resource group asks for slots of one GPU only where a GPU
+    has them free (one waiting for a lock, for more free processors or for
+    a GPU is passed over, as ctest passes it). `placed` holds the GPU of
+    each running test and gets each chosen one's. A test starts only when
+    its expected time fits what is left of the budget (the first of a call
+    always starts), and a later test never jumps ahead of one that waits
+    for the budget or for the machine to itself. A test ctest knows nothing
+    of runs alone. Without a spec, ctest ignores resource groups: so does
+    this."""
     alone = {"serial": True, "processors": 1, "locks": []}
     busy = [lanes.get(t, alone) for t in running]
     if any(x["serial"] for x in busy):
         return []
+    placed = {} if placed is None else placed
+    taken = [0] * len(gpus or [])
+    for t in running:
+        if gpus and t in placed and (need := lanes.get(t, alone).get("gpus", 0)):
+            taken[placed[t]] += gpus[placed[t]] if need == WHOLE_GPU else need
     chosen: list[str] = []
     used = sum(x["processors"] for x in busy)
     held = {lock for x in busy for lock in x["locks"]}
@@ -269,6 +325,11 @@ def starts(order: list[str], running: list[str], lanes: dict[str, dict[str, Any]
             break
         if held & set(x["locks"]) or (used + x["processors"] > jobs and (running or chosen)):
             continue
+        if gpus and (need := x.get("gpus", 0)):
+            if (gpu := place(need, gpus, taken)) is None:
+                continue
+            placed[t] = gpu
+            taken[gpu] += gpus[gpu] if need == WHOLE_GPU else need
         chosen.append(t)
         used += x["processors"]
         held |= set(x["locks"])
@@ -360,6 +421,10 @@ class Call:
             self.lanes = lanes_of(json.loads(tests.stdout))
         except json.JSONDecodeError:
             self.lanes = {}
+        # The GPUs of the build's resource spec, and the one each running
+        # GPU test holds: each test's own ctest is given that GPU alone.
+        self.gpus = gpu_spec(a.build)
+        self.placed: dict[str, int] = {}
         # What the pre-flight found this machine lacks (ci/gpu-kit build),
         # beside the evidence it explains.
         preflight = os.environ.get("BACKENDCHECK_PREFLIGHT", "")
@@ -431,6 +496,7 @@ class Call:
         os._exit(128 + signum)
 
     def _kill(self, test: str) -> None:
+        self.placed.pop(test, None)
         proc = self.procs.pop(test)[0]
         # Not Popen.wait: an interrupted wait holds its lock.
         try:
@@ -461,18 +527,26 @@ class Call:
         junit.unlink(missing_ok=True)
         # The probes that may share an interpreter share this session's
         # (suites/probes/shared_child.py): torch's import and CUDA's start
-        # paid once for them.
-        env = dict(os.environ, BACKENDCHECK_EVIDENCE_DIR=str(evidence),
-                   BACKENDCHECK_PROBE_SHARED_DIR=str(self.state_dir / "shared"))
-        proc = subprocess.Popen([self.a.ctest, "--test-dir", str(self.a.build), "-R", f"^{re.escape(test)}$",
-                                 "--output-junit", str(junit), "--output-on-failure"],
-                                env=env, start_new_session=True, stdout=sys.stdout, stderr=sys.stderr)
+        # paid once for them. On a GPU of the build's spec, that GPU's own:
+        # an interpreter started on one GPU never answers for another.
+        shared = self.state_dir / "shared"
+        cmd = [self.a.ctest, "--test-dir", str(self.a.build), "-R", f"^{re.escape(test)}$",
+               "--output-junit", str(junit), "--output-on-failure"]
+        if test in self.placed:
+            given = self.gpus[self.placed[test]]
+            gpu = self.running / f"{self._slot(test)}.gpu.json"
+            gpu.write_text(json.dumps({"version": {"major": 1, "minor": 0}, "local": [{"gpus": [given]}]}))
+            cmd += ["--resource-spec-file", str(gpu)]
+            shared = self.state_dir / f"shared-gpu{given['id']}"
+        env = dict(os.environ, BACKENDCHECK_EVIDENCE_DIR=str(evidence), BACKENDCHECK_PROBE_SHARED_DIR=str(shared))
+        proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=sys.stdout, stderr=sys.stderr)
         self.procs[test] = (proc, time.monotonic(), junit, evidence)
         self.first_started = self.first_started or test
 
     def _finish(self, test: str, rc: int) -> None:
         """A completed test: its outcome, its records into the call's
         evidence, the state and the archive."""
+        self.placed.pop(test, None)
         proc, t0, junit, evidence = self.procs.pop(test)
         seconds = round(time.monotonic() - t0, 2)
         outcome = _outcome(junit, rc)
@@ -516,7 +590,8 @@ class Call:
                 self.save_state()
                 self.write_archive()
                 break
-            chosen = starts(self.left(), list(self.procs), self.lanes, elapsed, budget, expected, a.jobs, first)
+            chosen = starts(self.left(), list(self.procs), self.lanes, elapsed, budget, expected, a.jobs, first,
+                            [int(g["slots"]) for g in self.gpus], self.placed)
             for test in chosen:
                 self._start(test)
                 first = False
@@ -573,21 +648,26 @@ H100_FIRST_RUN = ROOT / "ci" / "h100-first-run-seconds.json"
 # properties from it, and so does the plan (generators/probes.py).
 PROPERTIES = ROOT / "suites" / "probes" / "declared.toml"
 PROBES_BINARY = "pytorch_python_tests"  # the binary of the tests PROPERTIES names
+GPU_BINARY = "gpu_tests"  # each of its tests alone on its GPU (suites/gpu/gpu_resources.cmake)
 
 
 def _set_tests_properties(path: Path) -> list[tuple[list[str], str]]:
     """A CMake file's set_tests_properties calls: (the tests named, the
     properties' text). Of probes' declarations (a .toml), the CMake the
     build generates from them."""
+    return [([n for _, n in re.findall(r"\[(=*)\[(.*?)\]\1\]", names)], props)
+            for names, props in re.findall(r"set_tests_properties\((.*?)PROPERTIES(.*?)\)", _cmake_text(path), re.S)]
+
+
+def _cmake_text(path: Path) -> str:
+    """A CMake file's text; of probes' declarations (a .toml), the CMake the
+    build generates from them."""
     if path.suffix == ".toml":
         from generators.probes import cmake_properties
         from inputs.probes import load_declared
 
-        text = cmake_properties(load_declared(path))
-    else:
-        text = path.read_text() if path.exists() else ""
-    return [([n for _, n in re.findall(r"\[(=*)\[(.*?)\]\1\]", names)], props)
-            for names, props in re.findall(r"set_tests_properties\((.*?)PROPERTIES(.*?)\)", text, re.S)]
+        return cmake_properties(load_declared(path))
+    return path.read_text() if path.exists() else ""
 
 
 def cmake_labelled(path: Path, label: str, exclude: str = "") -> list[str]:
@@ -603,13 +683,19 @@ def cmake_labelled(path: Path, label: str, exclude: str = "") -> list[str]:
 
 
 def cmake_lanes(path: Path) -> dict[str, dict[str, Any]]:
-    """What a CMake file's set_tests_properties say of each test's company
-    (RUN_SERIAL, PROCESSORS, RESOURCE_LOCK: lanes_of's fields), for the
-    tests it names: PyTorch's probes, which ctest runs beside others unless
-    RUN_SERIAL."""
+    """What a CMake file's set_tests_properties and bc_gpu_test calls say
+    of each test's company (RUN_SERIAL, PROCESSORS, RESOURCE_LOCK, the
+    slots of one GPU: lanes_of's fields), for the tests it names: PyTorch's
+    probes, which ctest runs beside others unless RUN_SERIAL. A GPU probe
+    ALONE on its GPU is read as a build without a resource spec runs it
+    (RUN_SERIAL), with every slot of one GPU where there is one."""
     out: dict[str, dict[str, Any]] = {}
-    for names, props in _set_tests_properties(path):
-        given = {}
+    calls = _set_tests_properties(path)
+    for name, kind, locks in _gpu_tests(path):
+        props = f"RESOURCE_LOCK {locks}" if locks else ""
+        calls.append(([name], props + (" RUN_SERIAL TRUE" if kind == "ALONE" else "")))
+    for names, props in calls:
+        given: dict[str, Any] = {}
         if m := re.search(r"RUN_SERIAL\s+(\w+)", props):
             given["serial"] = lane(m.group(1), 1, [])["serial"]
         if m := re.search(r"PROCESSORS\s+(\d+)", props):
@@ -618,7 +704,18 @@ def cmake_lanes(path: Path) -> dict[str, dict[str, Any]]:
             given["locks"] = sorted(m.group(1).split(";"))
         for n in names:
             out[n] = {**out.get(n, lane(False, 1, [], PROBES_BINARY)), **given}
+    for name, kind, _ in _gpu_tests(path):
+        out[name]["gpus"] = WHOLE_GPU if kind == "ALONE" else 1
     return out
+
+
+def _gpu_tests(path: Path) -> list[tuple[str, str, str]]:
+    """A CMake file's bc_gpu_test calls (cmake/GpuResources.cmake): (the
+    test, ALONE or SHARED, its own locks joined by ';')."""
+    text = _cmake_text(path)
+    return [(name, kind, ";".join(locks.split()))
+            for name, kind, locks in re.findall(r"bc_gpu_test\(\[=*\[(.*?)\]=*\]\s+(ALONE|SHARED)(?:\s+LOCK\s+([^)]*))?\)",
+                                                text)]
 
 
 def tier_tests(recorded: Path, manifest: list[dict[str, Any]] | None, label: str, exclude: str = "",
@@ -659,25 +756,29 @@ def tier_lanes(recorded: Path, cmake: list[Path] = ()) -> dict[str, dict[str, An
 
 def predict(plan: list[str], expected: dict[str, float], lanes: dict[str, dict[str, Any]] | None = None,
             limits: tuple[float, ...] = LEASE_S, setup: float = SETUP_S, reserve: float = RESERVE_S,
-            overhead: float = OVERHEAD_S, jobs: int = 1) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+            overhead: float = OVERHEAD_S, jobs: int = 1,
+            gpus: list[int] | None = None) -> tuple[list[dict[str, Any]], list[str], list[str]]:
     """The calls of a session as the kit takes them (starts, its own start
     rule) if every test takes its expected time: call k of limits[k]
     seconds, the first also building, tests within the limit less `reserve`
     (and `setup`, in the first). Each call's tests (with their start and
     seconds), the seconds its tests took, its wall time (setup, tests and
     `overhead`) and its margin to its limit; the tests left; those too long
-    for a call."""
+    for a call. `gpus`: each GPU's slots in the build's resource spec
+    (starts)."""
     lanes = lanes or {}
     state: dict[str, Any] = {"done": {}, "cut": [], "too_long": []}
     out: list[dict[str, Any]] = []
     for k, limit in enumerate(limits):
         budget = limit - reserve - (setup if k == 0 else 0.0)
-        now, first, ran, running = 0.0, True, [], {}
+        now, first, ran, running, placed = 0.0, True, [], {}, {}
         while True:
-            for test in starts(remaining(plan, state), list(running), lanes, now, budget, expected, jobs, first):
+            for test in starts(remaining(plan, state), list(running), lanes, now, budget, expected, jobs, first,
+                               gpus, placed):
                 first = False
                 running[test] = now + expected.get(test, DEFAULT_S)
-                ran.append({"test": test, "start": now, "seconds": expected.get(test, DEFAULT_S)})
+                ran.append({"test": test, "start": now, "seconds": expected.get(test, DEFAULT_S)}
+                           | ({"gpu": placed[test]} if test in placed else {}))
             if not running:
                 break
             end = min(running.values())
@@ -690,6 +791,7 @@ def predict(plan: list[str], expected: dict[str, float], lanes: dict[str, dict[s
             now = end
             for test in [t for t, e in running.items() if e <= now]:
                 del running[test]
+                placed.pop(test, None)
                 state["done"][test] = "passed"
         wall = (setup if k == 0 else 0.0) + now + overhead
         out.append({"call": k + 1, "limit": limit, "budget": budget, "ran": ran, "seconds": now, "wall": wall,
@@ -711,7 +813,7 @@ def _families(tests: list[str], expected: dict[str, float]) -> str:
 def render_prediction(plan: list[str], group: dict[str, int], expected: dict[str, float], basis: dict[str, str],
                       lanes: dict[str, dict[str, Any]], evidence: dict[str, list[str]],
                       calls: list[dict[str, Any]], left: list[str], too_long: list[str], setup: float,
-                      overhead: float, reserve: float, jobs: int, label: str) -> str:
+                      overhead: float, reserve: float, jobs: int, label: str, gpus: list[int] = ()) -> str:
     """predict's account: the plan by group; per call, each test with its
     start, its seconds, whether it runs alone or beside others, and the
     basis of its seconds (recorded, and where; an estimate, and why; or
@@ -727,7 +829,9 @@ def render_prediction(plan: list[str], group: dict[str, int], expected: dict[str
                  + ", ".join(parts) + ".")
     limits = " and ".join(f"{c['limit']:.0f} s" for c in calls)
     lines.append(f"The calls: {limits}, each keeping {reserve:.0f} s of its limit, the first building in "
-                 f"{setup:.0f} s; tests that are not RUN_SERIAL run beside each other up to {jobs} processors.")
+                 f"{setup:.0f} s; tests that are not RUN_SERIAL run beside each other up to {jobs} processors"
+                 + (f", GPU tests on {len(gpus)} GPU(s) of {'/'.join(map(str, gpus))} slot(s), each alone on its "
+                    "GPU or sharing it by its slots." if gpus else "."))
     never = [t for t in plan if not basis.get(t, "").startswith("recorded")]
     where: dict[str, list[str]] = {}
     done: set[str] = set()
@@ -741,7 +845,11 @@ def render_prediction(plan: list[str], group: dict[str, int], expected: dict[str
                 lines.append(f"  {name}:")
             for x in mine:
                 t = x["test"]
-                how = "alone" if lanes.get(t, {"serial": True})["serial"] else "beside others"
+                x_lane = lanes.get(t, {"serial": True})
+                how = "alone" if x_lane["serial"] else "beside others"
+                if "gpu" in x:
+                    how = (f"alone on GPU {x['gpu']}" if x_lane.get("gpus") == WHOLE_GPU
+                           else f"on GPU {x['gpu']}") + ("" if x_lane["serial"] else ", beside other GPUs' tests")
                 lines.append(f"    {x['start']:4.0f} s +{x['seconds']:4.0f} s {t}, {how}; "
                              + basis.get(t, f"never timed, DEFAULT_S = {DEFAULT_S:g} s"))
         for x in c["ran"]:
@@ -850,13 +958,16 @@ def predict_main(a: argparse.Namespace) -> int:
     lanes = tier_lanes(recorded_dir, a.cmake)
     for c in manifest:  # a matrix case the recorded call did not list: its binary's, alone
         lanes.setdefault(c["test"], lane(True, 1, [], c.get("binary", "")))
+    if a.gpus:
+        lanes = with_gpus(lanes)
     recorded, estimates, basis = bases(durations, a.estimates)
     plan, group = claim_order(tests, manifest, recorded, a.claims, lanes, estimates)
     evidence, _, _ = claim_selection(plan, manifest, a.claims)
     expected = {**estimates, **recorded}
-    calls, left, too_long = predict(plan, expected, lanes, tuple(a.limits), a.setup, a.reserve, a.overhead, a.jobs)
+    calls, left, too_long = predict(plan, expected, lanes, tuple(a.limits), a.setup, a.reserve, a.overhead, a.jobs,
+                                    a.gpus or None)
     print(render_prediction(plan, group, expected, basis, lanes, evidence, calls, left, too_long, a.setup,
-                            a.overhead, a.reserve, a.jobs, a.label))
+                            a.overhead, a.reserve, a.jobs, a.label, a.gpus))
     return 1 if left else 0
 
 
@@ -907,6 +1018,9 @@ def main(argv: list[str] | None = None) -> int:
     pr.add_argument("--setup", type=float, default=SETUP_S, help="seconds to unpack, configure and build")
     pr.add_argument("--reserve", type=float, default=RESERVE_S, help="seconds each call's test budget leaves")
     pr.add_argument("--overhead", type=float, default=OVERHEAD_S, help="seconds of the kit's own a call")
+    pr.add_argument("--gpus", type=int, nargs="*", default=[],
+                    help="the slots of each GPU of the runner's resource spec (ci/gpu-resource-spec.py): "
+                         "plan as a build configured with it runs; none: one GPU, no spec")
     pr.add_argument("--jobs", type=int, default=H100_JOBS,
                     help=f"processors of tests beside each other (default {H100_JOBS}: the kit's default on the "
                          "H100's 16 cores)")

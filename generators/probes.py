@@ -30,10 +30,15 @@ def cmake_properties(probes: list[Probe]) -> str:
     """The set_tests_properties of each probe with properties beyond its
     binary's, for ctest to read after the tests' discovery."""
     out = ["# Generated from suites/probes/declared.toml by `python3 -m generators probes`: edit that file.\n"]
+    if any(p.device == "gpu" for p in probes):
+        # The GPU probes' resource groups: bc_gpu_test, with the build's spec.
+        out.append('include("${CMAKE_CURRENT_LIST_DIR}/gpu_resources.cmake")\n')
     for p in probes:
         if props := p.properties():
             out.append(f"set_tests_properties([==[{p.full_name}]==] PROPERTIES "
                        + " ".join(f"{k} {v}" for k, v in props) + ")\n")
+        if call := p.gpu_call():
+            out.append(call + "\n")
     return "".join(out)
 
 

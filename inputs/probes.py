@@ -66,13 +66,22 @@ class Probe:
             out.append(("LABELS", f'"{BINARY_LABEL};gpu"'))
         if self.timeout is not None:
             out.append(("TIMEOUT", str(self.timeout)))
-        if self.serial:
+        if self.serial and self.device != "gpu":
             out.append(("RUN_SERIAL", "TRUE"))
         if self.processors is not None:
             out.append(("PROCESSORS", str(self.processors)))
-        if self.lock is not None:
+        if self.lock is not None and self.device != "gpu":
             out.append(("RESOURCE_LOCK", self.lock))
         return out
+
+    def gpu_call(self) -> str | None:
+        """A GPU probe's GPU (cmake/GpuResources.cmake's bc_gpu_test): a
+        serial one alone on its GPU (all its slots; without a resource spec,
+        RUN_SERIAL), the others one slot each; its lock kept."""
+        if self.device != "gpu":
+            return None
+        lock = f" LOCK {self.lock}" if self.lock is not None else ""
+        return f"bc_gpu_test([==[{self.full_name}]==] {'ALONE' if self.serial else 'SHARED'}{lock})"
 
 
 def load_declared(path: Path) -> list[Probe]:

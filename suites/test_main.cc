@@ -89,9 +89,12 @@ void StartAgainWithCaseEnvironment(const std::vector<char*>& original_argv) {
   std::perror("backendcheck: execv");  // only reached on failure; the case then skips with the reason
 }
 
-// Under `ctest --resource-spec-file` (ci/gpu-resource-spec.py), a GPU test
-// is given one GPU as CTEST_RESOURCE_GROUP_0_GPUS="id:N,slots:1": make it
-// the only device this process sees, before anything initialises CUDA.
+// Under a resource spec (ci/gpu-resource-spec.py; cmake/GpuResources.cmake),
+// a GPU test is given one GPU as CTEST_RESOURCE_GROUP_0_GPUS="id:N,slots:K":
+// make it the only device this process and its children see, before
+// anything initialises CUDA. The spec numbers GPUs by PCI bus id, as
+// nvidia-smi does; CUDA's own order (fastest first) may differ, so CUDA is
+// told to count the same way.
 void UseAllocatedGpu() {
   const char* group = std::getenv("CTEST_RESOURCE_GROUP_0_GPUS");
   if (group == nullptr) return;
@@ -99,6 +102,7 @@ void UseAllocatedGpu() {
   const size_t id = g.find("id:");
   if (id == std::string::npos) return;
   const std::string device = g.substr(id + 3, g.find(',', id) - id - 3);
+  ::setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
   ::setenv("CUDA_VISIBLE_DEVICES", device.c_str(), 1);
 }
 

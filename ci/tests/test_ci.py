@@ -284,23 +284,42 @@ class ScriptsTest(unittest.TestCase):
             self.assertEqual([c["versions"] for c in bits], [["2.11.0+cu130", "2.15.0+cu132"]])
 
     def test_resource_spec(self) -> None:
+        """GPU ids in the order the tests' CUDA counts them
+        (CUDA_DEVICE_ORDER=PCI_BUS_ID): by PCI bus id, whatever order
+        nvidia-smi printed them in; CUDA_VISIBLE_DEVICES narrows the list."""
+        env = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
+
+        def spec_of(csv_text: str, *extra: str, visible: str | None = None) -> subprocess.CompletedProcess:
+            csv.write_text(csv_text)
+            return subprocess.run([sys.executable, "ci/gpu-resource-spec.py", "--from", str(csv), "--out", str(out),
+                                   *extra], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
+                                  env=env if visible is None else dict(env, CUDA_VISIBLE_DEVICES=visible))
+
         with tempfile.TemporaryDirectory() as tmp:
-            csv = Path(tmp) / "smi.csv"
-            csv.write_text("0, NVIDIA H100 80GB HBM3\n1, NVIDIA H100 80GB HBM3\n")
-            out = Path(tmp) / "spec.json"
-            r = run(sys.executable, "ci/gpu-resource-spec.py", "--from", str(csv), "--out", str(out))
+            csv, out = Path(tmp) / "smi.csv", Path(tmp) / "spec.json"
+            listed = ("00000000:C1:00.0, GPU-cccc, NVIDIA L4\n00000000:1B:00.0, GPU-aaaa, NVIDIA H100 80GB HBM3\n"
+                      "00000000:41:00.0, GPU-bbbb, NVIDIA H100 80GB HBM3\n")
+            r = spec_of(listed)
             self.assertEqual(r.returncode, 0, r.stderr)
             spec = json.loads(out.read_text())
             self.assertEqual(spec["version"], {"major": 1, "minor": 0})
-            self.assertEqual(spec["local"][0]["gpus"], [{"id": "0", "slots": 1}, {"id": "1", "slots": 1}])
-            csv.write_text("garbage\n")
-            r = run(sys.executable, "ci/gpu-resource-spec.py", "--from", str(csv), "--out", str(out))
+            self.assertEqual(spec["local"][0]["gpus"], [{"id": str(i), "slots": 1} for i in range(3)])
+            r = spec_of(listed, "--slots", "2", visible="GPU-cccc,1")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(json.loads(out.read_text())["local"][0]["gpus"],
+                             [{"id": "2", "slots": 2}, {"id": "1", "slots": 2}],
+                             "the L4 is the third by PCI bus id (C1 after 1B and 41); index 1 is the bus 41 H100")
+            r = spec_of(listed, visible="GPU-dddd")
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("CUDA_VISIBLE_DEVICES: 'GPU-dddd' is none of the GPUs", r.stderr)
+            r = spec_of("garbage\n")
             self.assertEqual(r.returncode, 1)
             self.assertIn("line 1", r.stderr)
+            r = spec_of(listed, "--slots", "0")
+            self.assertEqual(r.returncode, 2)
             r = run(sys.executable, "ci/gpu-resource-spec.py", "--out", str(out), "--dry-run")
             self.assertEqual(r.returncode, 0, r.stderr)
-            self.assertIn("nvidia-smi --query-gpu=index,name", r.stdout)
-
+            self.assertIn("nvidia-smi --query-gpu=pci.bus_id,uuid,name", r.stdout)
 
 if __name__ == "__main__":
     unittest.main()

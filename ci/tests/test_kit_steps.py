@@ -46,7 +46,12 @@ FAKE_CTEST = textwrap.dedent('''\
     name = args[args.index("-R") + 1][1:-1].replace("\\\\", "")
     ev = os.environ["BACKENDCHECK_EVIDENCE_DIR"]
     with open(os.path.join(ev, "t-%d.jsonl" % os.getpid()), "w") as f:
-        f.write(json.dumps({{"kind": "case", "schema": 1, "test": name, "began": time.time()}}) + "\\n")
+        # The GPU its own ctest was given (--resource-spec-file), if any.
+        spec = args[args.index("--resource-spec-file") + 1] if "--resource-spec-file" in args else None
+        gpus = [g["id"] for g in json.load(open(spec))["local"][0]["gpus"]] if spec else None
+        shared = os.path.basename(os.environ.get("BACKENDCHECK_PROBE_SHARED_DIR", ""))
+        f.write(json.dumps({{"kind": "case", "schema": 1, "test": name, "began": time.time(), "gpus": gpus,
+                            "shared": shared}}) + "\\n")
         f.flush()
         time.sleep(TESTS[name])
         outcome = "failed" if name == "Fails" else "passed"
@@ -212,6 +217,37 @@ class KitStepsTest(unittest.TestCase):
         state["cut"] = ["C"]
         self.assertEqual(starts(0.0, {}, True, kit_steps.remaining(["A", "B", "C"], state)), ["C"],
                          "the cut test first")
+
+    def test_a_call_gives_each_gpu_test_its_gpu_of_the_builds_spec(self) -> None:
+        """A build configured with a resource spec of two GPUs: the two
+        GPU tests run at once, each test's ctest given one GPU of its own;
+        a test without a resource group gets none."""
+        spec = self.t / "spec.json"
+        spec.write_text(json.dumps({"version": {"major": 1, "minor": 0},
+                                    "local": [{"gpus": [{"id": "0", "slots": 1}, {"id": "1", "slots": 1}]}]}))
+        (self.t / "build").mkdir(exist_ok=True)
+        (self.t / "build" / "CMakeCache.txt").write_text(f"CTEST_RESOURCE_SPEC_FILE:INTERNAL={spec}\n")
+        gpu = [{"name": "RESOURCE_GROUPS", "value": [{"requirements": [{".type": "gpus", "slots": 1}]}]}]
+        props = {"A": gpu, "Slow": gpu, "B": gpu}
+        r = subprocess.run([sys.executable, "-m", "ci.kit_steps", *self.argv(0)[:-2], "--jobs", "4"], cwd=ROOT,
+                           capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, TESTS_PROPERTIES=json.dumps(props)))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)  # all done, one failed
+        _, records = self.archive(1)
+        given = {r["test"]: r["gpus"] for r in records if "began" in r}
+        self.assertEqual((given["C"], given["Fails"]), (None, None))
+        self.assertTrue(all(given[t] in (["0"], ["1"]) for t in props), given)
+        shared = {r["test"]: r["shared"] for r in records if "began" in r}
+        self.assertEqual({t: shared[t] for t in props}, {t: f"shared-gpu{given[t][0]}" for t in props},
+                         "an interpreter shared on one GPU answers that GPU's tests only")
+        self.assertEqual(shared["C"], "shared")
+        began = {r["test"]: r["began"] for r in records if "began" in r}
+        ended = {r["test"]: r["ended"] for r in records if "ended" in r}
+        together = [(a, b) for a, b in (("A", "Slow"), ("A", "B"), ("B", "Slow"))
+                    if began[a] < ended[b] and began[b] < ended[a]]
+        self.assertTrue(together, f"two GPU tests ran at once: {began} {ended}")
+        for a, b in together:
+            self.assertNotEqual(given[a], given[b], f"{a} and {b} ran at once on one GPU")
 
     def test_tests_run_beside_each_other_as_ctest_would_let_them(self) -> None:
         """RUN_SERIAL alone; the others beside each other up to --jobs
@@ -392,6 +428,60 @@ class PlanOrderTest(unittest.TestCase):
         self.assertIn("Waits for another lease: 3 tests, 305 s one after another:\n  the rest: B (200 s); C (100 s); "
                       "D (5 s)", text)
         self.assertIn("Tests no recorded run timed, by binary: the matrix's cases 3 (waiting: 3).", text)
+
+    def test_gpu_tests_take_a_gpu_of_the_resource_spec_as_ctest_would_give_it(self) -> None:
+        """With a spec (each GPU's slots), a GPU test starts where a GPU has
+        the slots its resource group asks for: one alone on its GPU takes
+        them all, the others one each; without a spec the groups are
+        ignored, as ctest ignores them."""
+        whole = kit_steps.WHOLE_GPU
+        lanes = {"A": kit_steps.lane(False, 1, [], "gpu_tests", whole), "B": kit_steps.lane(False, 1, [], "", whole),
+                 "C": kit_steps.lane(False, 1, [], "", 1), "D": kit_steps.lane(False, 1, [], "", 1),
+                 "E": kit_steps.lane(False, 1, [], "", 1), "Cpu": kit_steps.lane(False, 1, [])}
+        placed: dict[str, int] = {}
+        self.assertEqual(kit_steps.starts(["A", "B", "C", "Cpu"], [], lanes, 0.0, 100.0, {}, 8, True, [2, 2], placed),
+                         ["A", "B", "Cpu"], "two timing tests at once, one per GPU; C waits for a GPU; a CPU test "
+                         "takes none")
+        self.assertEqual(placed, {"A": 0, "B": 1})
+        del placed["A"]
+        self.assertEqual(kit_steps.starts(["C", "D", "E"], ["B"], lanes, 1.0, 100.0, {}, 8, False, [2, 2], placed),
+                         ["C", "D"], "two tests that share a GPU of two slots, none beside B on its GPU")
+        self.assertEqual((placed["C"], placed["D"]), (0, 0))
+        self.assertEqual(kit_steps.starts(["A", "B"], [], lanes, 0.0, 100.0, {}, 8, True, [1], {}), ["A"],
+                         "the control: one GPU runs one timing test")
+        self.assertEqual(kit_steps.starts(["A", "B", "C"], [], lanes, 0.0, 100.0, {}, 8, True), ["A", "B", "C"],
+                         "without a spec the groups are ignored (the build then makes a timing test RUN_SERIAL)")
+        calls, left, _ = kit_steps.predict(["A", "B", "C", "D"], {"A": 10.0, "B": 20.0, "C": 5.0, "D": 5.0}, lanes,
+                                           (600,), setup=0, jobs=8, gpus=[1, 1])
+        self.assertEqual([(x["test"], x["start"], x["gpu"]) for x in calls[0]["ran"]],
+                         [("A", 0, 0), ("B", 0, 1), ("C", 10, 0), ("D", 15, 0)])
+        self.assertEqual((calls[0]["seconds"], left), (20, []))
+        text = kit_steps.render_prediction(["A", "B", "C", "D"], dict.fromkeys("ABCD", 3), {}, {}, lanes, {}, calls,
+                                           [], [], 0, 10, 60, 8, "gpu", [1, 1])
+        self.assertIn("GPU tests on 2 GPU(s) of 1/1 slot(s)", " ".join(text.split()))
+        self.assertIn("B, alone on GPU 1, beside other GPUs' tests", text)
+        self.assertIn("C, on GPU 0, beside other GPUs' tests", text)
+        # A listing made without a spec, as a build with one runs it: the GPU
+        # binary's RUN_SERIAL tests alone on their GPU, and no longer serial.
+        made = kit_steps.with_gpus({"G": kit_steps.lane(True, 1, [], "gpu_tests"), "S": kit_steps.lane(True, 1, []),
+                                    "P": kit_steps.lane(True, 1, [], "pytorch_python_tests", whole)})
+        self.assertEqual({t: (x["serial"], x["gpus"]) for t, x in made.items()},
+                         {"G": (False, whole), "S": (True, 0), "P": (False, whole)})
+
+    def test_a_listing_and_the_probes_cmake_say_which_gpu_tests_take_a_whole_gpu(self) -> None:
+        listing = {"tests": [
+            {"name": "G", "command": ["/b/gpu_tests"],
+             "properties": [{"name": "RESOURCE_GROUPS", "value": [{"requirements": [{".type": "gpus", "slots": 2}]}]}]},
+            {"name": "C", "command": ["/b/other"], "properties": []}]}
+        self.assertEqual({t: x["gpus"] for t, x in kit_steps.lanes_of(listing).items()}, {"G": 2, "C": 0})
+        cmake = self.t / "probes.cmake"
+        cmake.write_text('set_tests_properties([==[TorchPython.Speed]==] PROPERTIES LABELS "pytorch;gpu" TIMEOUT 600)\n'
+                         "bc_gpu_test([==[TorchPython.Speed]==] ALONE)\n"
+                         "bc_gpu_test([==[TorchPython.Count]==] SHARED LOCK child)\n")
+        lanes = kit_steps.cmake_lanes(cmake)
+        self.assertEqual({t: (x["serial"], x["locks"], x["gpus"]) for t, x in lanes.items()},
+                         {"TorchPython.Speed": (True, [], kit_steps.WHOLE_GPU),
+                          "TorchPython.Count": (False, ["child"], 1)})
 
     def test_predict_plans_the_recorded_tier_with_the_cut_matrix_and_new_probes(self) -> None:
         recorded = self.t / "h100-1"

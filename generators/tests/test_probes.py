@@ -40,6 +40,15 @@ def properties_in(cmake: str) -> dict[str, dict[str, str]]:
         given = dict(re.findall(r'(\w+)\s+("[^"]*"|\S+)', props))
         for name in re.findall(r"\[==\[([\w.]+)\]==\]", names):
             out.setdefault(name, {}).update(given)
+    # A GPU probe's bc_gpu_test, read as cmake/GpuResources.cmake sets it
+    # without a resource spec (ci/tests/test_gpu_resources.py runs it in ctest).
+    for name, kind, lock in re.findall(r"bc_gpu_test\(\[==\[([\w.]+)\]==\] (ALONE|SHARED)(?: LOCK ([\w.-]+))?\)", cmake):
+        given = {"RESOURCE_GROUPS": '"gpus:1"'}
+        if kind == "ALONE":
+            given["RUN_SERIAL"] = "TRUE"
+        if lock:
+            given["RESOURCE_LOCK"] = lock
+        out.setdefault(name, {}).update(given)
     return out
 
 
@@ -55,6 +64,10 @@ class GeneratedTest(unittest.TestCase):
     def test_the_properties_are_those_written_by_hand(self) -> None:
         hand = properties_in(HAND_PROPERTIES.read_text())
         self.assertEqual(len(hand), 29, "the reading of the hand-written properties is broken")
+        # Since then, every GPU probe also asks for one GPU (a resource group).
+        for props in hand.values():
+            if props.get("LABELS") == '"pytorch;gpu"':
+                props["RESOURCE_GROUPS"] = '"gpus:1"'
         self.assertEqual(properties_in(cmake_properties(self.declared)), hand)
 
     def test_a_changed_declaration_is_seen(self) -> None:
@@ -140,8 +153,9 @@ class BadDeclarationTest(unittest.TestCase):
             path = Path(d) / "declared.toml"
             path.write_text(GOOD + 'device = "gpu"\ntimeout = 600\nlock = "cuda-questions-child"\n')
             (probe,) = load_declared(path)
-            self.assertEqual(probe.properties(), [("LABELS", '"pytorch;gpu"'), ("TIMEOUT", "600"),
-                                                  ("RESOURCE_LOCK", "cuda-questions-child")])
+            self.assertEqual(probe.properties(), [("LABELS", '"pytorch;gpu"'), ("TIMEOUT", "600")])
+            self.assertEqual(probe.gpu_call(),
+                             "bc_gpu_test([==[TorchPython.BuildConfiguration]==] SHARED LOCK cuda-questions-child)")
 
 
 if __name__ == "__main__":
