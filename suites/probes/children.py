@@ -1,4 +1,10 @@
-"""Many items through child interpreters that each take many, so that torch
+"""Child processes, for every probe. run() runs one to its end and says its
+failure in words ("exit 1: its stderr's last line", "no answer in 120 s");
+run_json() reads the JSON line it printed last, or gives {"error": why}.
+The rest of this module is run_resuming() and what a child's exception
+says.
+
+Many items through child interpreters that each take many, so that torch
 is imported once per child rather than once per item, while one crash or
 hang still costs only the item it struck: the census (one item per OpInfo)
 and the documented list (one per entry).
