@@ -97,6 +97,11 @@ class DigestTest(unittest.TestCase):
             self.assertEqual(common.digest([t]), h.hexdigest()[:16], t.dtype)
         self.assertNotEqual(common.digest([x]), common.digest([x.reshape(4, 3)]), "the shape counts")
         self.assertNotEqual(common.digest([x, None]), common.digest([x]))
+        # One element whose stride is 0 (as OpInfo's samples of put_ give):
+        # the old formula raised on it ("must be 1 to view Float as Byte");
+        # its bytes are those of the same value laid out plainly.
+        one = torch.empty_strided((1,), (0,)).fill_(2.0)
+        self.assertEqual(common.digest([one]), common.digest([torch.tensor([2.0])]))
 
     def test_compare(self) -> None:
         a = torch.ones(4)
