@@ -45,6 +45,7 @@ from typing import Any
 sys.path[:0] = [p for p in os.environ.get("BACKENDCHECK_PROBE_PATH", "").split(os.pathsep) if p]
 
 import children  # noqa: E402
+from common import digest, first_line  # noqa: E402
 import documented  # noqa: E402
 
 # The samples per operation of the ci tier (the nightly tier runs every one:
@@ -84,14 +85,9 @@ def _call(op, sample, torch):
     return children.call(op, torch, sample.input, *sample.args, **sample.kwargs)
 
 
-def _digest(value, torch) -> str:
-    return documented._digest(_tensors(value, torch))
-
-
-def _first_line(e: BaseException) -> str:
-    if isinstance(e, children.Refused) and e.__cause__ is not None:
-        e = e.__cause__  # PyTorch's own exception
-    return (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+def _said(e: BaseException) -> str:
+    """What PyTorch's own exception says (behind a Refused), its first line."""
+    return first_line(e.__cause__ if isinstance(e, children.Refused) and e.__cause__ is not None else e)
 
 
 def _alert(text: str) -> bool:
@@ -106,7 +102,7 @@ def _check(op, sample, torch) -> dict[str, Any]:
     try:
         first = _call(op, sample, torch)
     except Exception as e:  # noqa: BLE001 - an operation that fails here is recorded, not the census's failure
-        return {"fails": _first_line(e)}
+        return {"fails": _said(e)}
     try:
         _more(out, first, op, sample, torch)
     except children.Refused as e:
@@ -116,17 +112,18 @@ def _check(op, sample, torch) -> dict[str, Any]:
 
 def _more(out: dict[str, Any], first, op, sample, torch) -> None:
     """The checks after the first run, into `out`."""
-    out["repeats"] = _digest(first, torch) == _digest(_call(op, sample, torch), torch)
+    out["repeats"] = digest(_tensors(first, torch)) == digest(_tensors(_call(op, sample, torch), torch))
     torch.set_num_threads(1)
     try:
-        one = _digest(_call(op, sample, torch), torch)
-        out["threads"] = _digest(first, torch) == one
+        one = digest(_tensors(_call(op, sample, torch), torch))
+        out["threads"] = digest(_tensors(first, torch)) == one
         if out["repeats"] and not out["threads"]:
             # A dependence on the thread count repeats itself on each count;
             # an operation that varies run to run can look like one by chance.
-            ones = {one} | {_digest(_call(op, sample, torch), torch) for _ in range(CONFIRM)}
+            ones = {one} | {digest(_tensors(_call(op, sample, torch), torch)) for _ in range(CONFIRM)}
             torch.set_num_threads(2)
-            twos = {_digest(first, torch)} | {_digest(_call(op, sample, torch), torch) for _ in range(CONFIRM)}
+            twos = {digest(_tensors(first, torch))} | {digest(_tensors(_call(op, sample, torch), torch))
+                                                        for _ in range(CONFIRM)}
             if len(ones) > 1 or len(twos) > 1:
                 out["repeats"], out["threads"] = False, None
     finally:
@@ -136,9 +133,9 @@ def _more(out: dict[str, Any], first, op, sample, torch) -> None:
         _call(op, sample, torch)
         out["raises"] = ""
     except children.Refused as e:
-        out["raises"] = _first_line(e) if _alert(str(e.__cause__)) else ""
+        out["raises"] = _said(e) if _alert(str(e.__cause__)) else ""
         if not out["raises"]:
-            out["mode_error"] = _first_line(e)
+            out["mode_error"] = _said(e)
     finally:
         torch.use_deterministic_algorithms(False)
     if out["raises"]:
@@ -150,7 +147,7 @@ def _more(out: dict[str, Any], first, op, sample, torch) -> None:
             out["warns"] = any(_alert(str(w.message)) for w in caught)
         except children.Refused as e:
             out["warns"] = False
-            out["warn_only_error"] = _first_line(e)
+            out["warn_only_error"] = _said(e)
         finally:
             torch.use_deterministic_algorithms(False)
     if op.name in UNINITIALIZED:
@@ -187,7 +184,7 @@ def _backward_repeats(op, sample, torch) -> bool | None:
             (grad,) = torch.autograd.grad(sum(t.sum() for t in outs), [leaf], allow_unused=True)
         except Exception:  # noqa: BLE001 - no backward for this sample: not checked
             return None
-        grads.append(documented._digest([grad]) if grad is not None else "")
+        grads.append(digest([grad]) if grad is not None else "")
     return grads[0] == grads[1]
 
 
@@ -242,7 +239,7 @@ def child(start: int, limit: int) -> int:
             for i, sample in _samples(op, torch, limit):
                 results.append(_check(op, sample, torch))
         except Exception as e:  # noqa: BLE001 - making the samples failed
-            results.append({"no_sample": _first_line(e)})
+            results.append({"no_sample": _said(e)})
         print(json.dumps({"index": index, "op": name, "opinfo": op.name, "aliases": [a.name for a in getattr(op, "aliases", [])],
                           **_tally(results)}), flush=True)
     return 0

@@ -1,4 +1,10 @@
-"""Many items through child interpreters that each take many, so that torch
+"""Child processes, for every probe. run() runs one to its end and says its
+failure in words ("exit 1: its stderr's last line", "no answer in 120 s");
+run_json() reads the JSON line it printed last, or gives {"error": why}.
+The rest of this module is run_resuming() and what a child's exception
+says.
+
+Many items through child interpreters that each take many, so that torch
 is imported once per child rather than once per item, while one crash or
 hang still costs only the item it struck: the census (one item per OpInfo)
 and the documented list (one per entry).
@@ -39,7 +45,9 @@ import re
 import selectors
 import subprocess
 import tempfile
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
+
+from common import FIRST_LINE, last_line
 
 # PyTorch's deterministic-mode alert (alertNotDeterministic): "put_ does not
 # have a deterministic implementation, but you set
@@ -114,7 +122,7 @@ def _first_line(e: BaseException) -> str:
         return alert
     lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()] or [""]
     said = lines[0] if not lines[0].endswith(":") or len(lines) < 2 else f"{lines[0]} {lines[1]}"
-    return said[:300]
+    return said[:FIRST_LINE]
 
 
 def chain(e: BaseException) -> list[BaseException]:
@@ -215,8 +223,50 @@ def call(fn: Callable[..., Any], torch, *args: Any, **kwargs: Any) -> Any:
 
 def _last_line(stderr) -> str:
     stderr.seek(0)
-    lines = stderr.read().decode(errors="replace").strip().splitlines()
-    return lines[-1][:200] if lines else ""
+    return last_line(stderr.read().decode(errors="replace"))
+
+
+class Ran(NamedTuple):
+    """A child process's end: its exit status (None where it never ended or
+    never started), what it printed, and `failure`, "" where it exited 0,
+    else what happened in words: "exit 1: its stderr's last line", "no
+    answer in 120 s", "could not start: ..."."""
+    code: int | None
+    stdout: str
+    stderr: str
+    failure: str
+
+
+def run(argv: list[str], env: dict[str, str] | None = None, timeout: float = 600,
+        input: str | None = None) -> Ran:
+    """One child process run to its end (or killed at `timeout` seconds),
+    `input` on its stdin; it never raises for the child's failure: that is
+    Ran.failure, for the caller to record as the harness's error."""
+    try:
+        r = subprocess.run(argv, env=env, input=input, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as e:
+        said = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else e.stderr or ""
+        return Ran(None, "", said, f"no answer in {timeout:.0f} s")
+    except OSError as e:
+        return Ran(None, "", "", f"could not start: {type(e).__name__}: {e}")
+    return Ran(r.returncode, r.stdout, r.stderr,
+               f"exit {r.returncode}: {last_line(r.stderr, 'no message')}" if r.returncode else "")
+
+
+def run_json(argv: list[str], env: dict[str, str] | None = None, timeout: float = 600,
+             input: str | None = None) -> dict[str, Any]:
+    """The JSON object a child prints last (run()), or {"error": why} where
+    it failed, printed nothing or printed what is not JSON."""
+    r = run(argv, env, timeout, input)
+    if r.failure:
+        return {"error": r.failure}
+    lines = r.stdout.strip().splitlines()
+    if not lines:
+        return {"error": f"no output: {last_line(r.stderr, 'no message')}"}
+    try:
+        return json.loads(lines[-1])
+    except ValueError as e:
+        return {"error": f"printed {lines[-1][:FIRST_LINE]!r}, not JSON: {e}"}
 
 
 def run_resuming(argv_from: Callable[[int], list[str]], count: int, hang_s: float,

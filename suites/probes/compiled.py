@@ -40,14 +40,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import children
-import documented
+from common import compare, last_line, order_varies
 
 CHECKS = ("bits", "batch", "alert", "fill")
 # On CUDA (BACKENDCHECK_COMPILE_DEVICE=cuda) the checks split between two
@@ -70,23 +69,6 @@ def _inputs(torch):
     return (torch.randn(64, 512, generator=g).to(_device()), (torch.randn(512, 512, generator=g) / 23).to(_device()))
 
 
-def _compare(torch, a, b) -> dict[str, Any]:
-    if documented._digest([a]) == documented._digest([b]):
-        return {"same": True}
-    a, b = a.double(), b.double()
-    return {"same": False, "fraction": float((a != b).float().mean()),
-            "max_rel": float((a - b).abs().max() / (a.abs().max() or 1.0))}
-
-
-def _order_varies(torch) -> bool:
-    """The run-to-run positive control, on the checks' device: a sum in a
-    fresh random order there (on the CPU, the documented list's own)."""
-    if _device() == "cpu":
-        return documented.control(torch).get("distinct", 0) > 1
-    import cuda_questions
-    return cuda_questions.order_digest(torch, _device()) != cuda_questions.order_digest(torch, _device())
-
-
 def _fn(torch):
     F = torch.nn.functional
 
@@ -106,10 +88,10 @@ def bits(torch) -> dict[str, Any]:
     torch._dynamo.reset()
     recompiled = children.call(torch.compile(f), torch, x, w)
     nudged = children.call(f, torch, torch.nextafter(x, torch.full_like(x, float("inf"))), w)
-    return {"versus_eager": _compare(torch, eager, first), "run_to_run": _compare(torch, first, again),
-            "recompiled": _compare(torch, first, recompiled),
-            "controls": {"eager_one_ulp_away_differs": not _compare(torch, nudged, first)["same"],
-                         "random_order_sum_varies": _order_varies(torch)}}
+    return {"versus_eager": compare(eager, first), "run_to_run": compare(first, again),
+            "recompiled": compare(first, recompiled),
+            "controls": {"eager_one_ulp_away_differs": not compare(nudged, first)["same"],
+                         "random_order_sum_varies": order_varies(torch, _device())}}
 
 
 def deterministic(torch) -> dict[str, Any]:
@@ -125,8 +107,8 @@ def deterministic(torch) -> dict[str, Any]:
         again = children.call(compiled, torch, x, w)
     finally:
         torch.use_deterministic_algorithms(False)
-    return {"versus_eager": _compare(torch, eager, first), "run_to_run": _compare(torch, first, again),
-            "controls": {"random_order_sum_varies": _order_varies(torch)}}
+    return {"versus_eager": compare(eager, first), "run_to_run": compare(first, again),
+            "controls": {"random_order_sum_varies": order_varies(torch, _device())}}
 
 
 def train(torch) -> dict[str, Any]:
@@ -153,16 +135,16 @@ def train(torch) -> dict[str, Any]:
     compiled_step = torch.compile(step)
     first = children.call(compiled_step, torch, *fresh())
     again = children.call(compiled_step, torch, *fresh())
-    return {"versus_eager": _compare(torch, eager, first), "run_to_run": _compare(torch, first, again),
-            "controls": {"random_order_sum_varies": _order_varies(torch)}}
+    return {"versus_eager": compare(eager, first), "run_to_run": compare(first, again),
+            "controls": {"random_order_sum_varies": order_varies(torch, _device())}}
 
 
 def batch(torch) -> dict[str, Any]:
     x, w = _inputs(torch)
     compiled = torch.compile(lambda a: a @ w, dynamic=False)
     full = children.call(compiled, torch, x)
-    per = {str(k): _compare(torch, full[:k], children.call(compiled, torch, x[:k].clone())) for k in KS}
-    eager = {str(k): _compare(torch, children.call(torch.matmul, torch, x, w)[:k],
+    per = {str(k): compare(full[:k], children.call(compiled, torch, x[:k].clone())) for k in KS}
+    eager = {str(k): compare(children.call(torch.matmul, torch, x, w)[:k],
                               children.call(torch.matmul, torch, x[:k], w)) for k in KS}
     return {"compiled": per, "eager": eager}
 
@@ -242,7 +224,7 @@ def read_child(returncode: int, stdout: str, stderr: str) -> dict[str, Any]:
         if "did_not_run" in out and not out.get("need"):
             out["need"] = children.need_in(stderr)
         return out
-    last = (stderr.strip().splitlines() or [""])[-1][:300]
+    last = last_line(stderr)
     need = children.need_in(stderr)
     if need:
         return {"did_not_run": f"exit {returncode}: {last}", "need": need}
@@ -270,12 +252,8 @@ def run(nightly: bool, cuda: str = "") -> dict[str, Any]:
                            "device": "cuda" if cuda else "cpu"}
 
     def one(check: str, env: dict[str, str]) -> dict[str, Any]:
-        try:
-            r = subprocess.run([sys.executable, __file__, check], env=dict(os.environ, **env), capture_output=True,
-                               text=True, timeout=TIMEOUT_S, check=False)
-        except subprocess.TimeoutExpired:
-            return {"error": f"no answer in {TIMEOUT_S} s"}
-        return read_child(r.returncode, r.stdout, r.stderr)
+        r = children.run([sys.executable, __file__, check], dict(os.environ, **env), TIMEOUT_S)
+        return {"error": r.failure} if r.code is None else read_child(r.code, r.stdout, r.stderr)
     # Two checks at a time: most of a check is Inductor compiling, and no
     # check reads another's bits; the record keeps the plan's order.
     with ThreadPoolExecutor(max_workers=PARALLEL) as pool:

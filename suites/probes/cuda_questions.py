@@ -31,15 +31,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import statistics
-import subprocess
 import sys
-import time
 import warnings
 from pathlib import Path
 from typing import Any, Callable
 
 import children
+from common import (NotHere, compare, device_name, digest, first_line, median_ratio, median_seconds, need_device,
+                    order_digest, order_varies, sync, version_of)
 
 BACKENDS = ("MATH", "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION")
 # "DEFAULT" is no sdpa_kernel block: the backend PyTorch's own priority picks.
@@ -99,32 +98,6 @@ LEVEL_ORDER = ("fp32", "tf32", "bf16")
 TIMED_REPS = 9
 
 
-class _Missing(Exception):
-    """This version lacks the setting: named, not judged."""
-
-
-def version_of(text: str) -> tuple[int, ...]:
-    """(2, 11) of "2.11.0+cu130", (1, 13) of "1.13.0a0"."""
-    parts = []
-    for piece in text.split("+")[0].split(".")[:2]:
-        digits = "".join(c for c in piece if c.isdigit()) or "0"
-        parts.append(int(digits))
-    return tuple(parts)
-
-
-def need_device(torch, probe: str) -> None:
-    """NotHere unless this torch sees a CUDA device, naming the probe (the
-    reason a reader sees: the probe, not its source file); where the
-    kit's pre-flight found no driver for PyTorch's CUDA runtime, that
-    finding (preflight.py)."""
-    import preflight
-    from settings import NotHere
-    if why := preflight.lacking(probe, "driver"):
-        raise NotHere(why)
-    if not torch.cuda.is_available():
-        raise NotHere(f"needs a CUDA device: PyTorch {torch.__version__} sees none (probe {probe})")
-
-
 def _dtype(torch, name: str):
     return {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "f64": torch.float64}[name]
 
@@ -134,34 +107,6 @@ def _rand(torch, *shape: int, seed: int, device: str, dtype: str = "f32", scale:
     every device."""
     x = torch.randn(*shape, generator=torch.Generator().manual_seed(seed)) * scale
     return x.to(device=device, dtype=_dtype(torch, dtype))
-
-
-def _digest(*tensors) -> str:
-    import documented
-    return documented._digest(list(tensors))
-
-
-def _first_line(e: BaseException) -> str:
-    return (str(e).strip().splitlines() or [type(e).__name__])[0][:240]
-
-
-def _sync(torch, device: str) -> None:
-    if device == "cuda":
-        torch.cuda.synchronize()
-
-
-def order_digest(torch, device: str) -> str:
-    """The positive control of "the same bits": 65536 numbers in an order
-    drawn from the OS's entropy, summed on the device pairwise by elementwise
-    fp32 additions (no wider accumulator can hide the order). Two calls, or
-    two processes, must differ."""
-    x = _rand(torch, 1 << 16, seed=30, device="cpu", scale=1e3)
-    order = torch.randperm(x.numel(), generator=torch.Generator().manual_seed(
-        int.from_bytes(os.urandom(8), "little") >> 1))
-    y = x[order].to(device)
-    while y.numel() > 1:
-        y = y[0::2] + y[1::2]
-    return _digest(y)
 
 
 # --- attention ---------------------------------------------------------------
@@ -187,7 +132,7 @@ def _default_pick(torch, attention, q) -> str:
     try:
         return _backend_names(attention).get(int(choose(q, q, q)), "")
     except RuntimeError as e:
-        return f"none ({_first_line(e)})"
+        return f"none ({first_line(e)})"
 
 
 def _sdpa_once(torch, attention, backend: str, qkv, grad) -> tuple[str, str]:
@@ -199,7 +144,7 @@ def _sdpa_once(torch, attention, backend: str, qkv, grad) -> tuple[str, str]:
     with scope:
         out = torch.nn.functional.scaled_dot_product_attention(q, k, v)
         out.backward(grad)
-    return _digest(out), _digest(q.grad, k.grad, v.grad)
+    return digest([out]), digest([q.grad, k.grad, v.grad])
 
 
 def _sdpa_mode(torch, attention, backend: str, qkv, grad, mode: str, runs: int) -> dict[str, Any]:
@@ -216,7 +161,7 @@ def _sdpa_mode(torch, attention, backend: str, qkv, grad, mode: str, runs: int) 
         except RuntimeError as e:
             if not children.refusal(e, torch):
                 raise
-            return {"raised": _first_line(e), "warned": _warnings(caught)}
+            return {"raised": first_line(e), "warned": _warnings(caught)}
         finally:
             torch.use_deterministic_algorithms(False)
     return {"forward": seen[0][0], "backward": seen[0][1], "forward_distinct": len({s[0] for s in seen}),
@@ -224,7 +169,7 @@ def _sdpa_mode(torch, attention, backend: str, qkv, grad, mode: str, runs: int) 
 
 
 def _warnings(caught) -> list[str]:
-    return sorted({str(w.message).strip().splitlines()[0][:240] for w in caught if str(w.message).strip()})[:4]
+    return sorted({first_line(str(w.message)) for w in caught if str(w.message).strip()})[:4]
 
 
 def _sdpa_inputs(torch, device: str, dtype: str, shape: tuple[int, ...]):
@@ -241,7 +186,7 @@ def sdpa_observe(torch, device: str, runs: int = RUNS, fresh_process: bool = Tru
     attention = _attention(torch)
     shape = tuple(SDPA_SHAPE)
     backends = [DEFAULT] + [b for b in BACKENDS if hasattr(attention.SDPBackend, b)]
-    out: dict[str, Any] = {"torch": str(torch.__version__), "device": _device_name(torch, device),
+    out: dict[str, Any] = {"torch": str(torch.__version__), "device": device_name(torch, device),
                            "shape": list(shape), "runs": runs, "backends": {}, "default_pick": {},
                            "default_pick_deterministic": {}}
     for dtype in DTYPES:
@@ -254,7 +199,7 @@ def sdpa_observe(torch, device: str, runs: int = RUNS, fresh_process: bool = Tru
             torch.use_deterministic_algorithms(False)
         out["backends"][dtype] = {b: {mode: _sdpa_mode(torch, attention, b, qkv, grad, mode, runs) for mode in modes}
                                   for b in backends}
-        _sync(torch, device)
+        sync(torch, device)
     first, second = order_digest(torch, device), order_digest(torch, device)
     out["controls"] = {"run": {"what": "a running sum in a fresh random order on the device, twice",
                                "varied": first != second}}
@@ -281,13 +226,9 @@ def sdpa_child(torch, device: str) -> dict[str, Any]:
             except RuntimeError as e:
                 if not children.refusal(e, torch):
                     raise
-                out["digests"][f"{b} {dtype}"] = {"raised": _first_line(e)}
+                out["digests"][f"{b} {dtype}"] = {"raised": first_line(e)}
     out["control"] = order_digest(torch, device)
     return out
-
-
-def _device_name(torch, device: str) -> str:
-    return torch.cuda.get_device_name() if device == "cuda" else "CPU"
 
 
 def sizes() -> dict[str, Any]:
@@ -299,17 +240,9 @@ def _child(command: str, device: str, env: dict[str, str]) -> dict[str, Any]:
     """A fresh interpreter's answer to `command`, with this process's sizes;
     {"error": ...} when it failed (the harness's, not PyTorch's: children.py's
     rule)."""
-    try:
-        r = subprocess.run([sys.executable, str(Path(__file__).resolve()), command, device, json.dumps(sizes())],
-                           env=dict(os.environ, **env), capture_output=True, text=True, timeout=CHILD_TIMEOUT_S,
-                           check=False)
-    except subprocess.TimeoutExpired:
-        return {"error": f"the fresh process gave no answer in {CHILD_TIMEOUT_S} s"}
-    lines = r.stdout.strip().splitlines()
-    if r.returncode or not lines:
-        return {"error": f"the fresh process exited {r.returncode}: "
-                         + ((r.stderr.strip().splitlines() or [""])[-1][:300])}
-    return json.loads(lines[-1])
+    out = children.run_json([sys.executable, str(Path(__file__).resolve()), command, device, json.dumps(sizes())],
+                            dict(os.environ, **env), CHILD_TIMEOUT_S)
+    return {"error": f"the fresh process: {out['error']}"} if "error" in out else out
 
 
 # The readings: plain JSON in, (passed, detail, mistrusted) out.
@@ -477,7 +410,6 @@ def table_gate(version: str) -> str:
 
 def cuda_sdpa_table() -> tuple[bool | None, str, dict]:
     import torch
-    from settings import NotHere
     why = table_gate(str(torch.__version__))
     if why:
         raise NotHere(why)
@@ -510,11 +442,6 @@ def _grid_ops(torch, device: str, dtype: str) -> dict[str, tuple]:
     }
 
 
-def _compare(a, b) -> dict[str, Any]:
-    import invariance
-    return invariance._compare(a, b)
-
-
 def _grid_row(torch, op: tuple) -> dict[str, Any]:
     """One operation's run and batch levels, in invariance.py's row form."""
     import children
@@ -525,10 +452,10 @@ def _grid_row(torch, op: tuple) -> dict[str, Any]:
         with torch.no_grad():
             return children.call(fn, torch, *args)
     full = run()
-    out: dict[str, Any] = {"digest": _digest(full), "run": _compare(full, run())}
-    per = {str(k): _compare(full[:k], run(slice(0, k))) for k in KS}
+    out: dict[str, Any] = {"digest": digest([full]), "run": compare(full, run())}
+    per = {str(k): compare(full[:k], run(slice(0, k))) for k in KS}
     lo, hi = MIDDLE
-    per[f"{lo}:{hi}"] = _compare(full[lo:hi], run(slice(lo, hi)))
+    per[f"{lo}:{hi}"] = compare(full[lo:hi], run(slice(lo, hi)))
     out["batch"] = {"same": all(c["same"] for c in per.values()), "per": per,
                     "differ_at": [k for k, c in per.items() if not c["same"]]}
     return out
@@ -537,7 +464,7 @@ def _grid_row(torch, op: tuple) -> dict[str, Any]:
 @contextlib.contextmanager
 def lever(torch, name: str):
     """The in-process levers of LEVERS, set on entry and restored on exit;
-    _Missing where this version lacks one."""
+    NotHere where this version lacks one (the probe names it, unjudged)."""
     m = torch.backends.cuda.matmul
     names = ("allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction")
     saved_det = torch.are_deterministic_algorithms_enabled()
@@ -548,15 +475,15 @@ def lever(torch, name: str):
         elif name in ("no reduced-precision reduction", "no split-K"):
             for n in names:
                 if not hasattr(m, n):
-                    raise _Missing(f"PyTorch {torch.__version__} has no torch.backends.cuda.matmul.{n}")
+                    raise NotHere(f"PyTorch {torch.__version__} has no torch.backends.cuda.matmul.{n}")
                 saved[n] = getattr(m, n)
             for n in names:
                 try:
                     setattr(m, n, False if name == "no reduced-precision reduction" else (False, False))
                 except (TypeError, RuntimeError, AssertionError) as e:
-                    raise _Missing(f"PyTorch {torch.__version__} takes no (allow, allow_splitk) pair for "
+                    raise NotHere(f"PyTorch {torch.__version__} takes no (allow, allow_splitk) pair for "
                                    f"torch.backends.cuda.matmul.{n} (the split-K form arrived in 2.10): "
-                                   f"{_first_line(e)}") from e
+                                   f"{first_line(e)}") from e
         yield
     finally:
         torch.use_deterministic_algorithms(saved_det)
@@ -577,26 +504,21 @@ def _rows(torch, device: str, variant: str) -> dict[str, dict[str, Any]]:
     return rows
 
 
-def _gemm_seconds(torch, device: str, dtype: str) -> Callable[[], float]:
+def _gemms(torch, device: str, dtype: str) -> Callable[[], None]:
+    """The GEMMs of COST_ROWS, once (untimed: common's timer times it)."""
     ops = _grid_ops(torch, device, dtype)
 
-    def once() -> float:
-        _sync(torch, device)
-        started = time.perf_counter()
+    def once() -> None:
         with torch.no_grad():
             for name in COST_ROWS:
                 batched, fixed, fn = ops[name]
                 fn(*batched, *fixed)
-        _sync(torch, device)
-        return time.perf_counter() - started
     return once
 
 
 def _gemm_median(torch, device: str, dtype: str) -> float:
     """The GEMMs' median seconds over COST_REPS runs, after one to warm up."""
-    once = _gemm_seconds(torch, device, dtype)
-    once()
-    return statistics.median(once() for _ in range(COST_REPS))
+    return median_seconds(_gemms(torch, device, dtype), COST_REPS, warmup=1, done=lambda: sync(torch, device))
 
 
 def _lever_cost(torch, device: str, name: str) -> dict[str, Any]:
@@ -604,14 +526,10 @@ def _lever_cost(torch, device: str, name: str) -> dict[str, Any]:
     bf16 and fp32, medians of COST_REPS alternated reps."""
     out = {}
     for dtype in ("f32", "bf16"):
-        once = _gemm_seconds(torch, device, dtype)
+        once = _gemms(torch, device, dtype)
         once()
-        times: dict[str, list[float]] = {"defaults": [], name: []}
-        for rep in range(COST_REPS):
-            for side in (("defaults", name) if rep % 2 == 0 else (name, "defaults")):
-                with lever(torch, side):
-                    times[side].append(once())
-        out[dtype] = statistics.median(times[name]) / statistics.median(times["defaults"])
+        out[dtype] = median_ratio(once, (lambda: lever(torch, "defaults"), lambda: lever(torch, name)), COST_REPS,
+                                  done=lambda: sync(torch, device))
     return {"ratio": out, "reps": COST_REPS, "paired": True}
 
 
@@ -645,7 +563,7 @@ def grid_observe(torch, device: str, levers=tuple(LEVERS)) -> dict[str, Any]:
         try:
             with lever(torch, name):
                 rows.update(_rows(torch, device, name))
-        except _Missing as e:
+        except NotHere as e:
             missing[name] = str(e)
             continue
         if name != "defaults":
@@ -653,12 +571,12 @@ def grid_observe(torch, device: str, levers=tuple(LEVERS)) -> dict[str, Any]:
     batch = _rand(torch, BATCH, 256, seed=31, device=device)
     with torch.no_grad():
         bn = lambda t: F.batch_norm(t, None, None, training=True)  # noqa: E731
-        batch_varied = not _compare(bn(batch)[:4], children.call(bn, torch, batch[:4]))["same"]
+        batch_varied = not compare(bn(batch)[:4], children.call(bn, torch, batch[:4]))["same"]
     controls = {"run": {"what": "a running sum in a fresh random order on the device",
-                        "varied": order_digest(torch, device) != order_digest(torch, device)},
+                        "varied": order_varies(torch, device)},
                 "batch": {"what": "batch_norm in training mode (its statistics are the batch's)",
                           "varied": batch_varied}}
-    return {"torch": str(torch.__version__), "device": _device_name(torch, device), "errors": errors,
+    return {"torch": str(torch.__version__), "device": device_name(torch, device), "errors": errors,
             "refused": {}, "threads_all": 0, "ks": list(KS), "middle": list(MIDDLE), "batch": BATCH,
             "variants": [n for n in levers if n not in missing and n not in errors], "levers": dict(LEVERS),
             "levers_missing": missing, "lever_costs": costs, "rows": rows, "controls": controls}
@@ -862,17 +780,8 @@ def _strict(kind: str) -> dict[str, Any]:
 def _timed_ratio(torch, device: str, run, base: dict, reduced: dict, reps: int = TIMED_REPS) -> float:
     """The median time of `run` under `reduced` over its median under
     `base`, reps alternated."""
-    times: list[list[float]] = [[], []]
-    for rep in range(reps):
-        for side in ((0, 1) if rep % 2 == 0 else (1, 0)):
-            with precision_settings(torch, (base, reduced)[side]):
-                run()
-                _sync(torch, device)
-                started = time.perf_counter()
-                run()
-                _sync(torch, device)
-                times[side].append(time.perf_counter() - started)
-    return statistics.median(times[1]) / statistics.median(times[0])
+    return median_ratio(run, (lambda: precision_settings(torch, base), lambda: precision_settings(torch, reduced)),
+                        reps, warm=True, done=lambda: sync(torch, device))
 
 
 def precision_observe(torch, device: str, timed: bool = True, only: Callable[[str], bool] | None = None
@@ -888,9 +797,9 @@ def precision_observe(torch, device: str, timed: bool = True, only: Callable[[st
     for kind, op in ops.items():
         with precision_settings(torch, _strict(kind)):
             first, again = op.run(), op.run()
-        strict[kind] = {"digest": _digest(first), "repeats": _digest(first) == _digest(again),
+        strict[kind] = {"digest": digest([first]), "repeats": digest([first]) == digest([again]),
                         "error": relative_error(first, levels[kind])}
-    out: dict[str, Any] = {"torch": str(torch.__version__), "device": _device_name(torch, device),
+    out: dict[str, Any] = {"torch": str(torch.__version__), "device": device_name(torch, device),
                            "levels": {k: v["levels"] for k, v in levels.items()}, "strict": strict, "settings": []}
     for words, kind, sets, allowed, effect, needs in FP32_SETTINGS:
         if only is not None and not only(words):
@@ -904,7 +813,7 @@ def precision_observe(torch, device: str, timed: bool = True, only: Callable[[st
         with precision_settings(torch, sets):
             got = op.run()
         err = relative_error(got, levels[kind])
-        entry.update(digest=_digest(got), same_as_strict=_digest(got) == strict[kind]["digest"], error=err,
+        entry.update(digest=digest([got]), same_as_strict=digest([got]) == strict[kind]["digest"], error=err,
                      level=precision_level(err, levels[kind]["levels"]))
         if timed:
             entry["time_ratio"] = _timed_ratio(torch, device, op.run, _strict(kind), sets)
@@ -949,7 +858,7 @@ def half_observe(torch, device: str) -> list[dict[str, Any]]:
         finally:
             setattr(mm, attr, saved)
         errs = {v: float(((t.double() - ref).abs() / scale).max()) for v, t in got.items()}
-        out.append({"setting": words, "dtype": dtype, "same_as_strict": _digest(got[value]) == _digest(got[strict]),
+        out.append({"setting": words, "dtype": dtype, "same_as_strict": digest([got[value]]) == digest([got[strict]]),
                     "error": errs[value], "strict_error": errs[strict]})
     blas = getattr(torch.backends.cuda, "preferred_blas_library", None)
     if blas is None:
@@ -966,7 +875,7 @@ def half_observe(torch, device: str) -> list[dict[str, Any]]:
         finally:
             blas(saved)
         out.append({"setting": "torch.backends.cuda.preferred_blas_library('cublaslt')", "dtype": "f32",
-                    "same_as_strict": _digest(plain) == _digest(lt), "against": "preferred_blas_library('cublas')"})
+                    "same_as_strict": digest([plain]) == digest([lt]), "against": "preferred_blas_library('cublas')"})
     return out
 
 

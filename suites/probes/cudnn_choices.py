@@ -55,6 +55,9 @@ import tempfile
 import time
 from pathlib import Path
 
+import children
+from common import NotHere, digest, need_device
+
 # The base of the marks' last dimension: harness/cudnn_log.h's
 # kCudnnMarkBase (held to it by the probes' test).
 MARK_BASE = 7770000
@@ -444,15 +447,6 @@ class _Marks:
             self.destroy(d)
 
 
-def _digest(torch, t) -> str:
-    """The bits of a tensor (shape, dtype and bytes), hashed (no numpy)."""
-    import hashlib
-    t = t.detach().contiguous().cpu()
-    h = hashlib.sha256(str((tuple(t.shape), str(t.dtype))).encode())
-    h.update(ctypes.string_at(t.data_ptr(), t.numel() * t.element_size()))
-    return h.hexdigest()[:16]
-
-
 def child(spec: dict) -> dict:
     """Runs spec["steps"], each {"flags", "conv", "calls", "digest"}, with
     mark N before the N-th call and one after the last, each call
@@ -468,7 +462,7 @@ def child(spec: dict) -> dict:
             marks.write(len(calls))
             out = _convolve(torch, step["conv"], t)
             torch.cuda.synchronize()
-            calls.append({"step": i, "digest": _digest(torch, out) if step.get("digest") else ""})
+            calls.append({"step": i, "digest": digest([out]) if step.get("digest") else ""})
     marks.write(len(calls))
     return {"calls": calls, "cudnn": torch.backends.cudnn.version(), "threads": torch.get_num_threads()}
 
@@ -484,18 +478,18 @@ def _tool() -> str:
 
 def log_events(path: Path) -> list[dict]:
     """The events of a cuDNN log file, through bc_cudnn_log."""
-    proc = subprocess.run([_tool(), str(path)], capture_output=True, text=True, timeout=300)
-    if proc.returncode != 0:
-        raise RuntimeError(f"bc_cudnn_log {path.name}: exit {proc.returncode}: {proc.stderr.strip()[-300:]}")
-    return read_events(proc.stdout)
+    ran = children.run([_tool(), str(path)], timeout=300)
+    if ran.failure:
+        raise RuntimeError(f"bc_cudnn_log {path.name}: {ran.failure}")
+    return read_events(ran.stdout)
 
 
 def _child_run(steps: list[dict], env: dict) -> dict:
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "child"], input=json.dumps(
-        {"steps": steps}), env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
-    if proc.returncode != 0:
-        raise RuntimeError(f"the child interpreter failed (exit {proc.returncode}): {proc.stderr.strip()[-600:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    out = children.run_json([sys.executable, str(Path(__file__).resolve()), "child"], env, CHILD_TIMEOUT_S,
+                            input=json.dumps({"steps": steps}))
+    if "error" in out:
+        raise RuntimeError(f"the child interpreter failed: {out['error']}")
+    return out
 
 
 def run_plain(steps: list[dict]) -> dict:
@@ -517,7 +511,6 @@ def run_logged(steps: list[dict]) -> tuple[dict, list[dict]]:
             raise RuntimeError(f"cuDNN wrote no log to {log} with CUDNN_LOGLEVEL_DBG=3")
         events = log_events(log)
     if legacy(events):
-        from settings import NotHere
         raise NotHere("PyTorch runs cuDNN's legacy API here (TORCH_CUDNN_V8_API_DISABLED=1), whose benchmark search "
                       "cuDNN runs inside one call that its log does not break down; the graph API's would show it")
     calls = [read_call(c) for c in split_calls(events, len(out["calls"]))]
@@ -720,11 +713,7 @@ def _medians(c: dict, metric: str) -> str:
 
 def _need_cuda(probe: str) -> None:
     import torch
-    from settings import NotHere
-    if not torch.cuda.is_available():
-        raise NotHere(f"needs a CUDA device: PyTorch {torch.__version__} sees none (probe {probe})")
-    if not torch.backends.cudnn.is_available():
-        raise NotHere(f"needs cuDNN: PyTorch {torch.__version__} has none on its CUDA device (probe {probe})")
+    need_device(torch, probe, cudnn=True)
 
 
 # The convolutions the probes run: large enough that each plan of a search
@@ -821,7 +810,6 @@ def cudnn_bench_limit() -> tuple[bool | None, str, dict]:
     fewer: too few to show a limit."""
     _need_cuda("cudnn_bench_limit")
     import torch
-    from settings import NotHere
     if not hasattr(torch.backends.cudnn, "benchmark_limit"):
         raise NotHere(f"PyTorch {torch.__version__} has no torch.backends.cudnn.benchmark_limit")
     limits = (1, 3, 10, 0)
@@ -941,7 +929,6 @@ def _deterministic_plans(probe: str, flags: dict) -> tuple[bool | None, str, dic
     _, calls = run_logged(steps)
     holds, said, seen, not_here = deterministic_reading(calls[0], calls[1:])
     if not_here:
-        from settings import NotHere
         raise NotHere(not_here)
     return holds, said, seen
 

@@ -57,6 +57,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import children
+from common import digest, first_line, fresh_order
 
 # The headers of the lists, and what their entries promise.
 HEADERS = (
@@ -415,20 +416,6 @@ def _runners(torch):  # noqa: C901 - one small function per operation
     return runners
 
 
-def _digest(tensors) -> str:
-    """The bits of the tensors (shape, dtype and bytes), hashed."""
-    import torch
-    h = hashlib.sha256()
-    for t in tensors:
-        if t is None:
-            h.update(b"none")
-            continue
-        t = t.detach().cpu().contiguous()
-        h.update(str((tuple(t.shape), str(t.dtype))).encode())
-        h.update(t.view(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
-    return h.hexdigest()[:16]
-
-
 def _devices_here(torch) -> list[str]:
     out = ["cpu"]
     if torch.cuda.is_available():
@@ -499,12 +486,12 @@ def _run(torch, fn, mode: bool, warn_only: bool = False) -> dict[str, Any]:
     error) with its type and, where PyTorch cannot run the operation here
     at all, its reason (cannot_run), the warnings it gave."""
     torch.use_deterministic_algorithms(mode, warn_only=warn_only)
-    digest, error, kind, no_kernel = "", "", "", ""
+    bits, error, kind, no_kernel = "", "", "", ""
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                digest = _digest(children.call(fn, torch))
+                bits = digest(children.call(fn, torch))
             except children.Refused as e:
                 said = str(e.__cause__).strip()  # PyTorch's own exception
                 error, kind = said.splitlines()[0] if said else e.kind, e.kind
@@ -513,7 +500,7 @@ def _run(torch, fn, mode: bool, warn_only: bool = False) -> dict[str, Any]:
                  if "deterministic" in str(w.message)]
     finally:
         torch.use_deterministic_algorithms(False)
-    return {"digest": digest, "error": error, "kind": kind, "cannot_run": no_kernel, "warnings": texts[:3]}
+    return {"digest": bits, "error": error, "kind": kind, "cannot_run": no_kernel, "warnings": texts[:3]}
 
 
 def _repeat(torch, fn, mode: bool) -> dict[str, Any]:
@@ -614,12 +601,12 @@ def smoke(torch, entries: list[Entry]) -> dict[str, str]:
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    _digest(runners[op]("cpu", replace(e, conditions={**e.conditions, **form}),
+                    digest(runners[op]("cpu", replace(e, conditions={**e.conditions, **form}),
                                         torch.Generator().manual_seed(1)))
             except Exception as ex:  # noqa: BLE001 - any failure of a check is the harness's
                 said = str(ex).strip()
                 if not cannot_run(ex, torch):
-                    failed[name] = f"{type(ex).__name__}: {said.splitlines()[0][:200] if said else ''}"
+                    failed[name] = f"{type(ex).__name__}: {first_line(said)}"
     return failed
 
 
@@ -630,7 +617,7 @@ def control(torch) -> dict[str, Any]:
     values = torch.randn(200000, generator=torch.Generator().manual_seed(7)) * 1e4
 
     def shuffled_sum():
-        return [values[torch.randperm(values.numel())].sum()]
+        return [values[fresh_order(torch, values.numel())].sum()]
     return _repeat(torch, shuffled_sum, False)
 
 

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import tempfile
 import sys
 from typing import Any, Callable
@@ -53,7 +52,7 @@ from typing import Any, Callable
 import torch
 
 import children
-import documented
+from common import compare, digest, median_seconds, order_digest, order_varies
 import readings
 
 F = torch.nn.functional
@@ -166,23 +165,6 @@ def _made_ops() -> dict[str, tuple]:
     }
 
 
-def _digest(t: torch.Tensor) -> str:
-    return documented._digest([t])
-
-
-def _compare(a: torch.Tensor, b: torch.Tensor) -> dict[str, Any]:
-    """Whether two results have the same bits; where not, the fraction of
-    elements that differ and the largest difference relative to the largest
-    magnitude."""
-    if _digest(a) == _digest(b):
-        return {"same": True}
-    a, b = a.double(), b.double()
-    differ = (a != b) & ~(a.isnan() & b.isnan())
-    scale = float(a.abs().max()) or 1.0
-    return {"same": False, "fraction": float(differ.float().mean()),
-            "max_rel": float((a - b).abs().max()) / scale}
-
-
 class _Variant:
     """The flags of one variant, set on entry and restored on exit."""
 
@@ -211,12 +193,12 @@ def _run(op: tuple, rows: slice | None = None, threads: int = 2) -> torch.Tensor
 def _row(op: tuple) -> dict[str, Any]:
     """The in-process levels of one operation under the current flags."""
     full = _run(op)
-    out: dict[str, Any] = {"digest": _digest(full), "run": _compare(full, _run(op))}
-    threads = {str(n): _compare(full, _run(op, threads=n)) for n in sorted({1, os.cpu_count() or 2} - {2})}
+    out: dict[str, Any] = {"digest": digest([full]), "run": compare(full, _run(op))}
+    threads = {str(n): compare(full, _run(op, threads=n)) for n in sorted({1, os.cpu_count() or 2} - {2})}
     out["threads"] = {"same": all(c["same"] for c in threads.values()), "per": threads}
-    per = {str(k): _compare(full[:k], _run(op, slice(0, k))) for k in KS}
+    per = {str(k): compare(full[:k], _run(op, slice(0, k))) for k in KS}
     lo, hi = MIDDLE
-    per[f"{lo}:{hi}"] = _compare(full[lo:hi], _run(op, slice(lo, hi)))
+    per[f"{lo}:{hi}"] = compare(full[lo:hi], _run(op, slice(lo, hi)))
     out["batch"] = {"same": all(c["same"] for c in per.values()), "per": per,
                     "differ_at": [k for k, c in per.items() if not c["same"]]}
     return out
@@ -233,20 +215,19 @@ def _threads_varied() -> bool:
     digests = []
     for n in (1, 2):
         torch.set_num_threads(n)
-        digests.append(_digest(_chunked_sum(x, torch.get_num_threads() * 3)))
+        digests.append(digest([_chunked_sum(x, torch.get_num_threads() * 3)]))
     torch.set_num_threads(2)
     return digests[0] != digests[1]
 
 
 def _controls() -> dict[str, dict[str, Any]]:
     """The in-process levels' positive controls: each must vary."""
-    run = documented.control(torch)
     batch = _rand(BATCH, 256, seed=31)
     bn = lambda t: F.batch_norm(t, None, None, training=True)  # noqa: E731
-    return {"run": {"what": "a sum in a fresh random order each run", "varied": run.get("distinct", 0) > 1},
+    return {"run": {"what": "a sum in a fresh random order each run", "varied": order_varies(torch)},
             "threads": {"what": "a sum in three chunks per thread", "varied": _threads_varied()},
             "batch": {"what": "batch_norm in training mode (its statistics are the batch's)",
-                      "varied": not _compare(bn(batch)[:4], bn(batch[:4]))["same"]}}
+                      "varied": not compare(bn(batch)[:4], bn(batch[:4]))["same"]}}
 
 
 def _onednn_isa() -> str:
@@ -278,25 +259,20 @@ def digests() -> dict[str, Any]:
             refused[name] = str(e)
     if os.environ.get(OUTPUTS):
         torch.save(results, os.environ[OUTPUTS])
-    out = {name: _digest(t) for name, t in results.items()}
+    out = {name: digest([t]) for name, t in results.items()}
     x = _rand(1 << 16, seed=34) * 1e3
-    order = torch.randperm(x.numel(), generator=torch.Generator().manual_seed(int.from_bytes(os.urandom(8), "little")
-                                                                            >> 1))
     capability = torch.backends.cpu.get_cpu_capability() if not _has("torch.backends.cpu.get_cpu_capability") else ""
     return {"ops": out, "capability": capability, "isa": isa, "refused": refused, "readings_refused": readings_refused,
-            "controls": {"process": _digest(x[order].cumsum(0)),
-                         "release": _digest(_chunked_sum(x, len(str(torch.__version__)) + 1)),
-                         "capability": _digest(_chunked_sum(x, len(capability) + 1)),
-                         "isa": _digest(_chunked_sum(x, len(isa) + 1))}}
+            "controls": {"process": order_digest(torch),
+                         "release": digest([_chunked_sum(x, len(str(torch.__version__)) + 1)]),
+                         "capability": digest([_chunked_sum(x, len(capability) + 1)]),
+                         "isa": digest([_chunked_sum(x, len(isa) + 1)])}}
 
 
 def _child(env: dict[str, str], where: str) -> dict[str, Any]:
     """A fresh process's digests (and its results, loaded from `where`)."""
-    r = subprocess.run([sys.executable, __file__, "digests"], env=dict(os.environ, **env, **{OUTPUTS: where}),
-                       capture_output=True, text=True, timeout=600, check=False)
-    if r.returncode:
-        return {"error": (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[-1][:300]}
-    return dict(json.loads(r.stdout), results=torch.load(where))
+    out = children.run_json([sys.executable, __file__, "digests"], dict(os.environ, **env, **{OUTPUTS: where}), 600)
+    return out if "error" in out else dict(out, results=torch.load(where))
 
 
 def _kernels(op: tuple, rows: slice | None) -> dict[str, Any]:
@@ -326,36 +302,27 @@ def threads_child(names: list[str]) -> dict[str, Any]:
     under the deterministic mode; the thread level's control; mm's median
     time at 2 threads; and what oneMKL says of itself here (its CNR mode)."""
     import settings
-    import time
     ops = _ops()
     cells: dict[str, dict[str, Any]] = {}
     for variant in ("defaults", "deterministic"):
         with _Variant(variant):
             for name in names:
                 try:
-                    cells[f"{name} | {variant}"] = _compare(_run(ops[name], threads=2), _run(ops[name], threads=1))
+                    cells[f"{name} | {variant}"] = compare(_run(ops[name], threads=2), _run(ops[name], threads=1))
                 except children.Refused as e:
                     cells[f"{name} | {variant}"] = {"refused": str(e)}
     mm = ops["mm"]
-    times = []
     with torch.no_grad():
-        for _ in range(COST_REPS + 2):
-            start = time.perf_counter()
-            mm[2](*mm[0], *mm[1])
-            times.append(time.perf_counter() - start)
+        mm_s = median_seconds(lambda: mm[2](*mm[0], *mm[1]), COST_REPS, warmup=2)
     return {"cells": cells, "control_varied": _threads_varied(),
-            "mm_ms": sorted(times[2:])[COST_REPS // 2] * 1e3, "reps": COST_REPS, "blas": settings.mkl_said()}
+            "mm_ms": mm_s * 1e3, "reps": COST_REPS, "blas": settings.mkl_said()}
 
 
 def _threads_process(names: list[str], env: dict[str, str], unset: tuple[str, ...] = ()) -> dict[str, Any]:
     """threads_child() in a fresh process under `env`, without the variables
     `unset`; {"error": ...} when the process failed."""
     environ = {k: v for k, v in os.environ.items() if k not in unset}
-    r = subprocess.run([sys.executable, __file__, "threads", json.dumps(names)], env=dict(environ, **env),
-                       capture_output=True, text=True, timeout=600, check=False)
-    if r.returncode:
-        return {"error": (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[-1][:300]}
-    return json.loads(r.stdout)
+    return children.run_json([sys.executable, __file__, "threads", json.dumps(names)], dict(environ, **env), 600)
 
 
 def thread_levers(rows: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -409,7 +376,7 @@ def grid() -> dict[str, Any]:
     for level, child in levels.items():
         read = readings.child_level(level, SETTINGS[level], base, child, names)
         for name, cell in read["cells"].items():
-            rows[f"{name} | defaults"][level] = cell or _compare(base["results"][name], child["results"][name])
+            rows[f"{name} | defaults"][level] = cell or compare(base["results"][name], child["results"][name])
         if read["refused"]:
             refused[level] = read["refused"]
         controls[level] = {"what": {"process": "a running sum in an order drawn from the OS's entropy in each process",
@@ -423,7 +390,7 @@ def grid() -> dict[str, Any]:
     settings_seen = {"capability": {"own": base.get("capability"), "child": levels["capability"].get("capability"),
                                     "set": CAPABILITY},
                      "isa": {"own": base.get("isa"), "child": levels["isa"].get("isa"), "set": ISA}}
-    inputs = documented._digest([t for op in ops.values() for t in op[0] + op[1]
+    inputs = digest([t for op in ops.values() for t in op[0] + op[1]
                                  if isinstance(t, torch.Tensor)])
     mm = ops["mm"]
     kernels = {"mm": {f"k={k}": _kernels(mm, slice(0, k)) for k in (1, 3, 4)} | {"full": _kernels(mm, None)}}

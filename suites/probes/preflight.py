@@ -38,11 +38,13 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import sysconfig
 import tempfile
 from pathlib import Path
+
+import children
+from common import first_line, version_of
 
 VARIABLE = "BACKENDCHECK_PREFLIGHT"
 SCHEMA = 1
@@ -66,16 +68,12 @@ _CUDNN_CALL = ("import torch; x = torch.randn(1, 4, 16, 16, device='cuda'); "
 def _run(cmd: list[str], env: dict[str, str] | None = None, timeout: float = 120) -> tuple[int, str]:
     """Exit status and output (stdout then stderr) of a command; 127 and
     why where it could not start."""
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-    except (OSError, subprocess.SubprocessError) as e:
-        return 127, f"{type(e).__name__}: {e}"
-    return r.returncode, (r.stdout + r.stderr).strip()
+    r = children.run(cmd, env, timeout)
+    return (127, r.failure) if r.code is None else (r.code, (r.stdout + r.stderr).strip())
 
 
 def _first(text: str) -> str:
-    lines = [x.strip() for x in text.splitlines() if x.strip()]
-    return lines[0][:300] if lines else "no output"
+    return first_line(text) or "no output"
 
 
 def c_compiler(environ: dict[str, str] | None = None) -> str:
@@ -144,7 +142,7 @@ def check_torch(python: str = sys.executable) -> dict[str, tuple[str, str]]:
     if runtime is None:
         why = f"PyTorch {version} is a build without CUDA"
         return {"device": (MISSING, why), "driver": (NOT_CHECKED, why), "cudnn-log": (NOT_CHECKED, why)}
-    major, minor = (int(x) for x in runtime.split(".")[:2])
+    major, minor = version_of(runtime)
     code, said = _run([sys.executable, str(DRIVER_CHECK), "--runtime", str(major * 1000 + minor * 10)])
     said = said.removeprefix("cuda-driver-check: ")
     found["driver"] = (MET, said) if code == 0 else (MISSING, f"{said}; PyTorch {version} uses CUDA {runtime}")

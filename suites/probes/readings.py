@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import re
 
+from common import first_line, last_line
+
 # What the cuBLAS probe's child (torch_backends._CUBLAS_RUN) prints, one JSON
 # line: {"outcome": "raised" | "warned" | "ran", "names_variable": bool,
 # "message": str, "bitwise_equal": bool | None}. names_variable is read on
@@ -18,7 +20,7 @@ VARIABLE = "CUBLAS_WORKSPACE_CONFIG"
 def child_line(outcome: str, message: str, bitwise_equal: bool | None) -> str:
     """The child's line, from what it saw."""
     return json.dumps({"outcome": outcome, "names_variable": VARIABLE in message,
-                       "message": message.splitlines()[0][:300] if message else "",
+                       "message": first_line(message),
                        "bitwise_equal": bitwise_equal})
 
 
@@ -31,9 +33,9 @@ def read_child(stdout: str) -> dict:
     try:
         seen = json.loads(lines[-1])
     except json.JSONDecodeError as e:
-        raise ValueError(f"the cuBLAS child printed {lines[-1][:200]!r}, not its JSON line: {e}") from e
+        raise ValueError(f"the cuBLAS child printed {last_line(stdout)!r}, not its JSON line: {e}") from e
     if not isinstance(seen, dict) or seen.get("outcome") not in ("raised", "warned", "ran"):
-        raise ValueError(f"the cuBLAS child printed {lines[-1][:200]!r}: no outcome")
+        raise ValueError(f"the cuBLAS child printed {last_line(stdout)!r}: no outcome")
     return seen
 
 

@@ -18,16 +18,14 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 import warnings
 
 import torch
 
-import documented
+import children
+from common import NotHere, digest, first_line, median_ratio, order_varies, set_by
 from readings import mkl_report, mkl_routines
 import re
 
@@ -49,11 +47,6 @@ UNITS = {"bf16": BF16_UNIT, "tf32": 2.0 ** -11}
 TIMED_RUNS = 7
 
 
-class NotHere(Exception):
-    """Not evaluated here: this version or machine lacks what the probe is
-    about; the message names what, and what would evaluate it."""
-
-
 def _version() -> str:
     return str(torch.__version__)
 
@@ -61,12 +54,6 @@ def _version() -> str:
 def _need(what: str, present: bool) -> None:
     if not present:
         raise NotHere(f"PyTorch {_version()} has no {what}")
-
-
-def _digest(t: torch.Tensor) -> str:
-    """The bits of a tensor (shape, dtype and bytes), hashed as the documented
-    list's probe hashes them."""
-    return documented._digest([t])
 
 
 def _rand(*shape: int, seed: int) -> torch.Tensor:
@@ -224,25 +211,6 @@ class _Lstm:
 # sums its outputs are made of: the LSTM's error bound (its recurrence has no
 # bound of the matmul's kind) is that length times the type's unit, a loose one.
 OPS = {"matmul": (_Matmul, MM[1]), "conv": (_Conv, CONV[1][1] * 9), "rnn": (_Lstm, LSTM[2] + LSTM[3])}
-
-
-def _median_ratio(run, base, reduced) -> float:
-    """The median time of `run` after `reduced()` over its median time after
-    `base()`, runs alternated; the setters are outside the timed span."""
-    times: dict = {base: [], reduced: []}
-    for _ in range(TIMED_RUNS):
-        for setup in (base, reduced):
-            setup()
-            start = time.perf_counter()
-            run()
-            times[setup].append(time.perf_counter() - start)
-    return statistics.median(times[reduced]) / statistics.median(times[base])
-
-
-def _order_control() -> bool:
-    """The positive control of a "repeats its bits" check: the documented
-    list's own, a sum in a fresh random order each run, which must vary."""
-    return documented.control(torch).get("distinct", 0) > 1
 
 
 def _path(log: str, mkl: list[str]) -> str:
@@ -434,21 +402,21 @@ def _precision_probe(precision: str, fallback: str) -> tuple[bool, str, dict]:
     k = MM[1]
     err, base_err = _rel_error(got, op.ref), _rel_error(base, op.ref)
     observed = {"precision": precision, "bf16_kernels_here": _bf16_supported(), "capability": _capability(),
-                "digest": {"highest": _digest(base), precision: _digest(got)}, "dtype": str(got.dtype),
+                "digest": {"highest": digest([base]), precision: digest([got])}, "dtype": str(got.dtype),
                 "error": {"highest": base_err, precision: err},
                 "onednn_verbose": {"highest": base_log, precision: log},
                 "mkl_routines": {"highest": base_mkl, precision: mkl}, "shape_mkn": list(MM)}
-    if _digest(base) != _digest(again):
+    if digest([base]) != digest([again]):
         observed["mistrusted"] = "'highest' itself gave two results: the comparison is not trusted"
     if fast:
-        changed = _digest(got) != _digest(base)
+        changed = digest([got]) != digest([base])
         within = err <= k * BF16_UNIT
         return changed and within, (f"{precision}: the matmul ran {_path(log, mkl)}; bits "
                                     f"{'changed' if changed else 'unchanged'} against 'highest' "
                                     f"with a fast bf16 kernel here; error against fp64 {err:.3g} (highest "
                                     f"{base_err:.3g}; bf16 bound {k * BF16_UNIT:.3g})"), observed
-    _mistrusted(observed, "the same matmul on inputs rounded to bf16", _digest(op.bf16_control()) != _digest(base))
-    same = _digest(got) == _digest(base)
+    _mistrusted(observed, "the same matmul on inputs rounded to bf16", digest([op.bf16_control()]) != digest([base]))
+    same = digest([got]) == digest([base])
     return same, (f"{precision}: no fast reduced-precision kernel for it on this CPU (capability "
                   f"{_capability()}), so computed as '{fallback}': the matmul ran {_path(log, mkl)}; bits "
                   f"{'equal to' if same else 'differ from'} 'highest' (error {err:.3g} against fp64)"), observed
@@ -484,12 +452,12 @@ def matmul_precision_keeps_dtype_and_conv() -> tuple[bool, str, dict]:
         c_medium, log, mkl = _traced(conv.run)
     finally:
         torch.set_float32_matmul_precision(legacy)
-    same = _digest(c_highest) == _digest(c_medium)
-    observed = {"docstring_notes": notes, "dtypes": dtypes, "conv_digest": {"highest": _digest(c_highest),
-                                                                          "medium": _digest(c_medium)},
+    same = digest([c_highest]) == digest([c_medium])
+    observed = {"docstring_notes": notes, "dtypes": dtypes, "conv_digest": {"highest": digest([c_highest]),
+                                                                          "medium": digest([c_medium])},
                 "onednn_verbose": {"conv under medium": log}}
     _mistrusted(observed, "the same convolution on inputs rounded to bf16",
-                _digest(conv.bf16_control()) != _digest(c_highest))
+                digest([conv.bf16_control()]) != digest([c_highest]))
     passed = same and set(dtypes.values()) == {"torch.float32"}
     return passed, (f"output dtype {sorted(set(dtypes.values()))} under highest, high and medium; a CPU "
                     f"convolution (run {_path(log, mkl)}) gives {'equal' if same else 'different'} bits under medium "
@@ -516,7 +484,7 @@ def matmul_precision_cuda_only() -> tuple[bool, str, dict]:
     if not _bf16_supported():
         raise _no_bf16("whether 'medium' reaches CPU matmuls" +
                        (f" (it set the CPU's settings {wrote})" if wrote else ""))
-    changed = _digest(got) != _digest(base)
+    changed = digest([got]) != digest([base])
     return not changed, (f"'medium' {'changed' if changed else 'left'} the bits of a CPU fp32 matmul "
                          f"({'against' if changed else 'as'} 'highest'); it set the CPU's settings {wrote}; the "
                          f"docstring says CUDA only: {_docstring_says('only affects one native device type: CUDA')}"
@@ -542,15 +510,16 @@ def _reduced_run(kind: str, precision: str) -> dict:
         base, base_log, base_mkl = _traced(op.run)
         _setting(name).fp32_precision = precision
         got, log, mkl = _traced(op.run)
-        ratio = _median_ratio(op.run, lambda: _restore(before),
-                              lambda: setattr(_setting(name), "fp32_precision", precision))
+        ratio = median_ratio(op.run, (lambda: set_by(lambda: _restore(before)),
+                                      lambda: set_by(lambda: setattr(_setting(name), "fp32_precision", precision))),
+                             TIMED_RUNS)
     finally:
         _restore(before)
-    return {"setting": name, "precision": precision, "changed": _digest(got) != _digest(base),
-            "digest": {"none": _digest(base), precision: _digest(got)},
+    return {"setting": name, "precision": precision, "changed": digest([got]) != digest([base]),
+            "digest": {"none": digest([base]), precision: digest([got])},
             "error": {"none": _rel_error(base, op.ref), precision: _rel_error(got, op.ref)},
             "bound": op.bound(UNITS[precision]) if hasattr(op, "bound") else k * UNITS[precision], "path": _path(log, mkl), "speed_ratio": ratio,
-            "control_varies": _digest(op.bf16_control()) != _digest(base),
+            "control_varies": digest([op.bf16_control()]) != digest([base]),
             "onednn_verbose": {"none": base_log, precision: log}, "mkl_routines": {"none": base_mkl, precision: mkl}}
 
 
@@ -638,13 +607,13 @@ def mha_fastpath() -> tuple[bool, str, dict]:
             off = mha.get_fastpath_enabled()
         finally:
             mha.set_fastpath_enabled(default)
-    repeat = _digest(fast[0]) == _digest(fast[1]) and _digest(slow[0]) == _digest(slow[1])
-    differ = _digest(fast[0]) != _digest(slow[0])
+    repeat = digest([fast[0]]) == digest([fast[1]]) and digest([slow[0]]) == digest([slow[1]])
+    differ = digest([fast[0]]) != digest([slow[0]])
     diff = float((fast[0] - slow[0]).abs().max())
-    observed = {"default": default, "after_disable": off, "digest": {"fast": _digest(fast[0]),
-                                                                     "slow": _digest(slow[0])},
+    observed = {"default": default, "after_disable": off, "digest": {"fast": digest([fast[0]]),
+                                                                     "slow": digest([slow[0]])},
                 "max_abs_difference": diff, "each_path_repeats": repeat}
-    _mistrusted(observed, "a sum in a fresh random order each run", _order_control())
+    _mistrusted(observed, "a sum in a fresh random order each run", order_varies(torch))
     passed = default is True and off is False and differ and repeat
     return passed, (f"default {default}; disabled, the encoder layer's output {'differs' if differ else 'is equal'} "
                     f"(largest difference {diff:.3g}); each path repeats its bits: {repeat}"), observed
@@ -725,12 +694,12 @@ def sdpa_cpu_backends() -> tuple[bool, str, dict]:
                         out.sum().backward()
                 finally:
                     torch.use_deterministic_algorithms(False)
-                runs.append((_digest(out), _digest(qq.grad)))
+                runs.append((digest([out]), digest([qq.grad])))
             seen[name] = {"forward": runs[0][0], "backward": runs[0][1], "repeats": len(set(runs)) == 1}
         except RuntimeError as e:
-            seen[name] = {"error": str(e).splitlines()[0][:160]}
+            seen[name] = {"error": first_line(e)}
     observed = {"backends": seen}
-    _mistrusted(observed, "a sum in a fresh random order each run", _order_control())
+    _mistrusted(observed, "a sum in a fresh random order each run", order_varies(torch))
     ran = {b: s for b, s in seen.items() if "error" not in s}
     both = {"MATH", "FLASH_ATTENTION"} <= set(ran)
     differ = both and ran["MATH"]["forward"] != ran["FLASH_ATTENTION"]["forward"]
@@ -742,10 +711,11 @@ def sdpa_cpu_backends() -> tuple[bool, str, dict]:
 
 # --- the CPU capability ---------------------------------------------------------
 
-_CHILD = ("import torch,hashlib;x=torch.randn(4096,generator=torch.Generator().manual_seed(9));"
-          "y=torch.softmax(x.exp()*1.5,0);"
-          "print(torch.backends.cpu.get_cpu_capability(), "
-          "hashlib.sha256(y.numpy().tobytes()).hexdigest()[:16])")
+# The capability a fresh process reports, and a softmax's digest there
+# (common.digest, as every record's); argv[1]: this folder.
+_CHILD = ("import json,sys,torch;sys.path.insert(0,sys.argv[1]);from common import digest;"
+          "x=torch.randn(4096,generator=torch.Generator().manual_seed(9));y=torch.softmax(x.exp()*1.5,0);"
+          "print(json.dumps({'reported':torch.backends.cpu.get_cpu_capability(),'digest':digest([y])}))")
 
 
 def cpu_capability() -> tuple[bool, str, dict]:
@@ -762,11 +732,10 @@ def cpu_capability() -> tuple[bool, str, dict]:
     seen = {}
     for level in levels:
         env = dict(os.environ, ATEN_CPU_CAPABILITY=level)
-        r = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True, timeout=120,
-                           check=False)
-        said = r.stdout.split()
-        seen[level] = {"reported": said[0] if said else "", "digest": said[1] if len(said) > 1 else "",
-                       "error": r.stderr.strip().splitlines()[-1][:160] if r.returncode else ""}
+        said = children.run_json([sys.executable, "-c", _CHILD, os.path.dirname(os.path.abspath(__file__))], env,
+                                 timeout=120)
+        seen[level] = {"reported": said.get("reported", ""), "digest": said.get("digest", ""),
+                       "error": said.get("error", "")}
     ok = all(s["reported"] == lvl.upper() and not s["error"] for lvl, s in seen.items())
     bits = {s["digest"] for s in seen.values()}
     return ok, (f"own capability {own}; " + "; ".join(f"ATEN_CPU_CAPABILITY={lvl}: reports {s['reported']}, "
@@ -796,8 +765,8 @@ def opt_einsum() -> tuple[bool, str, dict]:
             oe.enabled = enabled
             if strategy:
                 oe.strategy = strategy
-            seen[f"enabled={enabled}" + (f", strategy={strategy}" if strategy else "")] = _digest(
-                torch.einsum("ij,jk,kl,lm->im", a, b, c, d))
+            seen[f"enabled={enabled}" + (f", strategy={strategy}" if strategy else "")] = digest([
+                torch.einsum("ij,jk,kl,lm->im", a, b, c, d)])
     finally:
         oe.enabled, oe.strategy = defaults["enabled"], defaults["strategy"]
     passed = defaults == {"enabled": True, "strategy": "auto"}

@@ -38,6 +38,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from common import last_line
+
 VARIABLE = "BACKENDCHECK_PROBE_SHARED_DIR"
 IDLE_S = 60.0      # an answering interpreter without a question this long exits
 START_S = 120.0    # how long a test waits for the interpreter it started to listen
@@ -64,10 +66,9 @@ def _connect(address: str) -> socket.socket | None:
 
 def _last_line(log: Path) -> str:
     try:
-        lines = [x for x in log.read_text(errors="replace").splitlines() if x.strip()]
+        return last_line(log.read_text(errors="replace"), "an empty log")
     except OSError:
         return "no log"
-    return lines[-1][:300] if lines else "an empty log"
 
 
 def _listening(address: str, group: str, server: list[str], directory: Path, log: Path) -> socket.socket | None:

@@ -70,7 +70,7 @@ import children  # noqa: E402 - what a child's exception says: PyTorch's alert, 
 import settings  # noqa: E402 - the probes of the 2.x settings (precision, SDPA, MHA, CPU capability, opt_einsum)
 import cudnn_choices  # noqa: E402 - what PyTorch does when it calls cuDNN (searches, cache, choices, costs)
 import cuda_questions  # noqa: E402 - attention, batch size, reduced precision and costs on a CUDA device
-from settings import NotHere  # noqa: E402
+from common import NotHere, need_device  # noqa: E402 - not evaluated here; the CUDA device a probe needs
 
 DEFAULTS = {name: flag.default for name, flag in load_flags().items()}
 # Flags read through a function rather than an attribute of torch.backends.
@@ -387,21 +387,17 @@ def cublas_config() -> tuple[bool, str, dict]:
     (alertCuBLASConfigNotDeterministic) is gone from recent releases, which
     then run without the variable: that refutes the rule for that version,
     whatever cuBLAS itself does."""
-    if not torch.cuda.is_available():
-        raise NotHere(f"PyTorch {torch.__version__} sees no CUDA device")
-    import subprocess
+    need_device(torch, "cublas_config")
     from readings import cublas_config_holds, describe_child, read_child
     base = {k: v for k, v in os.environ.items() if k != "CUBLAS_WORKSPACE_CONFIG"}
     here = str(Path(__file__).resolve().parent)
     seen = {}
     for name, env, mode in (("unset", base, "error"), ("unset, warn_only", base, "warn_only"),
                             (":4096:8", dict(base, CUBLAS_WORKSPACE_CONFIG=":4096:8"), "error")):
-        proc = subprocess.run([sys.executable, "-c", _CUBLAS_RUN, mode, here], env=env, capture_output=True,
-                              text=True, timeout=120)
-        if proc.returncode != 0:
-            raise RuntimeError(f"torch.mm with CUBLAS_WORKSPACE_CONFIG {name}: exit {proc.returncode}: "
-                               f"{proc.stderr.strip()[-300:]}")
-        seen[name] = read_child(proc.stdout)
+        ran = children.run([sys.executable, "-c", _CUBLAS_RUN, mode, here], env, timeout=120)
+        if ran.failure:
+            raise RuntimeError(f"torch.mm with CUBLAS_WORKSPACE_CONFIG {name}: {ran.failure}")
+        seen[name] = read_child(ran.stdout)
     return (cublas_config_holds(seen),
             "; ".join(f"CUBLAS_WORKSPACE_CONFIG {k}: {describe_child(v)}" for k, v in seen.items()), seen)
 
@@ -443,7 +439,7 @@ def _compiled_cuda(plan: str, reading) -> tuple[bool | None, str, dict]:
     reason)."""
     import compiled as inductor
     import preflight
-    cuda_questions.need_device(torch, f"compiled_cuda_{plan}")
+    need_device(torch, f"compiled_cuda_{plan}")
     # Triton builds its CUDA launcher with a C compiler and this Python's
     # headers, in a temporary directory: without them nothing compiles, which
     # is this machine's lack, not a finding about torch.compile.

@@ -19,12 +19,8 @@ from types import SimpleNamespace
 from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import cuda_questions  # noqa: E402
 import preflight  # noqa: E402
-
-
-class NotHere(Exception):
-    """settings.NotHere, which imports torch: the probes' "not evaluated"."""
+from common import NotHere, need_device  # noqa: E402
 
 PROBES = Path(__file__).resolve().parents[1]
 
@@ -97,14 +93,13 @@ class RequireTest(unittest.TestCase):
         with mock.patch.dict(os.environ, {preflight.VARIABLE: ""}):
             self.assertEqual(preflight.lacking("compiled_cuda_eager", "compiler"), "", "no pre-flight: nothing known")
 
-    def test_the_cuda_questions_read_the_driver_before_the_device(self) -> None:
+    def test_a_gpu_probe_reads_the_driver_before_the_device(self) -> None:
         torch = SimpleNamespace(__version__="2.11.0+cu130", cuda=SimpleNamespace(is_available=lambda: False))
-        with mock.patch.dict(sys.modules, {"settings": SimpleNamespace(NotHere=NotHere)}):
-            with self.assertRaises(NotHere) as e:
-                cuda_questions.need_device(torch, "cuda_sdpa_repeatable")
-            self.assertIn("lacks an NVIDIA driver for PyTorch's CUDA runtime: no NVIDIA driver here", str(e.exception))
-            with mock.patch.dict(os.environ, {preflight.VARIABLE: ""}), self.assertRaises(NotHere) as e:
-                cuda_questions.need_device(torch, "cuda_sdpa_repeatable")
+        with self.assertRaises(NotHere) as e:
+            need_device(torch, "cuda_sdpa_repeatable")
+        self.assertIn("lacks an NVIDIA driver for PyTorch's CUDA runtime: no NVIDIA driver here", str(e.exception))
+        with mock.patch.dict(os.environ, {preflight.VARIABLE: ""}), self.assertRaises(NotHere) as e:
+            need_device(torch, "cuda_sdpa_repeatable")
         self.assertEqual(str(e.exception), "needs a CUDA device: PyTorch 2.11.0+cu130 sees none (probe "
                                            "cuda_sdpa_repeatable)")
 
