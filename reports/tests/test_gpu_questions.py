@@ -41,7 +41,7 @@ def gpu_probes() -> dict[str, str]:
 
 
 def skip_reason(probe: str) -> str:
-    """As the test records it without a device (cuda_questions.need_device)."""
+    """As the test records it without a device (common.need_device)."""
     return f"{PYTHON}: needs a CUDA device: PyTorch {TORCH} sees none (probe {probe}): not evaluated"
 
 
