@@ -89,10 +89,9 @@ def swap_latest(root: Path, name: str) -> None:
     os.replace(tmp, latest)
 
 
-def new_run_dir(root: Path, link_latest: bool = True) -> Path:
+def new_run_dir(root: Path) -> Path:
     """A fresh, marked run directory under the evidence root; `latest` names
-    it (unless link_latest is False); the marked ones beyond the newest
-    KEEP_RUNS are removed."""
+    it; the marked ones beyond the newest KEEP_RUNS are removed."""
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError:
@@ -106,13 +105,23 @@ def new_run_dir(root: Path, link_latest: bool = True) -> Path:
         raise Refused(f"{root}: cannot create a run directory in it") from None
     (run / RUN_MARKER).write_text(f"backendcheck run, pid {os.getpid()}, "
                                   f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n")
-    if link_latest:
-        swap_latest(root, run.name)
+    swap_latest(root, run.name)
     marked = sorted((d for d in root.glob("run-*") if d.is_dir() and not d.is_symlink()
                      and (d / RUN_MARKER).is_file() and d != run), reverse=True)
     for old in marked[KEEP_RUNS - 1:]:
         shutil.rmtree(old, ignore_errors=True)
     return run
+
+
+def carry_evidence(source: Path, run: Path) -> None:
+    """The evidence files of the run directory `source` into the fresh run
+    directory `run` (hard links, else copies; not its marker)."""
+    for f in sorted(source.iterdir()):
+        if f.is_file() and not f.is_symlink() and f.name != RUN_MARKER:
+            try:
+                os.link(f, run / f.name)
+            except OSError:
+                shutil.copy2(f, run / f.name)
 
 
 def latest_run(root: Path) -> Path:

@@ -154,7 +154,8 @@ def configure_and_build(state: State, target: str = "") -> None:
     configure = ["cmake", "--preset", o.preset, "-B", str(tree), f"-DPython3_EXECUTABLE={state.python}",
                  f"-DBACKENDCHECK_TIER={o.tier}", f"-DBACKENDCHECK_SPECS={';'.join(specs)}",
                  f"-DBACKENDCHECK_TORCH_PYTHON={torch.python}", f"-DBACKENDCHECK_ONEDNN_ROOT={state.onednn_root}"]
-    r = subprocess.run(configure, capture_output=True, text=True, env=env, check=False, errors="replace")
+    # cmake reads CMakePresets.json from its working directory: the checkout's.
+    r = subprocess.run(configure, cwd=ROOT, capture_output=True, text=True, env=env, check=False, errors="replace")
     tree.mkdir(parents=True, exist_ok=True)
     (tree / ".configure.log").write_text(r.stdout + r.stderr)
     if state.log_file:
@@ -442,7 +443,8 @@ def cmd_setup(state: State) -> int:
 
 def cmd_bench(state: State) -> int:
     """Build, then the performance suite into a fresh run directory of its
-    own (benchmarks.json), and the report of the last tests' run with it."""
+    own (benchmarks.json), which also holds the last tests' evidence (hard
+    links, else copies), so that the report redone from it has both."""
     o = state.options
     try:
         setup(state, select_torches(o, "run")[0])
@@ -450,10 +452,13 @@ def cmd_bench(state: State) -> int:
     except StageFailed as e:
         print(f"backendcheck: {e}", file=sys.stderr)
         return exits.TOOL
+    assert state.build_dir is not None
     root = evidence_root(state)
     tests_run = builds.latest_run(root) if (root / "latest").is_dir() else None
-    bench = builds.new_run_dir(root, link_latest=False)  # `latest` stays the tests' run
-    assert state.build_dir is not None
+    bench = builds.new_run_dir(root)
+    if tests_run is not None:
+        builds.carry_evidence(tests_run, bench)
+    state.run_dir = bench
     state.log(f"running the benchmarks (backend_benchmarks {' '.join(o.bench_flags)}) into {bench}")
     r = subprocess.run([str(state.build_dir / "backend_benchmarks"), "--benchmark_repetitions=3",
                         "--benchmark_report_aggregates_only=true", f"--benchmark_out={bench / 'benchmarks.json'}",
@@ -465,11 +470,7 @@ def cmd_bench(state: State) -> int:
                    env=env_with(), check=False)
     if tests_run is not None and (state.build_dir / "ctest-junit.xml").is_file():
         state.report_dir = o.out or state.build_dir / "report"
-        state.run_dir = tests_run
-        return final_status(0, make_report(state, [
-            "--manifest", str(state.build_dir / "generated" / "cases.json"), "--junit",
-            str(state.build_dir / "ctest-junit.xml"), "--tests", str(state.build_dir / "ctest-tests.json"),
-            str(tests_run), str(bench)]))
+        return final_status(0, make_report(state))
     return exits.OK
 
 

@@ -300,9 +300,13 @@ class BuildsTest(unittest.TestCase):
         self.assertEqual(marked, made[-builds.KEEP_RUNS:])
         self.assertTrue((root / "notes.txt").exists() and (root / "run-unmarked").is_dir())
         self.assertEqual([p.name for p in root.iterdir() if p.name.startswith(".latest")], [])
-        bench = builds.new_run_dir(root, link_latest=False)
-        self.assertEqual(builds.latest_run(root), made[-1])
-        self.assertNotEqual(bench, made[-1])
+        (made[-1] / "determinism_tests-1.jsonl").write_text("{}\n")
+        bench = builds.new_run_dir(root)
+        builds.carry_evidence(made[-1], bench)
+        self.assertEqual(builds.latest_run(root), bench)
+        self.assertEqual((bench / "determinism_tests-1.jsonl").read_text(), "{}\n")
+        self.assertNotEqual((bench / builds.RUN_MARKER).read_text(), "")
+        self.assertEqual(len(list(made[-1].iterdir())), 2, "the tests' run is left as it was")
 
     def test_latest_is_swapped_by_a_rename(self) -> None:
         root = self.tmp / "ev"
