@@ -22,7 +22,8 @@ from unittest import mock
 
 from cli import builds, commands, exits, installs, options
 from cli.main import main
-from cli.options import Options, UsageError, parse
+from cli.options import Options, parse
+from cli.torch_spec import main as torch_spec_main
 from inputs import install_state
 from inputs.errors import SpecError
 from reports.pipeline import read_install
@@ -496,6 +497,29 @@ class ManagedTorchTest(unittest.TestCase):
         self.assertEqual(installs.cache_root({"BACKENDCHECK_CACHE": "/c"}), Path("/c"))
         self.assertEqual(installs.cache_root({"XDG_CACHE_HOME": "/x"}), Path("/x/backendcheck"))
         self.assertEqual(installs.cache_root({"HOME": "/h"}), Path("/h/.cache/backendcheck"))
+
+
+class TorchSpecTest(unittest.TestCase):
+    """One spelling of the torch under test for ./backendcheck, ci/gpu-kit
+    and ci/nightly-gpu.sh (python3 -m cli.torch_spec)."""
+
+    def spec(self, *argv: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = torch_spec_main(list(argv))
+        return rc, out.getvalue().strip(), err.getvalue().strip()
+
+    def test_the_same_values_as_the_command_line(self) -> None:
+        self.assertEqual(self.spec("torch==2.11.0"), (0, "torch==2.11.0", ""))
+        self.assertEqual(self.spec("pinned"), (0, "pinned", ""))
+        self.assertEqual(self.spec("/usr/bin/python3"), (0, "/usr/bin/python3", ""))
+        self.assertEqual(self.spec("--interpreter", "/usr/bin/python3"), (0, "/usr/bin/python3", ""))
+        rc, out, err = self.spec("2.11.0")
+        self.assertEqual((rc, out, err), (exits.USAGE, "", "--torch 2.11.0: '2.11.0': no such interpreter (an "
+                                          "interpreter, torch==VERSION or pinned)"))
+        rc, _, err = self.spec("--interpreter", "torch==2.11.0")
+        self.assertEqual(rc, exits.USAGE)
+        self.assertIn("name the interpreter of the torch installed here", err)
 
 
 class ShimTest(unittest.TestCase):
