@@ -21,6 +21,7 @@ from cli import builds, exits, installs
 from cli.builds import Lock, Refused
 from cli.options import Options
 from inputs import install_state
+from inputs.errors import SpecError
 
 ROOT = Path(__file__).resolve().parents[1]
 # The ctest label of the project's tests of itself: `run` leaves them out,
@@ -508,9 +509,12 @@ def cmd_report(state: State) -> int:
 
 
 def problem_tool() -> Path | None:
-    built = sorted((p for p in (ROOT / "build").glob("**/bc_problem") if p.is_file()),
-                   key=lambda p: p.stat().st_mtime, reverse=True)
-    return built[0] if built else None
+    """The newest build's bc_problem (or BACKENDCHECK_PROBLEM_TOOL's), as the generator finds it."""
+    from generators.problem import tool_path
+    try:
+        return tool_path()
+    except SpecError:
+        return None
 
 
 def cmd_validate_or_list(state: State) -> int:
