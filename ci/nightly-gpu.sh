@@ -4,14 +4,15 @@
 # CI system to upload. The merge job combines the OUT/* of every machine
 # (ci/merge-reports.sh).
 #
-#   ci/nightly-gpu.sh --name NAME --out DIR [--torch VERSION] [--tier T] [--require DEVICE] [--dry-run]
+#   ci/nightly-gpu.sh --name NAME --out DIR [--torch TORCH] [--tier T] [--require DEVICE] [--dry-run]
 #
 # NAME is the machine (the GPU type): it keys the platform in the merged
 # report, so runs of several torch versions on one GPU type are paired there
-# ("Changed between versions"). --torch VERSION tests that PyTorch release
-# from PyPI (./backendcheck --torch torch==VERSION) and writes to
-# OUT/NAME-torchVERSION; without it, the torch is BACKENDCHECK_TORCH_PYTHON's
-# or the pinned release, into OUT/NAME.
+# ("Changed between versions"). --torch TORCH is ./backendcheck's, with the
+# same values (read by python3 -m cli.torch_spec): torch==VERSION tests that
+# PyTorch release from PyPI and writes to OUT/NAME-torchVERSION; an
+# interpreter or pinned writes to OUT/NAME, as does no --torch (the torch is
+# then BACKENDCHECK_TORCH_PYTHON's, or the pinned release).
 #
 # --require cuda (the default) checks the driver first and fails when every GPU
 # test skipped; --require cpu runs on a machine without a GPU (a CPU node of
@@ -24,26 +25,26 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-NAME="" OUT="" TIER=nightly DRY=0 RELEASE="" TORCH=() DEVICE=cuda
+NAME="" OUT="" TIER=nightly DRY=0 SPEC="" TORCH=() DEVICE=cuda
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --name) NAME="${2:?}"; shift 2 ;;
     --out) OUT="${2:?}"; shift 2 ;;
     --tier) TIER="${2:?}"; shift 2 ;;
-    --torch) RELEASE="${2:?}"; shift 2 ;;
+    --torch) SPEC="${2:?}"; shift 2 ;;
     --require) DEVICE="${2:?}"; shift 2 ;;
     --dry-run) DRY=1; shift ;;
     *) echo "nightly-gpu: unknown option $1" >&2; exit 2 ;;
   esac
 done
-[[ -n "$NAME" && -n "$OUT" ]] || { echo "usage: ci/nightly-gpu.sh --name NAME --out DIR [--torch VERSION] [--tier T] [--require DEVICE] [--dry-run]" >&2; exit 2; }
+[[ -n "$NAME" && -n "$OUT" ]] || { echo "usage: ci/nightly-gpu.sh --name NAME --out DIR [--torch TORCH] [--tier T] [--require DEVICE] [--dry-run]" >&2; exit 2; }
 [[ "$DEVICE" == cpu || "$DEVICE" == cuda ]] || { echo "nightly-gpu: --require $DEVICE: cpu or cuda" >&2; exit 2; }
 [[ "$NAME" =~ ^[A-Za-z0-9._-]+$ ]] || { echo "nightly-gpu: NAME must be letters, digits, '.', '_' or '-'" >&2; exit 2; }
 dest="$OUT/$NAME"
-if [[ -n "$RELEASE" ]]; then
-  [[ "$RELEASE" =~ ^[0-9]+(\.[0-9]+)+$ ]] || { echo "nightly-gpu: --torch $RELEASE: not a release number (e.g. 2.11.0)" >&2; exit 2; }
-  dest="$OUT/$NAME-torch$RELEASE"
-  TORCH=(--torch "torch==$RELEASE")
+if [[ -n "$SPEC" ]]; then
+  SPEC=$(PYTHONPATH="$PWD" python3 -m cli.torch_spec "$SPEC" 2>&1) || { echo "nightly-gpu: $SPEC" >&2; exit 2; }
+  [[ "$SPEC" != torch==* ]] || dest="$OUT/$NAME-torch${SPEC#torch==}"
+  TORCH=(--torch "$SPEC")
 fi
 
 step() {

@@ -26,11 +26,23 @@ from inputs.errors import SpecError
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def build_trees(build: Path) -> list[Path]:
+    """The CMake build trees under `build` (those holding a CMakeCache.txt):
+    build/PRESET by hand, build/PRESET/torch/PATH/OF/PYTHON as ./backendcheck
+    makes them; a tree's own folders are not searched."""
+    trees = []
+    for here, dirs, files in os.walk(build):
+        if "CMakeCache.txt" in files:
+            trees.append(Path(here))
+            dirs.clear()
+    return trees
+
+
 def tool_path() -> Path:
     env = os.environ.get("BACKENDCHECK_PROBLEM_TOOL")
     if env:
         return Path(env)
-    built = sorted((p for p in (ROOT / "build").glob("*/bc_problem") if p.is_file()),
+    built = sorted((p / "bc_problem" for p in build_trees(ROOT / "build") if (p / "bc_problem").is_file()),
                    key=lambda p: p.stat().st_mtime, reverse=True)
     if built:
         return built[0]

@@ -9,9 +9,9 @@
 Each EVIDENCE_DIR is one run (of one machine); several are merged, each
 claim judged per platform, and the cross-platform claims on all of them.
 --install STATE (repeatable) names one torch install of a run across
-versions (./backendcheck run --torch A --torch B): its key=value state file
-gives its run directory, build directory (ctest's JUnit and test list) and
-how far it got; an install that failed is shown as an error, the others'
+versions (./backendcheck run --torch A --torch B): its state file (JSON,
+inputs/install_state.py) gives its run directory, build directory (ctest's
+JUnit and test list) and how far it got; an install that failed is shown as an error, the others'
 verdicts stand. Platforms that differ only in their torch are compared:
 report.json's `changes` and the "Changed between versions" section.
 Every verdict is held to the known findings (reports/known.py): a finding

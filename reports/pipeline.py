@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from inputs import install_state
 from inputs.errors import SpecError, read_regular
 
 from . import baseline as since_baseline
@@ -195,22 +196,11 @@ def _merge_ctest(evidence: Evidence, inputs: Inputs, installs: list[dict[str, An
 
 
 def read_install(path: Path) -> dict[str, Any]:
-    """One torch install's state file (./backendcheck writes key=value lines
-    as it goes: torch, version, stage, build_dir, run_dir, log, exit)."""
-    try:
-        text = read_regular(path, "the install state", 1 << 20).decode("utf-8", errors="replace")
-    except OSError as e:
-        raise SpecError(str(path), 1, f"cannot read the install state: {e.strerror or e}") from None
-    state: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            key, sep, value = line.partition("=")
-            if not sep or not key.isidentifier():
-                raise SpecError(str(path), number, f"not a key=value line: {line[:80]!r}")
-            state[key] = value
-    if "torch" not in state:
-        raise SpecError(str(path), 1, "no 'torch=' line: not an install state of ./backendcheck")
-    stage, code = state.get("stage", "setup"), state.get("exit", "")
+    """One torch install's state (inputs/install_state.py: torch, version,
+    stage, build_dir, run_dir, log, exit), with its status for the report."""
+    state = install_state.read(path)
+    stage = state.get("stage", "setup")
+    code = str(state["exit"]) if "exit" in state else ""
     if stage == "done" and code == "0":
         status, why = "ok", ""
     elif stage == "done":
@@ -222,7 +212,7 @@ def read_install(path: Path) -> dict[str, Any]:
                "; nothing of this install is judged" + (f"; see {state['log']}" if state.get("log") else ""))
     return {"torch": state["torch"], "version": state.get("version", ""), "status": status, "why": why,
             "stage": stage, "build_dir": state.get("build_dir", ""),
-            "run_dir": state.get("run_dir", "") if stage in ("tests", "done") else "", "log": state.get("log", "")}
+            "run_dir": state.get("run_dir", "") if stage in ("tests", "report", "done") else "", "log": state.get("log", "")}
 
 
 def _failure_lines(log: Path) -> str:

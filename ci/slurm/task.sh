@@ -17,7 +17,7 @@ args=(--name "$name" --out "$OUT" --tier "$TIER" --require "$DEVICE")
 case "$torch" in
   pinned) unset BACKENDCHECK_TORCH_PYTHON ;;
   /*) export BACKENDCHECK_TORCH_PYTHON="$torch" ;;
-  *) args+=(--torch "$torch") ;;
+  *) args+=(--torch "torch==$torch") ;;
 esac
 echo "slurm-task: ${SLURM_ARRAY_JOB_ID:-?}_$index on $(hostname -s): $name, torch $torch, tier $TIER"
 exec ci/nightly-gpu.sh "${args[@]}"

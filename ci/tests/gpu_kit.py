@@ -70,7 +70,7 @@ def main(argv: list[str]) -> int:
         print(f"pack: {size} bytes")
         out = t / "out"
         env = {k: v for k, v in os.environ.items() if not k.startswith("BACKENDCHECK_")}
-        r = subprocess.run(["unshare", "-n", str(ROOT / "ci" / "gpu-kit"), "run", str(kit), "--python", torch_python,
+        r = subprocess.run(["unshare", "-n", str(ROOT / "ci" / "gpu-kit"), "run", str(kit), "--torch", torch_python,
                             "--name", "kit-node", "--work", str(build / KEPT / "work"), "--out", str(out)],
                            cwd=t, env=env, capture_output=True, text=True, timeout=1500)
         check(r.returncode == 0, f"run exit {r.returncode}: {(r.stdout + r.stderr)[-3000:]}")

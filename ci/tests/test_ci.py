@@ -59,7 +59,7 @@ class GithubWorkflowTest(unittest.TestCase):
         self.assertIn(pinned_torch(), gpu["strategy"]["matrix"]["torch"], "the pinned release is in the matrix")
         self.assertGreaterEqual(len(gpu["strategy"]["matrix"]["torch"]), 2, "a matrix over torch versions")
         runs = [s["run"] for s in gpu["steps"] if "run" in s]
-        self.assertTrue(any('--torch "${{ matrix.torch }}"' in r for r in runs))
+        self.assertTrue(any('--torch "torch==${{ matrix.torch }}"' in r for r in runs))
         uploads = [s for s in gpu["steps"] if s.get("uses", "").startswith("actions/upload-artifact")]
         self.assertEqual(len(uploads), 1)
         self.assertIn("${{ matrix.gpu }}-torch${{ matrix.torch }}", uploads[0]["with"]["name"])
@@ -110,7 +110,7 @@ class GitlabPipelineTest(unittest.TestCase):
         self.assertIn(pinned_torch(), gpu["parallel"]["matrix"][0]["TORCH"])
         self.assertGreaterEqual(len(gpu["parallel"]["matrix"][0]["TORCH"]), 2)
         self.assertIn("$GPU", gpu["tags"])
-        self.assertTrue(any('--torch "$TORCH"' in c for c in gpu["script"]))
+        self.assertTrue(any('--torch "torch==$TORCH"' in c for c in gpu["script"]))
         self.assertIn("ci-out/$GPU-torch$TORCH", gpu["artifacts"]["paths"])
         self.assertEqual(merge["needs"][0]["job"], "gpu")
         for job in (gpu, merge):
@@ -217,13 +217,23 @@ class ScriptsTest(unittest.TestCase):
         self.assertIn("--require tpu: cpu or cuda", bad.stderr)
 
     def test_nightly_of_one_torch_release(self) -> None:
-        r = run("ci/nightly-gpu.sh", "--name", "h100", "--torch", "2.11.0", "--out", "/tmp/ci-out", "--dry-run")
+        """--torch takes ./backendcheck's values (cli.torch_spec): a release,
+        an interpreter or pinned; anything else is one line and exit 2."""
+        r = run("ci/nightly-gpu.sh", "--name", "h100", "--torch", "torch==2.11.0", "--out", "/tmp/ci-out", "--dry-run")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("+ ./backendcheck run --torch torch==2.11.0 --tier nightly", r.stdout)
         self.assertIn("artifacts in /tmp/ci-out/h100-torch2.11.0", r.stdout)
-        bad = run("ci/nightly-gpu.sh", "--name", "h100", "--torch", "latest", "--out", "x", "--dry-run")
-        self.assertEqual(bad.returncode, 2)
-        self.assertIn("--torch latest: not a release number", bad.stderr)
+        own = run("ci/nightly-gpu.sh", "--name", "h100", "--torch", "/usr/bin/python3", "--out", "/tmp/ci-out",
+                  "--dry-run")
+        self.assertEqual(own.returncode, 0, own.stderr)
+        self.assertIn("+ ./backendcheck run --torch /usr/bin/python3 --tier nightly", own.stdout)
+        self.assertIn("artifacts in /tmp/ci-out/h100\n", own.stdout + "\n")
+        for value, why in (("2.11.0", "'2.11.0': no such interpreter"), ("torch==latest", "not a release number")):
+            bad = run("ci/nightly-gpu.sh", "--name", "h100", "--torch", value, "--out", "x", "--dry-run")
+            self.assertEqual(bad.returncode, 2)
+            self.assertEqual(len(bad.stderr.splitlines()), 1, bad.stderr)
+            self.assertTrue(bad.stderr.startswith(f"nightly-gpu: --torch {value}: "), bad.stderr)
+            self.assertIn(why, bad.stderr)
 
     def test_nightly_checks_the_driver_first(self) -> None:
         r = run("ci/nightly-gpu.sh", "--name", "h100", "--out", "/tmp/ci-out", "--dry-run")

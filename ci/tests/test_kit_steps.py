@@ -166,7 +166,7 @@ class KitStepsTest(unittest.TestCase):
         work.mkdir()
         env = dict(os.environ, PATH=f"{self.t}{os.pathsep}{os.environ['PATH']}")  # the stand-in ctest
         session = [str(ROOT / "ci" / "gpu-kit"), "session", str(kit), "--work", str(work), "--out", str(self.t / "out")]
-        r = subprocess.run([*session, "--python", "false"], env=env, capture_output=True, text=True, timeout=60)
+        r = subprocess.run([*session, "--torch", "false"], env=env, capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("build: ", r.stderr, "no build of this kit: the session builds first")
         (work / "kit.env").write_text(

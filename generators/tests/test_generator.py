@@ -458,5 +458,19 @@ class FlagsTest(unittest.TestCase):
             self.assertFalse(flag.accepts(bad), bad)
 
 
+class BuildTreesTest(unittest.TestCase):
+    def test_the_problem_tool_is_found_in_trees_by_hand_and_per_torch(self) -> None:
+        from generators.problem import build_trees
+        with tempfile.TemporaryDirectory() as tmp:
+            build = Path(tmp)
+            for tree in ("dev", "default/torch/usr/bin/python3", "default/versions/report"):
+                (build / tree).mkdir(parents=True)
+            for tree in ("dev", "default/torch/usr/bin/python3"):
+                (build / tree / "CMakeCache.txt").write_text("")
+            (build / "dev" / "nested").mkdir()
+            (build / "dev" / "nested" / "CMakeCache.txt").write_text("")  # a tree's own folders: not searched
+            self.assertEqual(sorted(build_trees(build)), [build / "default/torch/usr/bin/python3", build / "dev"])
+
+
 if __name__ == "__main__":
     unittest.main()

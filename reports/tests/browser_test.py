@@ -24,6 +24,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
+from inputs import install_state
 from reports.browser import check, first_screen, reasons
 from reports.catalog import load_catalog
 from reports.evidence import read_evidence
@@ -124,9 +125,9 @@ class BrowserTest(unittest.TestCase):
         states = []
         for version, run in sorted(runs.items()):
             states.append(self.t / f"install-{version}.state")
-            states[-1].write_text(f"torch={version}\nversion={version}\nbuild_dir={run}\nstage=tests\n"
-                                  f"run_dir={run / 'evidence'}\nstage=done\nexit=8\n"
-                                  f"log={self.t / f'install-{version}.log'}\n")
+            install_state.write(states[-1], {"torch": version, "version": version, "build_dir": str(run),
+                                             "run_dir": str(run / "evidence"), "stage": "done", "exit": 8,
+                                             "log": str(self.t / f"install-{version}.log")})
         inputs = Inputs(claims=ROOT / "suites" / "claims.toml", manifest=runs["2.15.0"] / "cases.json",
                         out=self.t / "out", partial=True, known=ROOT / "suites" / "known_findings.toml",
                         installs=states)

@@ -1,5 +1,5 @@
 """What ./backendcheck does with the user's files and processes, with the
-script's own functions and real test processes.
+command line's own functions (cli/) and real test processes.
 
     python3 -m reports.tests.cli_safety BUILD_DIR
 
@@ -33,7 +33,6 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "backendcheck"
 FAST = ["DeterminismCheck.FailsADeclaredDeterministicAlgorithmThatDiffers", "DeterminismCheck.MistrustsConstantOutput"]
 WRITES = [f"Cpu/Determinism.Bitwise/{d}_Onednn_T1_Small" for d in ("Fwd", "BwdData", "BwdWeights")] + \
          [f"Cpu/Determinism.Bitwise/{d}_ReferenceOwner_T2_Small" for d in ("Fwd", "BwdData", "BwdWeights")]
@@ -51,11 +50,38 @@ def _project(where: Path, binary: Path, tests: list[str], env: str = "", timeout
     return where
 
 
-def _sourced(body: str, build: Path, root: Path) -> list[str]:
-    """bash running `body` with the script's functions, its build and evidence root set."""
-    return ["bash", "-c", f"source {shlex.quote(str(SCRIPT))}; BUILD_DIR={shlex.quote(str(build))}; "
-                          f"EVIDENCE_ROOT={shlex.quote(str(root))}; PYTHON={shlex.quote(sys.executable)}; "
-                          f"LABEL=(); mkdir -p \"$BUILD_DIR\"; {body}"]
+# A process running the command line's functions on a build tree (argv[1]),
+# as ./backendcheck does; a harness failure is an exit of its own.
+PRELUDE = """
+import sys
+from pathlib import Path
+from cli import builds, commands
+from cli.options import Options
+state = commands.State(Options("run"), python=sys.executable)
+state.build_dir = Path(sys.argv[1])
+state.build_dir.mkdir(parents=True, exist_ok=True)
+"""
+RUN_CTEST = """
+try:
+    sys.exit(commands.run_ctest(state, ["--test-dir", sys.argv[2]]))
+except commands.Interrupted as e:
+    print(f"backendcheck: {e}", file=sys.stderr)
+    sys.exit(130)
+"""
+LOCK = """
+try:
+    builds.Lock(state.build_dir).acquire()
+except builds.Refused as e:
+    print(f"backendcheck: {e}", file=sys.stderr)
+    sys.exit(1)
+"""
+
+
+def _cli(body: str, build: Path, root: Path, *args: str) -> tuple[list[str], dict[str, str]]:
+    """The command and environment of a process running `body` after
+    PRELUDE, its build tree and evidence root set."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "BACKENDCHECK_EVIDENCE_DIR": str(root)}
+    return [sys.executable, "-c", PRELUDE + body, str(build), *args], env
 
 
 def check_evidence_dir(binary: Path, tmp: Path) -> list[str]:
@@ -68,8 +94,8 @@ def check_evidence_dir(binary: Path, tmp: Path) -> list[str]:
     project = _project(tmp / "p1", binary, FAST)
     build = tmp / "b1"
     for _ in range(2):
-        r = subprocess.run(_sourced(f"run_ctest --test-dir {shlex.quote(str(project))}", build, root),
-                           capture_output=True, text=True, timeout=120, check=False)
+        command, env = _cli(RUN_CTEST, build, root, str(project))
+        r = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=False)
         if r.returncode != 0:
             problems.append(f"run_ctest exit {r.returncode}: {r.stderr.strip()[-300:]}")
     runs = sorted(p for p in root.glob("run-*") if p.is_dir())
@@ -95,8 +121,8 @@ def check_report_aside(tmp: Path) -> list[str]:
     theirs = tmp / "rep.previous"
     theirs.mkdir()
     (theirs / "keep.txt").write_text("mine\n")
-    body = f"OUT={shlex.quote(str(out))}; set_report_aside"
-    r = subprocess.run(_sourced(body, tmp / "b5", tmp), capture_output=True, text=True, timeout=30, check=False)
+    command, env = _cli("builds.set_report_aside(Path(sys.argv[2]))", tmp / "b5", tmp, str(out))
+    r = subprocess.run(command, env=env, capture_output=True, text=True, timeout=30, check=False)
     problems = []
     if not (theirs / "keep.txt").exists() or not (out / "report.json").exists():
         problems.append("a '.previous' directory that is not a report was replaced")
@@ -104,7 +130,7 @@ def check_report_aside(tmp: Path) -> list[str]:
         problems.append(f"no warning about the foreign '.previous': {r.stderr!r}")
     (theirs / "keep.txt").unlink()
     theirs.rmdir()
-    subprocess.run(_sourced(body, tmp / "b5", tmp), capture_output=True, text=True, timeout=30, check=False)
+    subprocess.run(command, env=env, capture_output=True, text=True, timeout=30, check=False)
     if out.exists() or not (theirs / "report.json").exists():
         problems.append("the last report was not moved aside")
     print(f"  report aside: {'as expected' if not problems else problems}")
@@ -113,15 +139,15 @@ def check_report_aside(tmp: Path) -> list[str]:
 
 def check_lock(tmp: Path) -> list[str]:
     build = tmp / "b2"
-    first = subprocess.Popen(_sourced("acquire_lock \"$BUILD_DIR\"; echo locked; sleep 30", build, tmp),
-                             stdout=subprocess.PIPE, text=True, start_new_session=True)
+    command, env = _cli(LOCK + "print('locked', flush=True)\nimport time\ntime.sleep(30)\n", build, tmp)
+    first = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True, start_new_session=True)
     try:
         assert first.stdout is not None
         if first.stdout.readline().strip() != "locked":
             return ["the first run did not take the lock"]
         started = time.monotonic()
-        second = subprocess.run(_sourced("acquire_lock \"$BUILD_DIR\"; echo second-ran", build, tmp),
-                                capture_output=True, text=True, timeout=30, check=False)
+        command, env = _cli(LOCK + "print('second-ran')\n", build, tmp)
+        second = subprocess.run(command, env=env, capture_output=True, text=True, timeout=30, check=False)
         took = time.monotonic() - started
     finally:
         os.killpg(first.pid, signal.SIGKILL)
@@ -150,8 +176,9 @@ def check_interrupt(binary: Path, tmp: Path) -> list[str]:
     test = WRITES[0]
     project = _project(tmp / "p3", binary, [test], env=f"BACKENDCHECK_INJECT_FAULT=hang={test}", timeout=120)
     root = tmp / "ev3"
-    run = subprocess.Popen(_sourced(f"run_ctest --test-dir {shlex.quote(str(project))}", tmp / "b3", root),
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    command, env = _cli(RUN_CTEST, tmp / "b3", root, str(project))
+    run = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
     marker = f"--gtest_filter={test}"
     deadline = time.monotonic() + 60
     while not list(root.glob("latest/*.jsonl.part")) and time.monotonic() < deadline:

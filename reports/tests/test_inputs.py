@@ -76,51 +76,6 @@ class Inputs(unittest.TestCase):
         line = self.validate(spec, "more than the 20000 cases")
         self.assertIn("--max-cases", line)
 
-    def test_a_semicolon_in_a_matrix_path(self) -> None:
-        bad = self.tmp / "a;b.toml"
-        bad.write_text("")
-        self.one_line(["bash", "-c", f'source "{ROOT}/backendcheck"; matrix_path "$1"', "_", str(bad)], str(bad),
-                      "cannot contain ';'")
-
-    def test_torch_installs_of_each_command(self) -> None:
-        """`test` runs the list kept in the repo, `run` the pinned release, and
-        --torch (repeatable) replaces either."""
-        def torches(*args: str) -> list[str]:
-            env = {k: v for k, v in os.environ.items() if k != "BACKENDCHECK_TORCH_PYTHON"}
-            r = subprocess.run(["bash", "-c", f'source "{ROOT}/backendcheck"; parse_options "${{@:2}}"; '
-                                'select_torches "$1"; printf "%s\\n" "${TORCHES[@]}"', "_", *args],
-                               capture_output=True, text=True, env=env)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            return r.stdout.splitlines()
-        listed = [line.split("#")[0].strip() for line in (ROOT / "requirements" / "test-torches.txt").read_text()
-                  .splitlines() if line.split("#")[0].strip()]
-        self.assertGreaterEqual(len(listed), 2, "test compares two torch versions")
-        self.assertEqual(torches("test"), listed)
-        self.assertEqual(torches("run"), ["pinned"])
-        self.assertEqual(torches("test", "--torch", "/a/python", "--torch", "/b/python"), ["/a/python", "/b/python"])
-
-    def test_a_torch_named_by_release_gets_its_own_managed_environment(self) -> None:
-        """--torch torch==VERSION: an environment named by that version, pinned
-        as requirements/torch.txt pins the default release; a word that is not
-        a release number is refused in one line."""
-        def managed(torch: str) -> subprocess.CompletedProcess:
-            env = {**os.environ, "BACKENDCHECK_CACHE": str(self.tmp / "cache"), "BACKENDCHECK_TORCH_PYTHON": "/x/py"}
-            return subprocess.run(["bash", "-c", f'source "{ROOT}/backendcheck"; '
-                                   'ensure_env() { echo "env=$1"; cat "$2"; ENV_DIR=/envs/$1; }; '
-                                   'use_torch "$1"; ensure_managed_torch; echo "python=$TORCH_PY"', "_", torch],
-                                  capture_output=True, text=True, env=env)
-        r = managed("torch==2.7.1")
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("env=torch-2.7.1\n", r.stdout)
-        self.assertIn("\ntorch==2.7.1\n", r.stdout)
-        self.assertIn("python=/envs/torch-2.7.1/bin/python", r.stdout)
-        pinned = managed("pinned")
-        self.assertIn((ROOT / "requirements" / "torch.txt").read_text(), pinned.stdout)
-        bad = managed("torch==latest")
-        self.assertNotEqual(bad.returncode, 0)
-        self.assertEqual(bad.stderr.strip().splitlines(),
-                         ["backendcheck: --torch torch==latest: not a release number (e.g. torch==2.7.1)"])
-
     # Evidence, expectation files, baselines and output paths, through the report's command line.
     def report(self, *extra: str, evidence: Path | None = None, out: Path | None = None) -> list[str]:
         manifest = self.tmp / "cases.json"

@@ -177,19 +177,12 @@ class BadInputTest(OneClaimCatalog, unittest.TestCase):
 
 
 class ShellTest(unittest.TestCase):
-    """./backendcheck and ci/merge-reports.sh pass the team's files through
-    to the report, which reads BACKENDCHECK_KNOWN (the GPU kit's judge:
-    ci/tests/test_kit_known.py)."""
+    """ci/merge-reports.sh passes the team's files through to the report,
+    which reads BACKENDCHECK_KNOWN (./backendcheck's: cli/tests/test_main.py;
+    the GPU kit's judge: ci/tests/test_kit_known.py)."""
 
-    def test_backendcheck_and_the_merge_job_pass_known_and_write_findings_through(self) -> None:
+    def test_the_merge_job_passes_known_and_write_findings_through(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
-            script = (f'source "{ROOT}/backendcheck"; cd {tmp}; parse_options --known team.toml --known /abs/b.toml '
-                      '--write-findings new.toml --strict; known_args; printf "%s\\n" "${KNOWN_ARGS[@]}"')
-            r = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            self.assertEqual(r.stdout.splitlines(), ["--known", f"{ROOT}/suites/known_findings.toml", "--known",
-                                                     f"{Path(tmp).resolve()}/team.toml", "--known", "/abs/b.toml",
-                                                     "--write-findings", f"{Path(tmp).resolve()}/new.toml", "--strict"])
             (Path(tmp) / "m" / "evidence").mkdir(parents=True)
             (Path(tmp) / "m" / "cases.json").write_text('{"cases": []}')
             r = subprocess.run([str(ROOT / "ci" / "merge-reports.sh"), "--in", tmp, "--out", f"{tmp}/report",

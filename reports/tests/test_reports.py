@@ -13,6 +13,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
+from inputs import install_state
 from inputs.errors import SpecError
 from reports.catalog import Claim, load_catalog
 from reports.evidence import Evidence, read_evidence, read_junit
@@ -718,15 +719,16 @@ class VersionsTest(unittest.TestCase):
     def test_a_failed_install_is_an_error_and_the_other_is_judged(self) -> None:
         a = self.install("new", "2.15.0+cu132", {"x": 1}, "aaaa", "ConvBackend::Mkldnn")
         ok = self.t / "ok.state"
-        ok.write_text(f"torch=pinned\nstage=setup\nversion=2.15.0+cu132\nbuild_dir={self.t}\nstage=tests\n"
-                      f"run_dir={a}\nstage=done\nexit=0\nlog=x.log\n")
+        install_state.write(ok, {"torch": "pinned", "version": "2.15.0+cu132", "build_dir": str(self.t),
+                                 "run_dir": str(a), "stage": "done", "exit": 0, "log": "x.log"})
         bad = self.t / "bad.state"
         log = self.t / "install-2.log"
         log.write_text("-- Caffe2: Found gflags\nCMake Error at cmake/Dependencies.cmake:172 (message):\n"
                        "  libtorch 1.13.0 (/usr) is not the torch 2.99.0 that\n  /x/python imports\n"
                        "Call Stack (most recent call first):\n  CMakeLists.txt:17 (include)\n"
                        "backendcheck: configure failed\n")
-        bad.write_text(f"torch=/x/python\nstage=setup\nversion=2.99.0\nstage=configure\nexit=1\nlog={log}\n")
+        install_state.write(bad, {"torch": "/x/python", "version": "2.99.0", "stage": "configure", "exit": 1,
+                                  "log": str(log)})
         manifest = self.t / "cases.json"
         manifest.write_text(json.dumps({"cases": [{"id": "1", "test": "PytorchNoop/CpuNoop.X/Fwd", "repro": self.REPRO,
                                                    "suite": "s", "fixture": "CpuNoop", "axes": {}}]}))

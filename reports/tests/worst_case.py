@@ -32,6 +32,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from inputs import install_state
 from reports.catalog import load_catalog
 from reports.evidence import Evidence
 from reports.pipeline import Inputs
@@ -167,9 +168,9 @@ def _installs(root: Path) -> list[Path]:
             f"backendcheck: {stage} of torch install {i} ({torch}) failed with exit {i}; its log is {log}\n",
             encoding="utf-8")
         state = where / f"install-{i}.state"
-        state.write_text(f"torch={torch}\nstage={stage}\n" + (f"version={version}\n" if version else "")
-                         + (f"build_dir={where}/build\n" if stage != "setup" else "") + f"exit={i}\nlog={log}\n",
-                         encoding="utf-8")
+        install_state.write(state, {"torch": torch, "stage": stage, **({"version": version} if version else {}),
+                                    **({"build_dir": f"{where}/build"} if stage != "setup" else {}),
+                                    "exit": i, "log": str(log)})
         states.append(state)
     return states
 

@@ -1,0 +1,558 @@
+"""The commands of ./backendcheck: what run, test, bench, report, validate,
+list and setup do once their command line has been checked (options.py).
+
+A command's state is one object (State). Each torch install goes through
+its stages (setup, configure, build, tests, report); a failed stage stops
+that install (StageFailed), is written to its state (inputs/install_state.py)
+and reported as "stopped during STAGE", and the other installs go on."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from cli import builds, exits, installs
+from cli.builds import Lock, Refused
+from cli.options import Options
+from inputs import install_state
+from inputs.errors import SpecError
+
+ROOT = Path(__file__).resolve().parents[1]
+# The ctest label of the project's tests of itself: `run` leaves them out,
+# `test` runs them (reports/run_selection.py holds that no claim's evidence
+# carries it).
+SELFTEST_LABEL = "selftest"
+# The selftests whose outcome cannot depend on the torch install under test.
+TORCH_FREE_LABEL = "torch-free"
+# The tests that start services of their own and take minutes (the Slurm
+# recipe's one-node cluster): `test` leaves them out; ctest -L slurm runs them.
+OWN_RUN_LABEL = "slurm"
+DEFAULT_SPECS = ("cpu.toml", "selection.toml", "gpu.toml")
+
+
+class StageFailed(Exception):
+    def __init__(self, stage: str, code: int, message: str) -> None:
+        super().__init__(message)
+        self.stage, self.code = stage, code
+
+
+class Interrupted(Exception):
+    """Ctrl-C or TERM."""
+
+
+@dataclass
+class State:
+    """Everything one command knows as it goes."""
+    options: Options
+    python: str = sys.executable  # the interpreter of the generator and the report
+    cache: Path = field(default_factory=installs.cache_root)
+    packages: list[str] = field(default_factory=lambda: list(installs.PACKAGES))
+    selection: list[str] = field(default_factory=list)  # what the command adds to ctest's selection
+    torch: installs.Torch | None = None
+    onednn_root: str = ""
+    build_dir: Path | None = None
+    run_dir: Path | None = None
+    report_dir: Path | None = None
+    state_file: Path | None = None
+    log_file: IO[str] | None = None
+    locks: list[Lock] = field(default_factory=list)
+
+    def say(self, line: str) -> None:
+        print(line, flush=True)
+        if self.log_file:
+            self.log_file.write(line + "\n")
+            self.log_file.flush()
+
+    def log(self, message: str) -> None:
+        self.say(f"==> {message}")
+
+    def mark(self, **fields: object) -> None:
+        """Adds `fields` to this install's state file (in a run of several installs)."""
+        if self.state_file is None:
+            return
+        state = install_state.read(self.state_file) if self.state_file.exists() else {}
+        state.update(fields)
+        install_state.write(self.state_file, state)
+
+
+def call(state: State, args: list[str], stage: str, env: dict[str, str] | None = None, quiet: bool = False) -> None:
+    """Runs `args`, its output to the terminal (and the install's log);
+    StageFailed when it fails."""
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                            errors="replace")
+    assert proc.stdout is not None
+    tail: list[str] = []
+    for line in proc.stdout:
+        line = line.rstrip("\n")
+        tail = (tail + [line])[-40:]
+        if quiet:
+            if state.log_file:
+                state.log_file.write(line + "\n")
+        else:
+            state.say(line)
+    code = proc.wait()
+    if code != 0:
+        if quiet:
+            for line in tail:
+                print(line, file=sys.stderr)
+        raise StageFailed(stage, code, f"{stage} failed (exit {code})")
+
+
+def report_python() -> str:
+    """A Python 3.11+ with tomllib, Jinja2 and jsonschema, for the generator and the report."""
+    for candidate in (sys.executable, "/usr/bin/python3", "python3"):
+        try:
+            ok = subprocess.run([candidate, "-c", "import tomllib, jinja2, jsonschema"], capture_output=True,
+                                check=False).returncode == 0
+        except OSError:
+            ok = False
+        if ok:
+            return candidate
+    raise Refused("no Python 3.11+ with Jinja2 and jsonschema found (apt-get install python3-jinja2 "
+                  "python3-jsonschema)")
+
+
+def env_with(**extra: str | None) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for key, value in extra.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return env
+
+
+# --- Stages -----------------------------------------------------------------------------
+
+
+def setup(state: State, spec: str) -> None:
+    """Debian's packages that are missing, the torch under test, the model's oneDNN."""
+    o = state.options
+    packages = state.packages + (installs.DEBIAN_TORCH_PACKAGES if installs.needs_debian_torch(spec) else [])
+    installs.install_packages(packages, o.offline, build_tools=True)
+    state.python = report_python()
+    state.torch = installs.resolve_torch(spec, state.cache, o.offline)
+    state.onednn_root = installs.choose_onednn(state.torch, state.cache, o.offline)
+
+
+def configure_and_build(state: State, target: str = "") -> None:
+    o, torch = state.options, state.torch
+    assert torch is not None
+    tree = builds.tree(ROOT, o.preset, torch.python)
+    state.build_dir = tree
+    state.locks.append(Lock(tree).acquire())
+    state.mark(version=torch.full_version, build_dir=str(tree), stage="configure")
+    specs = [str(p) for p in o.matrix] or [str(ROOT / "suites" / "matrices" / s) for s in DEFAULT_SPECS]
+    env = env_with(BACKENDCHECK_TORCH_PYTHON=torch.python, BACKENDCHECK_PROBE_PATH=torch.probe_path,
+                   BACKENDCHECK_MAX_CASES=str(o.max_cases) if o.max_cases else os.environ.get("BACKENDCHECK_MAX_CASES"))
+    state.log(f"configuring (preset {o.preset}, tier {o.tier}) in {tree}")
+    configure = ["cmake", "--preset", o.preset, "-B", str(tree), f"-DPython3_EXECUTABLE={state.python}",
+                 f"-DBACKENDCHECK_TIER={o.tier}", f"-DBACKENDCHECK_SPECS={';'.join(specs)}",
+                 f"-DBACKENDCHECK_TORCH_PYTHON={torch.python}", f"-DBACKENDCHECK_ONEDNN_ROOT={state.onednn_root}"]
+    # cmake reads CMakePresets.json from its working directory: the checkout's.
+    r = subprocess.run(configure, cwd=ROOT, capture_output=True, text=True, env=env, check=False, errors="replace")
+    tree.mkdir(parents=True, exist_ok=True)
+    (tree / ".configure.log").write_text(r.stdout + r.stderr)
+    if state.log_file:
+        state.log_file.write(r.stdout + r.stderr)
+    if r.returncode != 0:
+        sys.stderr.write(r.stdout + r.stderr)
+        raise StageFailed("configure", r.returncode, "configure failed")
+    for line in r.stdout.splitlines():
+        if line.startswith("-- backendcheck:"):
+            state.say("==> " + line.removeprefix("-- "))
+    state.mark(stage="build")
+    if o.matrix:
+        # A user's specs are checked, one line per error, before anything else builds.
+        call(state, ["cmake", "--build", str(tree), "--target", "bc_problem"], "build", env, quiet=True)
+        r = subprocess.run([state.python, "-m", "generators", "validate", *map(str, o.matrix)], env=env_with(
+            BACKENDCHECK_PROBLEM_TOOL=str(tree / "bc_problem")), stdout=subprocess.DEVNULL, check=False)
+        if r.returncode != 0:
+            raise StageFailed("configure", 1, "a matrix spec is not valid")
+    state.log("building" + (f" {target}" if target else ""))
+    call(state, ["cmake", "--build", str(tree), "-j", str(o.jobs), *(["--target", target] if target else [])],
+         "build", env)
+
+
+def evidence_root(state: State) -> Path:
+    assert state.build_dir is not None
+    return Path(os.environ.get("BACKENDCHECK_EVIDENCE_DIR") or state.build_dir / "evidence")
+
+
+def session_pids(sid: int) -> list[int]:
+    """The processes of session `sid` (ctest and every test it started)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if len(fields) > 4 and int(fields[3]) == sid:
+                pids.append(int(proc.name))
+    return pids
+
+
+def stop_session(sid: int) -> None:
+    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 0.0)):
+        for pid in session_pids(sid):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + wait
+        while session_pids(sid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+
+
+def run_ctest(state: State, ctest_args: list[str], require: str = "") -> int:
+    """The tests into a fresh run directory; ctest runs in a session of its
+    own, so that Ctrl-C (or a TERM to this process) stops it and every test
+    it started (Interrupted). Its exit status, 1 when --require failed."""
+    build = state.build_dir
+    assert build is not None
+    state.run_dir = builds.new_run_dir(evidence_root(state))
+    state.mark(run_dir=str(state.run_dir), stage="tests")
+    label = ["-L", state.options.label] if state.options.label else []
+    state.log(f"running tests{f' (label {state.options.label})' if label else ''}; evidence: {state.run_dir}")
+    env = env_with(BACKENDCHECK_EVIDENCE_DIR=str(state.run_dir))
+    with (build / "ctest-tests.json").open("w") as f:
+        subprocess.run(["ctest", *ctest_args, "--show-only=json-v1"], stdout=f, env=env, check=False)
+    resources = (["--resource-spec-file", os.environ["BACKENDCHECK_RESOURCE_SPEC"]]
+                 if os.environ.get("BACKENDCHECK_RESOURCE_SPEC") else [])
+    args = ["ctest", *ctest_args, "--output-junit", str(build / "ctest-junit.xml"), *label, *resources]
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise Interrupted()
+    old = {s: signal.signal(s, interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
+    proc = None
+    try:
+        proc = subprocess.Popen(args, env=env, start_new_session=True, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, errors="replace")
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            state.say(line.rstrip("\n"))
+        rc = proc.wait()
+    except (Interrupted, KeyboardInterrupt):
+        for s in old:
+            signal.signal(s, signal.SIG_IGN)
+        if proc is not None:
+            stop_session(proc.pid)
+            proc.wait()
+            if proc.stdout:
+                proc.stdout.close()
+        n = len(list(state.run_dir.glob("*.jsonl*")))
+        raise Interrupted(f"interrupted: stopped ctest and its tests; kept the evidence written so far ({n} file(s)) "
+                          f"in {state.run_dir}; no report was written") from None
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+    skips = subprocess.run([state.python, "-m", "reports.skips", *(["--require", require] if require else []),
+                            "--tests", str(build / "ctest-tests.json"), str(state.run_dir)], env=env_with(),
+                           check=False)
+    if skips.returncode != 0 and rc == 0:
+        rc = 1
+    return rc
+
+
+def ctest_args(state: State) -> list[str]:
+    assert state.build_dir is not None
+    return ["--test-dir", str(state.build_dir), "--output-on-failure", "-j", str(state.options.jobs),
+            "--no-tests=error", *state.selection]
+
+
+def make_report(state: State, inputs: list[str] | None = None, quiet: bool = False) -> int:
+    """The report into state.report_dir, of this build's run (its manifest,
+    ctest's view, the run directory), or of what `inputs` name instead. Only
+    a nightly run of the default matrix builds a case for every claim; in
+    other runs a claim without cases is not evaluated (--partial)."""
+    o, build = state.options, state.build_dir
+    assert build is not None and state.report_dir is not None
+    if inputs is None:
+        inputs = ["--manifest", str(build / "generated" / "cases.json"), "--junit", str(build / "ctest-junit.xml"),
+                  "--tests", str(build / "ctest-tests.json"), str(state.run_dir)]
+    partial = ["--partial"] if o.matrix or o.tier != "nightly" else []
+    args = [state.python, "-m", "reports", "--claims", str(ROOT / "suites" / "claims.toml"), "--out",
+            str(state.report_dir), *partial, *o.known_args(ROOT), *o.report_args(), *inputs]
+    return subprocess.run(args, env=env_with(), stdout=subprocess.DEVNULL if quiet else None, check=False).returncode
+
+
+def check_report_in_browser(state: State) -> bool:
+    """The report is part of what `test` tests: it must render and pass the
+    browser check; its screenshot is a CI artifact."""
+    assert state.report_dir is not None
+    r = subprocess.run([state.python, "-m", "reports.browser", str(state.report_dir), "--screenshot",
+                        str(state.report_dir / "screenshot.png")], env=env_with(), check=False)
+    if r.returncode != 0:
+        print("backendcheck: the report failed its browser check", file=sys.stderr)
+    return r.returncode == 0
+
+
+def final_status(tests_rc: int, report_rc: int) -> int:
+    """The command's exit status. A failed test or install is the tool's own
+    health (1, whatever ctest said); else the report's: 0, or 3, 4, 5 or 6
+    for the unexpected (exits.py). Says why on standard error."""
+    if tests_rc != 0:
+        print(f"backendcheck: tests or a torch install failed (exit {tests_rc}): the tool's own health, see the "
+              "output above", file=sys.stderr)
+        if report_rc != 0:
+            print(f"backendcheck: the report also exited {report_rc}", file=sys.stderr)
+        return exits.TOOL
+    if report_rc == exits.OK:
+        return exits.OK
+    if report_rc in exits.REPORT_SAYS:
+        print(f"backendcheck: {exits.REPORT_SAYS[report_rc]}", file=sys.stderr)
+        return report_rc
+    print(f"backendcheck: the report failed (exit {report_rc})", file=sys.stderr)
+    return exits.TOOL
+
+
+def report_after_tests(state: State, tests_rc: int, browser: bool) -> int:
+    """The step after ctest: the report of this run and, for `test`, its
+    browser check; the command's exit status."""
+    state.mark(stage="report")
+    report_rc = make_report(state, quiet=browser)
+    if browser and not check_report_in_browser(state) and tests_rc == 0:
+        tests_rc = exits.TOOL
+    return final_status(tests_rc, report_rc)
+
+
+# --- Commands ---------------------------------------------------------------------------
+
+
+def select_torches(options: Options, command: str) -> list[str]:
+    """The torch installs of this command: those named (--torch), else
+    BACKENDCHECK_TORCH_PYTHON, else for `test` requirements/test-torches.txt,
+    else the pinned release."""
+    if options.torches:
+        return options.torches
+    if os.environ.get("BACKENDCHECK_TORCH_PYTHON"):
+        return [os.environ["BACKENDCHECK_TORCH_PYTHON"]]
+    return installs.test_torches() if command == "test" else ["pinned"]
+
+
+def one_install(state: State, spec: str) -> int:
+    """Set-up, build and tests of one torch install; its ctest exit status."""
+    state.mark(torch=spec, stage="setup")
+    setup(state, spec)
+    configure_and_build(state)
+    return run_ctest(state, ctest_args(state), state.options.require)
+
+
+def run_versions(state: State, torches: list[str], mode: str) -> int:
+    """Every install in turn, then one report of them all in
+    build/PRESET/versions/report (or --out). Exit status: the first failure
+    (an install's, the report's, or its browser check's), else the report's."""
+    o = state.options
+    directory = builds.versions_tree(ROOT, o.preset)
+    state.locks.append(Lock(directory).acquire())
+    for old in list(directory.glob("install-*.state")) + list(directory.glob("install-*.log")):
+        old.unlink()
+    rc, manifest, states = 0, "", []
+    for i, spec in enumerate(torches, start=1):
+        state.log(f"torch install {i} of {len(torches)}: {spec}")
+        if mode == "test" and i > 1:
+            # A test labelled torch-free gives the same outcome on every install.
+            state.selection = ["-LE", f"{TORCH_FREE_LABEL}|{OWN_RUN_LABEL}"]
+        state.state_file = directory / f"install-{i}.state"
+        log_path = directory / f"install-{i}.log"
+        state.torch, state.build_dir, state.run_dir = None, None, None
+        with log_path.open("w", encoding="utf-8") as log_file:
+            state.log_file = log_file
+            install_rc = 0
+            try:
+                install_rc = one_install(state, spec)
+                state.mark(stage="done")
+            except (StageFailed, Refused) as e:
+                stage = install_state.read(state.state_file).get("stage", "setup")
+                install_rc = e.code if isinstance(e, StageFailed) and e.code else exits.TOOL
+                state.say(f"backendcheck: {stage} of torch install {i} ({spec}) failed with exit {install_rc}: {e}; "
+                          f"its log is {log_path}")
+            finally:
+                state.log_file = None
+                for lock in state.locks[1:]:
+                    lock.release()
+                del state.locks[1:]
+        state.mark(exit=install_rc, log=str(log_path))
+        if install_rc != 0:
+            state.log(f"torch install {i} ({spec}) failed (exit {install_rc}); the others go on")
+            rc = rc or install_rc
+        states += ["--install", str(state.state_file)]
+        built = install_state.read(state.state_file).get("build_dir", "")
+        if not manifest and built and (Path(built) / "generated" / "cases.json").is_file():
+            manifest = str(Path(built) / "generated" / "cases.json")
+    state.state_file = None
+    state.python = report_python()
+    if not manifest:
+        raise Refused(f"no torch install was built: no report (see {directory}/install-*.log)")
+    state.build_dir = directory
+    state.report_dir = o.out or directory / "report"
+    builds.set_report_aside(state.report_dir)
+    report_rc = make_report(state, ["--manifest", manifest, *states])
+    if mode == "test" and not check_report_in_browser(state) and rc == 0:
+        rc = exits.TOOL
+    return final_status(rc, report_rc)
+
+
+def single(state: State, spec: str, mode: str) -> int:
+    o = state.options
+    try:
+        setup(state, spec)
+        configure_and_build(state)
+    except StageFailed as e:
+        print(f"backendcheck: {e}", file=sys.stderr)
+        return exits.TOOL
+    if mode == "run" and o.case:
+        # The case's device decides which test binary probes it.
+        assert state.build_dir is not None
+        binary = state.build_dir / ("suites/gpu/gpu_tests" if "device=cuda" in o.case else "suites/cpu/determinism_tests")
+        state.log("re-running one case")
+        sys.stdout.flush()
+        os.execv(binary, [str(binary), f"--bc_probe={o.case}", f"--bc_repeats={o.repeats}"])
+    assert state.build_dir is not None
+    state.report_dir = o.out or state.build_dir / "report"
+    builds.set_report_aside(state.report_dir)
+    tests_rc = run_ctest(state, ctest_args(state), o.require)
+    return report_after_tests(state, tests_rc, browser=mode == "test")
+
+
+def cmd_run_or_test(state: State) -> int:
+    o = state.options
+    torches = select_torches(o, o.command)
+    if o.command == "test":
+        state.packages += installs.TEST_PACKAGES
+        state.selection = ["-LE", OWN_RUN_LABEL]
+    else:
+        state.selection = ["-LE", SELFTEST_LABEL]
+    if len(torches) > 1:
+        if o.case:
+            raise Refused("--case re-runs one case on one torch: name one --torch")
+        return run_versions(state, torches, o.command)
+    return single(state, torches[0], o.command)
+
+
+def cmd_setup(state: State) -> int:
+    setup(state, select_torches(state.options, "run")[0])
+    return exits.OK
+
+
+def cmd_bench(state: State) -> int:
+    """Build, then the performance suite into a fresh run directory of its
+    own (benchmarks.json), which also holds the last tests' evidence (hard
+    links, else copies), so that the report redone from it has both."""
+    o = state.options
+    try:
+        setup(state, select_torches(o, "run")[0])
+        configure_and_build(state)
+    except StageFailed as e:
+        print(f"backendcheck: {e}", file=sys.stderr)
+        return exits.TOOL
+    assert state.build_dir is not None
+    root = evidence_root(state)
+    tests_run = builds.latest_run(root) if (root / "latest").is_dir() else None
+    bench = builds.new_run_dir(root)
+    if tests_run is not None:
+        builds.carry_evidence(tests_run, bench)
+    state.run_dir = bench
+    state.log(f"running the benchmarks (backend_benchmarks {' '.join(o.bench_flags)}) into {bench}")
+    r = subprocess.run([str(state.build_dir / "backend_benchmarks"), "--benchmark_repetitions=3",
+                        "--benchmark_report_aggregates_only=true", f"--benchmark_out={bench / 'benchmarks.json'}",
+                        "--benchmark_out_format=json", f"--scratch={bench}", *o.bench_flags], check=False)
+    if r.returncode != 0:
+        print(f"backendcheck: the benchmarks failed (exit {r.returncode})", file=sys.stderr)
+        return exits.TOOL
+    subprocess.run([state.python, "-m", "reports.benchmarks", "summary", str(bench / "benchmarks.json")],
+                   env=env_with(), check=False)
+    if tests_run is not None and (state.build_dir / "ctest-junit.xml").is_file():
+        state.report_dir = o.out or state.build_dir / "report"
+        return final_status(0, make_report(state))
+    return exits.OK
+
+
+def built_tree(options: Options, env: dict[str, str] | None = None) -> Path | None:
+    """The build tree of this preset and the torch a run would use, when it
+    has been built (its manifest exists); `report` reads it. A release is
+    looked up in its managed environment, without installing anything."""
+    env = os.environ if env is None else env
+    spec = options.torches[0] if options.torches else env.get("BACKENDCHECK_TORCH_PYTHON") or "pinned"
+    if spec == "pinned" or spec.startswith("torch=="):
+        version = spec.removeprefix("torch==") if spec != "pinned" else installs.pinned_torch()
+        python = str(installs.cache_root(env) / f"torch-{version}" / "bin" / "python")
+    else:
+        python = spec
+    tree = builds.tree(ROOT, options.preset, python)
+    return tree if (tree / "generated" / "cases.json").is_file() else None
+
+
+def cmd_report(state: State) -> int:
+    o = state.options
+    tree = built_tree(o)
+    if tree is None:  # checked before (main), kept for a tree removed since
+        raise Refused(f"no build of preset {o.preset} for this torch under {ROOT / 'build'}: run ./backendcheck run "
+                      "first")
+    state.python = report_python()
+    state.build_dir = tree
+    state.locks.append(Lock(tree).acquire())
+    evidence = [str(p) for p in o.evidence] or [str(builds.latest_run(evidence_root(state)))]
+    state.report_dir = o.out or tree / "report"
+    # Evidence from anywhere may cover only part of this build's matrix: --partial.
+    args = [state.python, "-m", "reports", "--claims", str(ROOT / "suites" / "claims.toml"), "--manifest",
+            str(tree / "generated" / "cases.json"), "--out", str(state.report_dir), "--partial",
+            *o.known_args(ROOT), *o.report_args(), *evidence]
+    return subprocess.run(args, env=env_with(), check=False).returncode
+
+
+def problem_tool() -> Path | None:
+    """The newest build's bc_problem (or BACKENDCHECK_PROBLEM_TOOL's), as the generator finds it."""
+    from generators.problem import tool_path
+    try:
+        return tool_path()
+    except SpecError:
+        return None
+
+
+def cmd_validate_or_list(state: State) -> int:
+    """Shapes are read by the C++ problem code, bc_problem; with no build of
+    it, one is built now (the set-up and configure of `run`, then that target)."""
+    o = state.options
+    tool = problem_tool()
+    if tool is None:
+        try:
+            setup(state, select_torches(o, "run")[0])
+            configure_and_build(state, target="bc_problem")
+        except StageFailed as e:
+            print(f"backendcheck: {e}", file=sys.stderr)
+            return exits.TOOL
+        assert state.build_dir is not None
+        tool = state.build_dir / "bc_problem"
+    python = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else "python3"
+    return subprocess.run([python, "-m", "generators", o.command, *map(str, o.specs)],
+                          env=env_with(BACKENDCHECK_PROBLEM_TOOL=str(tool)), check=False).returncode
+
+
+COMMANDS = {"run": cmd_run_or_test, "test": cmd_run_or_test, "bench": cmd_bench, "report": cmd_report,
+            "validate": cmd_validate_or_list, "list": cmd_validate_or_list, "setup": cmd_setup}
+
+
+def execute(options: Options) -> int:
+    state = State(options)
+    try:
+        return COMMANDS[options.command](state)
+    except Interrupted as e:
+        print(f"backendcheck: {e}", file=sys.stderr)
+        return exits.INTERRUPTED
+    except Refused as e:
+        print(f"backendcheck: {e}", file=sys.stderr)
+        return exits.TOOL
+    except StageFailed as e:
+        print(f"backendcheck: {e}", file=sys.stderr)
+        return exits.TOOL
+    finally:
+        for lock in state.locks:
+            lock.release()
