@@ -75,7 +75,7 @@ rc=0
 # release is installed in a managed environment of its own.
 [[ ${#TORCH[@]} -gt 0 || -z "${BACKENDCHECK_TORCH_PYTHON:-}" ]] || echo "nightly-gpu: PyTorch of $BACKENDCHECK_TORCH_PYTHON"
 # This run's evidence, log and report in places of their own, whatever the
-# build directory (build/default-torch-VERSION) is called.
+# build tree (build/default/torchPYTHON) is called.
 own="build/nightly/$(basename "$dest")"
 step mkdir -p "$own"
 export BACKENDCHECK_EVIDENCE_DIR="$PWD/$own/evidence"
@@ -102,7 +102,7 @@ fi
 # build does not rewrite it).
 bdir=$(sed -n 's/^==> configuring (.*) in //p' "$own/run.log" 2>/dev/null | tail -n 1 || true)
 if [[ $DRY -eq 1 ]] || { [[ -n "$bdir" ]] && ours "$bdir/ctest-junit.xml"; }; then
-  step cp "${bdir:-build/default-torch-VERSION}/generated/cases.json" "${bdir:-build/default-torch-VERSION}/ctest-junit.xml" "$dest/"
+  step cp "${bdir:-build/default/torchPYTHON}/generated/cases.json" "${bdir:-build/default/torchPYTHON}/ctest-junit.xml" "$dest/"
 else
   echo "nightly-gpu: $NAME: no build's ctest JUnit was written by this run; no manifest uploaded" >&2
 fi

@@ -172,14 +172,14 @@ class ScriptsTest(unittest.TestCase):
             (root / "ci" / "nightly-gpu.sh").write_bytes((ROOT / "ci" / "nightly-gpu.sh").read_bytes())
             (root / "ci" / "cuda-driver-check.py").write_text("")
             (root / "backendcheck").write_text(
-                "#!/bin/bash\necho '==> configuring (preset default, tier nightly) in build/default-torch-x'\n"
+                "#!/bin/bash\necho '==> configuring (preset default, tier nightly) in build/default/torch/x/bin/python'\n"
                 "[[ $WRITES == 1 ]] || exit 0\n"
-                "mkdir -p build/nightly/h100/evidence/run-2 build/nightly/h100/report build/default-torch-x/generated\n"
+                "mkdir -p build/nightly/h100/evidence/run-2 build/nightly/h100/report build/default/torch/x/bin/python/generated\n"
                 "echo new > build/nightly/h100/evidence/run-2/r.jsonl; ln -sfn run-2 build/nightly/h100/evidence/latest\n"
-                "echo '{}' > build/nightly/h100/report/report.json; echo new > build/default-torch-x/ctest-junit.xml\n")
+                "echo '{}' > build/nightly/h100/report/report.json; echo new > build/default/torch/x/bin/python/ctest-junit.xml\n")
             (root / "backendcheck").chmod(0o755)
             old = {"build/nightly/h100/evidence/run-1/r.jsonl": "old", "build/nightly/h100/report/report.json": "{}",
-                   "build/default-torch-x/generated/cases.json": "cases", "build/default-torch-x/ctest-junit.xml": "old"}
+                   "build/default/torch/x/bin/python/generated/cases.json": "cases", "build/default/torch/x/bin/python/ctest-junit.xml": "old"}
             for name, text in old.items():
                 (root / name).parent.mkdir(parents=True, exist_ok=True)
                 (root / name).write_text(text)
