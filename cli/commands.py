@@ -20,19 +20,10 @@ from typing import IO
 from cli import builds, exits, installs
 from cli.builds import Lock, Refused
 from cli.options import Options
-from inputs import install_state
+from inputs import install_state, labels
 from inputs.errors import SpecError
 
 ROOT = Path(__file__).resolve().parents[1]
-# The ctest label of the project's tests of itself: `run` leaves them out,
-# `test` runs them (reports/run_selection.py holds that no claim's evidence
-# carries it).
-SELFTEST_LABEL = "selftest"
-# The selftests whose outcome cannot depend on the torch install under test.
-TORCH_FREE_LABEL = "torch-free"
-# The tests that start services of their own and take minutes (the Slurm
-# recipe's one-node cluster): `test` leaves them out; ctest -L slurm runs them.
-OWN_RUN_LABEL = "slurm"
 DEFAULT_SPECS = ("cpu.toml", "selection.toml", "gpu.toml")
 
 
@@ -359,7 +350,7 @@ def run_versions(state: State, torches: list[str], mode: str) -> int:
         state.log(f"torch install {i} of {len(torches)}: {spec}")
         if mode == "test" and i > 1:
             # A test labelled torch-free gives the same outcome on every install.
-            state.selection = ["-LE", f"{TORCH_FREE_LABEL}|{OWN_RUN_LABEL}"]
+            state.selection = ["-LE", f"{labels.TORCH_FREE}|{labels.OWN_RUN}"]
         state.state_file = directory / f"install-{i}.state"
         log_path = directory / f"install-{i}.log"
         state.torch, state.build_dir, state.run_dir = None, None, None
@@ -427,9 +418,9 @@ def cmd_run_or_test(state: State) -> int:
     torches = select_torches(o, o.command)
     if o.command == "test":
         state.packages += installs.TEST_PACKAGES
-        state.selection = ["-LE", OWN_RUN_LABEL]
+        state.selection = ["-LE", labels.OWN_RUN]
     else:
-        state.selection = ["-LE", SELFTEST_LABEL]
+        state.selection = ["-LE", labels.SELFTEST]
     if len(torches) > 1:
         if o.case:
             raise Refused("--case re-runs one case on one torch: name one --torch")

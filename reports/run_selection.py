@@ -29,21 +29,20 @@ import sys
 import tempfile
 from pathlib import Path
 
+from inputs import labels
 from inputs.errors import SpecError
 
 from .catalog import Claim, load_catalog
 from .evidence import Evidence, read_manifest, read_registered
 from .verdicts import select_tests
 
-# The label of the tests `run` leaves out (./backendcheck's SELFTEST_LABEL).
-SELFTEST_LABEL = "selftest"
-# The selftests `test` runs on the first install only (TORCH_FREE_LABEL).
-TORCH_FREE_LABEL = "torch-free"
+# The labels the command line selects by (inputs/labels.py).
+SELFTEST_LABEL = labels.SELFTEST
+TORCH_FREE_LABEL = labels.TORCH_FREE
 # What of the build a torch-free test may name: bc_problem and bc_cudnn_log
 # (the harness's parsers, no torch), and the folder the browser check writes
 # its screenshots into.
 TORCH_FREE_USES = ("bc_problem", "bc_cudnn_log", "artifacts")
-SCRIPT = Path(__file__).resolve().parents[1] / "backendcheck"
 
 
 def run_leaves_out(ev: Evidence) -> set[str]:
@@ -101,12 +100,6 @@ def build_python(build_dir: Path) -> str:
     return found.group(1).strip() if found else sys.executable
 
 
-def script_label(variable: str = "SELFTEST_LABEL") -> str:
-    """A label ./backendcheck names, as the script spells it."""
-    found = re.search(rf"^{variable}=(\S+)$", SCRIPT.read_text(encoding="utf-8"), re.MULTILINE)
-    return found.group(1) if found else ""
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m reports.run_selection", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -134,11 +127,6 @@ def main(argv: list[str] | None = None) -> int:
     bad = lost(claims, manifest, ev)
     bad += not_torch_free(json.loads(listed.stdout).get("tests", []), args.build_dir,
                           build_python(args.build_dir))
-    if script_label() != SELFTEST_LABEL:
-        bad.append(f"{SCRIPT}: run leaves out the label {script_label()!r}, this check {SELFTEST_LABEL!r}")
-    if script_label("TORCH_FREE_LABEL") != TORCH_FREE_LABEL:
-        bad.append(f"{SCRIPT}: test runs the label {script_label('TORCH_FREE_LABEL')!r} once, this check "
-                   f"{TORCH_FREE_LABEL!r}")
     for line in bad:
         print(line, file=sys.stderr)
     left = run_leaves_out(ev)

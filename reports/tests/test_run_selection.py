@@ -9,8 +9,7 @@ from pathlib import Path
 
 from reports.catalog import Claim
 from reports.evidence import Evidence
-from reports.run_selection import (SELFTEST_LABEL, TORCH_FREE_LABEL, lost, not_torch_free, run_leaves_out,
-                                   script_label)
+from reports.run_selection import (SELFTEST_LABEL, TORCH_FREE_LABEL, lost, not_torch_free, run_leaves_out)
 
 
 def evidence() -> Evidence:
@@ -33,10 +32,6 @@ class RunSelectionTest(unittest.TestCase):
         fine.prediction = Claim(id="a", statement="", source="", kind="folklore", scope={}, rule="fact",
                                 tests=["Tensor.DigestIsStable"])
         self.assertIn("a: Tensor.DigestIsStable", lost([fine], [], evidence())[0])
-
-    def test_the_script_leaves_out_the_same_label(self) -> None:
-        self.assertEqual(script_label(), SELFTEST_LABEL)
-        self.assertEqual(script_label("TORCH_FREE_LABEL"), TORCH_FREE_LABEL)
 
     def test_a_torch_free_test_that_could_depend_on_the_install_is_caught(self) -> None:
         build, python = Path("/b/default-torch-2.15.0"), "/usr/bin/python3"
