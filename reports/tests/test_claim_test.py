@@ -17,6 +17,7 @@ from pathlib import Path
 from unittest import mock
 
 from reports import claim_test, known
+from reports.evidence import read_evidence
 from reports.pipeline import Inputs, judge
 from reports.records import CACHE_ENV
 
@@ -137,6 +138,21 @@ class ClaimTest(unittest.TestCase):
                 with self.assertRaises(Exception) as refused:
                     judge(inputs, only={"defaults"}, out=False)
         self.assertIn("record refused", str(refused.exception))
+
+    def test_a_file_closed_while_the_run_is_read_is_read_under_its_final_name(self) -> None:
+        # A claim's test reads the run while other tests write: a file listed
+        # as X.jsonl.part may be X.jsonl by the time it is read.
+        with tempfile.TemporaryDirectory() as tmp:
+            evidence = Path(tmp)
+            sources = sorted((self.rundir / "evidence").glob("*.jsonl"))[:3]
+            for source in sources:
+                (evidence / source.name).write_bytes(source.read_bytes())
+            listed = sorted(evidence.iterdir())
+            stale = [listed[0].with_name(listed[0].name + ".part")] + listed[1:]
+            with mock.patch.object(Path, "iterdir", lambda self: iter(stale)):
+                ev = read_evidence([evidence])
+        self.assertEqual(ev.refused, [])
+        self.assertEqual(ev.files, 3)
 
 
 if __name__ == "__main__":
