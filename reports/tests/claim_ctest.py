@@ -39,9 +39,19 @@ TIERS = ("smoke", "ci", "nightly")
 FAILS, PASSES, SKIPS = "mkldnn-conv-bf16", "mkldnn-rnn-bf16", "cublas-config"
 
 
+def scratch(build: Path, into: Path) -> Path:
+    """A test directory of `into` that holds the build's tests: ctest run
+    there writes its logs (Testing/) there, not over those of the ctest that
+    runs this test in the build."""
+    into.mkdir(parents=True, exist_ok=True)
+    (into / "CTestTestfile.cmake").write_text(f'subdirs("{build}")\n')
+    return into
+
+
 def listed(ctest: str, build: Path, *args: str) -> list[str]:
-    out = subprocess.run([ctest, "--test-dir", str(build), "-N", *args], capture_output=True, text=True,
-                         check=True).stdout
+    with tempfile.TemporaryDirectory(prefix="backendcheck-claim-ctest-") as tmp:
+        out = subprocess.run([ctest, "--test-dir", str(scratch(build, Path(tmp))), "-N", *args], capture_output=True,
+                             text=True, check=True).stdout
     return re.findall(r"^\s*Test\s+#\d+: (.*)$", out, re.M)
 
 
@@ -70,7 +80,8 @@ def check_junit(ctest: str, build: Path) -> list[str]:
         team.write_text(MUTATED)
         junit = Path(tmp) / "junit.xml"
         env = {**os.environ, "BACKENDCHECK_EVIDENCE_DIR": str(run / "evidence"), "BACKENDCHECK_KNOWN": str(team)}
-        subprocess.run([ctest, "--test-dir", str(build), "-R", f"^claim\\.({FAILS}|{PASSES}|{SKIPS})$", "-FS", ".",
+        tests = scratch(build, Path(tmp) / "tests")
+        subprocess.run([ctest, "--test-dir", str(tests), "-R", f"^claim\\.({FAILS}|{PASSES}|{SKIPS})$", "-FS", ".",
                         "--output-junit", str(junit)], env=env, capture_output=True, text=True)
         cases = {tc.get("name"): tc for tc in ET.parse(junit).getroot().iter("testcase")}
     want = {f"claim.{FAILS}": "fail", f"claim.{PASSES}": "run", f"claim.{SKIPS}": "notrun"}
