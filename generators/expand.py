@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inputs.errors import SpecError
+from inputs.tiers import tier_labels
 
 from .fixtures import BINARIES, FIXTURES
 from inputs.flags import Flag, load_flags
@@ -169,7 +170,7 @@ def expand_suite(suite: Suite, spec: Spec, flags: dict[str, Flag], limit: int | 
             suite=suite.name, fixture=fixture.name, prefix=suite.prefix, binary=binary, name=name,
             test=f"{suite.prefix}/{fixture.name}.{fixture.test}/{name}", repro=repro, repeats=suite.repeats,
             positive_control=suite.positive_control, axes={**point, "device": device},
-            labels=tuple(dict.fromkeys(BINARIES[binary] + (suite.tier,) + suite.labels)), spec=suite.path,
+            labels=tuple(dict.fromkeys(BINARIES[binary] + tier_labels(suite.tier) + suite.labels)), spec=suite.path,
             options=options))
     if not cases:
         raise SpecError(suite.path, suite.line, f"suite '{suite.name}': the exclude and only_if rules remove every case")

@@ -14,6 +14,7 @@ from typing import Any
 from inputs.engines import engines as registered_engines
 from inputs.errors import SpecError, load_toml
 from inputs.locate import LineIndex
+from inputs.tiers import TIERS
 
 from .fixtures import CHECKS, FIXTURE_OPTIONS, FIXTURES
 from inputs.flags import Flag, load_flags
@@ -25,7 +26,6 @@ from .tables import TABLES, table_shapes
 ENGINES = {"auto": ("cpu", "cuda"), "select": ("cpu", "cuda"),
            **{e.name: (e.device,) for e in registered_engines().values()}}
 DEVICES = ("cpu", "cuda")
-TIERS = ("smoke", "ci", "nightly")
 SUITE_KEYS = {"name", "fixture", "prefix", "repeats", "positive_control", "axes", "exclude", "only_if", "tier",
               "labels", "checks"} | {
     k for keys in FIXTURE_OPTIONS.values() for k in keys}

@@ -24,7 +24,7 @@ from inputs.errors import SpecError, read_regular
 from . import baseline as since_baseline
 from . import census, documented, invariance, known, new_findings
 from .card import cards
-from .catalog import load_catalog
+from .catalog import Claim, load_catalog
 from .changes import between_versions
 from .conformance import summarize as conformance_summary
 from .evidence import Evidence, read_evidence, read_junit, read_manifest, read_registered
@@ -145,8 +145,24 @@ class Report:
         return since_baseline.EXIT_CHANGED if self.fail_on_change and since_baseline.failed(self.since) else 0
 
 
-def build(inputs: Inputs) -> Report:
-    """The Report of what `inputs` name; SpecError on bad input."""
+@dataclass
+class Judged:
+    """The claims judged from what `inputs` name and held to what is known:
+    what both the report and one claim's ctest test (reports/claim_test.py)
+    read, computed the one way."""
+    claims: list[Claim]
+    manifest: list[dict[str, Any]]
+    evidence: Evidence
+    verdicts: list[Verdict]
+    held: list[known.Held]
+    installs: list[dict[str, Any]]
+
+
+def judge(inputs: Inputs, only: set[str] | None = None, out: bool = True) -> Judged:
+    """Every claim (only those `only` names, where given) judged on the
+    evidence `inputs` name and held to the known findings; `out`: the report
+    directory is checked first. SpecError on bad input (an unknown claim in
+    `only` included)."""
     installs = [read_install(p) for p in inputs.installs]
     dirs = inputs.evidence + [Path(i["run_dir"]) for i in installs if i["run_dir"]]
     if not dirs:
@@ -156,24 +172,37 @@ def build(inputs: Inputs) -> Report:
         claims = load_catalog(inputs.claims)
     except OSError as e:
         raise SpecError(str(inputs.claims), 1, f"cannot read: {e.strerror or e}") from None
+    unknown = sorted((only or set()) - {c.id for c in claims})
+    if unknown:
+        raise SpecError(str(inputs.claims), 1, f"no claim '{unknown[0]}' in the catalog")
     manifest = read_manifest(inputs.manifest)
-    baseline = since_baseline.read(inputs.baseline) if inputs.baseline else None
-    expected = since_baseline.read_expected(inputs.expect_platform, inputs.expect_platforms)
     missing = [d for d in dirs if not d.exists()]
     if missing:
         raise SpecError(str(missing[0]), 1, "no such evidence directory or file")
-    check_out(inputs.out)
+    if out:
+        check_out(inputs.out)
     evidence = read_evidence(dirs)
     if evidence.refused:
         raise RefusedEvidence(evidence.refused)
     _merge_ctest(evidence, inputs, installs)
-    verdicts = judge_all(claims, manifest, evidence, partial=inputs.partial)
     files = [inputs.known] if isinstance(inputs.known, Path) else list(inputs.known or [])
-    held = known.judge(known.load_all(files, {c.id for c in claims}), verdicts, evidence, inputs.partial)
+    findings = known.load_all(files, {c.id for c in claims})  # every file checked, whichever claims are judged
+    judged = [c for c in claims if only is None or c.id in only]
+    verdicts = judge_all(judged, manifest, evidence, partial=inputs.partial)
+    held = known.judge(findings, verdicts, evidence, inputs.partial)
     new_findings.suggest(held, evidence)
-    return Report.of(verdicts, manifest, evidence, coverage=coverage(evidence, manifest), installs=installs,
-                     baseline=baseline, held=held, strict=inputs.strict, fail_on_change=inputs.fail_on_change,
-                     since=since_baseline.compare(baseline, verdicts, evidence.platform_env, expected),
+    return Judged(judged, manifest, evidence, verdicts, held, installs)
+
+
+def build(inputs: Inputs) -> Report:
+    """The Report of what `inputs` name; SpecError on bad input."""
+    baseline = since_baseline.read(inputs.baseline) if inputs.baseline else None
+    expected = since_baseline.read_expected(inputs.expect_platform, inputs.expect_platforms)
+    j = judge(inputs)
+    return Report.of(j.verdicts, j.manifest, j.evidence, coverage=coverage(j.evidence, j.manifest),
+                     installs=j.installs, baseline=baseline, held=j.held, strict=inputs.strict,
+                     fail_on_change=inputs.fail_on_change,
+                     since=since_baseline.compare(baseline, j.verdicts, j.evidence.platform_env, expected),
                      run=since_baseline.this_run())
 
 

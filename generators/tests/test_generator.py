@@ -116,7 +116,11 @@ class ExpandTest(SpecTestCase):
         self.assertEqual(len(manifest["cases"]), len(cases))
         labels = (out / "determinism_tests_labels.cmake").read_text()
         self.assertIn('set_tests_properties([==[Demo/Determinism.Bitwise/', labels)
-        self.assertIn('PROPERTIES LABELS "determinism;cpu;ci")', labels)
+        # a ci suite's cases: its tier and every larger one; the binary's
+        # other tests (not generated, not tiered): every tier
+        self.assertIn('PROPERTIES LABELS "determinism;cpu;ci;nightly")', labels)
+        self.assertIn("set(bc_untiered ${bc_tests_determinism_tests})", labels)
+        self.assertIn('set_tests_properties(${bc_untiered} PROPERTIES LABELS "smoke;ci;nightly")', labels)
         before = (out / "cases.json").stat().st_mtime_ns
         emit(cases, out, ["spec.toml"])
         self.assertEqual((out / "cases.json").stat().st_mtime_ns, before, "unchanged output is not rewritten")
@@ -177,7 +181,7 @@ class ScheduleAndOptionsTest(SpecTestCase):
     def test_suite_labels_and_tier_become_ctest_labels(self) -> None:
         text = SCHEDULES.replace('name = "sched"', 'name = "sched"\ntier = "smoke"\nlabels = ["resnet", "my-team"]')
         cases = [c for c in expand([load_spec(self.write(text), self.flags)], self.flags) if c.suite == "sched"]
-        self.assertEqual(cases[0].labels, ("selection", "cpu", "smoke", "resnet", "my-team"))
+        self.assertEqual(cases[0].labels, ("selection", "cpu", "smoke", "ci", "nightly", "resnet", "my-team"))
         self.assertIn("lower-case words", self.error(text.replace('"my-team"', '"My Team"')).message)
 
     def test_fixture_options_travel_with_the_case(self) -> None:
