@@ -8,6 +8,7 @@ and reported as "stopped during STAGE", and the other installs go on."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -16,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
+from xml.etree import ElementTree
 
 from cli import builds, exits, installs
 from cli.builds import Lock, Refused
@@ -202,17 +204,24 @@ def stop_session(sid: int) -> None:
             time.sleep(0.2)
 
 
-def run_ctest(state: State, ctest_args: list[str], require: str = "") -> int:
+def run_ctest(state: State, ctest_args: list[str], require: str = "", report: bool = False) -> int:
     """The tests into a fresh run directory; ctest runs in a session of its
     own, so that Ctrl-C (or a TERM to this process) stops it and every test
-    it started (Interrupted). Its exit status, 1 when --require failed."""
+    it started (Interrupted). The claims are judged by ctest's own tests
+    (judging_env); with `report`, its report test writes the page into
+    state.report_dir with the report options of this command. The tool's
+    health: 0 when every test that failed is one that judges (its verdict is
+    the report's to say), else 1 (also when --require failed)."""
     build = state.build_dir
     assert build is not None
     state.run_dir = builds.new_run_dir(evidence_root(state))
     state.mark(run_dir=str(state.run_dir), stage="tests")
     label = ["-L", state.options.label] if state.options.label else []
+    if label and report:
+        # The page of what the label selected: the report test beside it.
+        label = ["-L", f"({state.options.label})|^{labels.REPORT_TEST}$"]
     state.log(f"running tests{f' (label {state.options.label})' if label else ''}; evidence: {state.run_dir}")
-    env = env_with(BACKENDCHECK_EVIDENCE_DIR=str(state.run_dir))
+    env = env_with(BACKENDCHECK_EVIDENCE_DIR=str(state.run_dir), **judging_env(state, report))
     with (build / "ctest-tests.json").open("w") as f:
         subprocess.run(["ctest", *ctest_args, "--show-only=json-v1"], stdout=f, env=env, check=False)
     resources = (["--resource-spec-file", os.environ["BACKENDCHECK_RESOURCE_SPEC"]]
@@ -247,9 +256,54 @@ def run_ctest(state: State, ctest_args: list[str], require: str = "") -> int:
     skips = subprocess.run([state.python, "-m", "reports.skips", *(["--require", require] if require else []),
                             "--tests", str(build / "ctest-tests.json"), str(state.run_dir)], env=env_with(),
                            check=False)
+    if rc != 0:
+        failed = failed_tests(build / "ctest-junit.xml")
+        if failed is not None and failed and all(labels.judges(t) for t in failed):
+            state.log(f"{len(failed)} test(s) that judge failed ({', '.join(failed[:5])}"
+                      f"{', ...' if len(failed) > 5 else ''}): the report says why")
+            rc = 0
+        else:
+            rc = exits.TOOL
     if skips.returncode != 0 and rc == 0:
         rc = 1
     return rc
+
+
+def judging_env(state: State, report: bool) -> dict[str, str | None]:
+    """What ctest's judging tests read from this command: the findings files
+    (BACKENDCHECK_KNOWN's, then each --known, for the claims' tests and the
+    report's), and with `report` where the report test writes the page and
+    the report's other options (--baseline, --strict, ...; the registered
+    tests, listed before the run)."""
+    o = state.options
+    known = [p for p in os.environ.get("BACKENDCHECK_KNOWN", "").split(":") if p] + [str(p) for p in o.known]
+    env: dict[str, str | None] = {"BACKENDCHECK_KNOWN": ":".join(known) or None,
+                                  "BACKENDCHECK_REPORT_DIR": None, "BACKENDCHECK_REPORT_OPTIONS": None}
+    if report and state.report_dir is not None and state.build_dir is not None:
+        more = [*o.report_args(), *(["--write-findings", str(o.write_findings)] if o.write_findings else []),
+                *(["--strict"] if o.strict else []), "--tests", str(state.build_dir / "ctest-tests.json")]
+        env.update(BACKENDCHECK_REPORT_DIR=str(state.report_dir), BACKENDCHECK_REPORT_OPTIONS=json.dumps(more))
+    return env
+
+
+def failed_tests(junit: Path) -> list[str] | None:
+    """The tests ctest's JUnit holds as failed; None when it cannot be read."""
+    try:
+        root = ElementTree.parse(junit).getroot()
+    except (OSError, ElementTree.ParseError):
+        return None
+    return [tc.get("name", "") for tc in root.iter("testcase") if tc.get("status") == "fail"]
+
+
+def report_status(report_dir: Path) -> int | None:
+    """The exit status the report test's page holds (report.json's
+    exit_status); None when no page was written (the report test did not
+    run, or failed before writing)."""
+    try:
+        status = json.loads((report_dir / "report.json").read_text(encoding="utf-8")).get("exit_status")
+    except (OSError, ValueError):
+        return None
+    return status if isinstance(status, int) else None
 
 
 def ctest_args(state: State) -> list[str]:
@@ -308,7 +362,13 @@ def report_after_tests(state: State, tests_rc: int, browser: bool) -> int:
     """The step after ctest: the report of this run and, for `test`, its
     browser check; the command's exit status."""
     state.mark(stage="report")
-    report_rc = make_report(state, quiet=browser)
+    assert state.report_dir is not None
+    report_rc = report_status(state.report_dir)
+    if report_rc is None:
+        print(f"backendcheck: no report in {state.report_dir}: ctest's report test did not write one "
+              "(not selected, or it failed: see its output above)", file=sys.stderr)
+        return final_status(tests_rc or exits.TOOL, 0)
+    state.log(f"report: {state.report_dir / 'index.html'}")
     if browser and not check_report_in_browser(state) and tests_rc == 0:
         tests_rc = exits.TOOL
     return final_status(tests_rc, report_rc)
@@ -409,7 +469,7 @@ def single(state: State, spec: str, mode: str) -> int:
     assert state.build_dir is not None
     state.report_dir = o.out or state.build_dir / "report"
     builds.set_report_aside(state.report_dir)
-    tests_rc = run_ctest(state, ctest_args(state), o.require)
+    tests_rc = run_ctest(state, ctest_args(state), o.require, report=True)
     return report_after_tests(state, tests_rc, browser=mode == "test")
 
 

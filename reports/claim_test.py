@@ -27,6 +27,7 @@ Exit status, for ctest:
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -42,6 +43,10 @@ from .summary import disagreement_line
 
 SKIP = 77  # the claim tests' SKIP_RETURN_CODE (reports/claim_tests.py)
 REPORT_ENV = "BACKENDCHECK_REPORT_DIR"  # where the report test writes the page, when set
+# More of the report's own options for the report test (a JSON list, e.g.
+# ["--baseline", "/old/report.json", "--fail-on-change", "--strict"]), as the
+# command line hands them to the ctest it runs.
+REPORT_OPTIONS_ENV = "BACKENDCHECK_REPORT_OPTIONS"
 EVIDENCE_ENV = ("BACKENDCHECK_EVIDENCE_DIR", "BACKENDCHECK_DEFAULT_EVIDENCE_DIR")
 
 
@@ -54,6 +59,19 @@ def evidence_dir(given: Path | None) -> Path:
             return Path(os.environ[name])
     raise SpecError(EVIDENCE_ENV[1], 1, "no evidence directory: give --evidence, or run under ctest "
                     "(the tests' environment names it)")
+
+
+def report_options(text: str) -> list[str]:
+    """BACKENDCHECK_REPORT_OPTIONS's value: a JSON list of strings, or nothing."""
+    if not text.strip():
+        return []
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SpecError(REPORT_OPTIONS_ENV, 1, f"not JSON: {e.msg}") from None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise SpecError(REPORT_OPTIONS_ENV, 1, "not a JSON list of strings")
+    return value
 
 
 def claim_lines(claim: str, inputs: Inputs) -> tuple[int, list[str]]:
@@ -122,9 +140,14 @@ def main(argv: list[str] | None = None) -> int:
             print(str(e), file=sys.stderr)
             return 1
         out = Path(os.environ.get(REPORT_ENV) or args.report)
+        try:
+            more = report_options(os.environ.get(REPORT_OPTIONS_ENV, ""))
+        except SpecError as e:
+            print(str(e), file=sys.stderr)
+            return 1
         return report_main(["--claims", str(args.claims), "--manifest", str(args.manifest), "--out", str(out),
                             *(["--partial"] if args.partial else []), *[f"--known={k}" for k in args.known],
-                            str(evidence)])
+                            *more, str(evidence)])
     try:
         inputs = Inputs(claims=args.claims, manifest=args.manifest, out=Path("."), partial=args.partial,
                         evidence=[evidence_dir(args.evidence)],

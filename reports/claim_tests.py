@@ -43,6 +43,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from inputs import labels
 from inputs.errors import SpecError
 from inputs.tiers import TIERS
 
@@ -51,9 +52,7 @@ from .evidence import Evidence, read_manifest
 from .verdicts import select_tests
 
 SKIP_RETURN_CODE = 77  # reports/claim_test.py SKIP: not evaluated here
-LABEL = "claims"
-MODEL_TEST = "model.conformance"
-REPORT_TEST = "report"
+LABEL, MODEL_TEST, REPORT_TEST = labels.CLAIMS, labels.MODEL_TEST, labels.REPORT_TEST
 TIMEOUT = 300  # seconds: a claim's test reads the run's evidence (about 3 s cold, 0.4 s cached, on 860 files)
 
 
@@ -145,7 +144,7 @@ def cmake_tests(claims: list[Claim], manifest: list[dict[str, Any]], *, python: 
            "endforeach()\nset(bc_setups)\n"]
     names = []
     for claim in claims:
-        test = f"claim.{claim.id}"
+        test = f"{labels.CLAIM_PREFIX}{claim.id}"
         names.append(test)
         out.append(f"\n# {claim.id}: {' '.join(claim.statement.split())[:100]}\n")
         out.append(f"add_test({_q(test)} {_command(python, source, manifest_path, partial, '--claim', claim.id)})\n")

@@ -224,6 +224,9 @@ def to_json(report: Report) -> dict[str, Any]:
         "platforms": platforms,
         "platform_env": evidence.platform_env,
         "summary": dict(Counter(v.verdict for v in verdicts)),
+        # The report's exit status (reports/__main__.py), for a caller that
+        # ran it as ctest's report test and has only ctest's pass or fail.
+        "exit_status": report.exit_code(),
         "card": report.cards,
         "coverage": report.coverage,
         "claims": [_claim_json(v, report) for v in verdicts],

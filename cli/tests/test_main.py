@@ -465,6 +465,62 @@ class InterruptTest(unittest.TestCase):
         self.assertEqual(left, [], "a test process outlived the run")
 
 
+class JudgingTest(unittest.TestCase):
+    """ctest judges: a claim's test that fails is the report's to say (the
+    command exits with the status the report test's page holds), a failed
+    test of any other kind is the tool's own health; the report test gets
+    this command's findings files and report options. A real ctest on tests
+    that stand in for the claims', the report's and an evidence test."""
+
+    def project(self, evidence_fails: bool) -> tuple[commands.State, Path]:
+        tmp = Path(tempfile.mkdtemp(prefix="bc-judge-"))
+        self.addCleanup(lambda: subprocess.run(["rm", "-rf", str(tmp)], check=False))
+        project = tmp / "project"
+        project.mkdir()
+        known = tmp / "team.toml"
+        known.write_text("")
+        report = ("import json, os, pathlib, sys; d = pathlib.Path(os.environ['BACKENDCHECK_REPORT_DIR']); "
+                  "d.mkdir(parents=True, exist_ok=True); o = json.loads(os.environ['BACKENDCHECK_REPORT_OPTIONS']); "
+                  "k = os.environ['BACKENDCHECK_KNOWN']; "
+                  "(d / 'report.json').write_text(json.dumps({'exit_status': 4, 'options': o, 'known': k})); "
+                  "sys.exit(4)")
+        tests = {"claim.a": "import sys; print('UNEXPECTED a'); sys.exit(1)", "claim.b": "pass", "report": report,
+                 "Cpu.Evidence": "import sys; sys.exit(1 if %s else 0)" % evidence_fails}
+        (project / "CTestTestfile.cmake").write_text("".join(
+            f'add_test("{name}" "{sys.executable}" "-c" "{code}")\n' for name, code in tests.items()))
+        o = Options("run")
+        o.strict, o.known = True, [known]
+        state = commands.State(o, python=sys.executable)
+        state.build_dir = tmp / "build"
+        state.build_dir.mkdir()
+        state.report_dir = tmp / "report"
+        return state, project
+
+    def judge(self, state: commands.State, project: Path) -> int:
+        with mock.patch.dict(os.environ, {"BACKENDCHECK_EVIDENCE_DIR": str(state.build_dir / "ev")}), \
+                contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            rc = commands.run_ctest(state, ["--test-dir", str(project)], report=True)
+            return commands.report_after_tests(state, rc, browser=False)
+
+    def test_a_claim_that_fails_is_the_reports_verdict(self) -> None:
+        state, project = self.project(evidence_fails=False)
+        self.assertEqual(self.judge(state, project), 4)
+        page = json.loads((state.report_dir / "report.json").read_text())
+        self.assertIn("--strict", page["options"])
+        self.assertIn("--tests", page["options"])
+        self.assertTrue(page["known"].endswith("team.toml"))
+
+    def test_the_control_a_failed_evidence_test_is_the_tools_health(self) -> None:
+        state, project = self.project(evidence_fails=True)
+        self.assertEqual(self.judge(state, project), exits.TOOL)
+
+    def test_the_judging_tests_are_named_once(self) -> None:
+        from inputs import labels
+        self.assertTrue(labels.judges("claim.cublas-config"))
+        self.assertTrue(labels.judges(labels.REPORT_TEST) and labels.judges(labels.MODEL_TEST))
+        self.assertFalse(labels.judges("TorchPython.Defaults") or labels.judges("report.browser"))
+
+
 class ExitsTest(unittest.TestCase):
     def test_final_status(self) -> None:
         with contextlib.redirect_stderr(io.StringIO()) as err:

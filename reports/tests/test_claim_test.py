@@ -157,3 +157,20 @@ class ClaimTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ReportOptionsTest(unittest.TestCase):
+    """The report test takes the command line's report options from
+    BACKENDCHECK_REPORT_OPTIONS: a JSON list of strings, else one line."""
+
+    def test_a_list_of_strings(self) -> None:
+        self.assertEqual(claim_test.report_options(""), [])
+        self.assertEqual(claim_test.report_options('["--strict", "--baseline", "/a b/report.json"]'),
+                         ["--strict", "--baseline", "/a b/report.json"])
+
+    def test_anything_else_is_one_line_naming_the_variable(self) -> None:
+        from inputs.errors import SpecError
+        for bad in ("--strict", '{"a": 1}', '["--strict", 3]'):
+            with self.assertRaises(SpecError) as e:
+                claim_test.report_options(bad)
+            self.assertTrue(str(e.exception).startswith("BACKENDCHECK_REPORT_OPTIONS:1: "), str(e.exception))
