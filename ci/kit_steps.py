@@ -20,7 +20,7 @@ limits; the next call resumes.
   that GPU to the test's own ctest (--resource-spec-file naming that GPU
   alone), as separate ctest processes do not share an allocation. The PyTorch
   probes that may share an interpreter share one per session
-  (BACKENDCHECK_PROBE_SHARED_DIR=DIR/shared, suites/probes/shared_child.py).
+  (BACKENDCHECK_PROBE_SHARED_DIR=DIR/shared, probes/shared_child.py).
 - A test starts only when its expected time (measured in an earlier call, or
   given by --durations, else an estimate, else DEFAULT_S) fits in what is
   left of the budget; it may run until the budget ends. One the budget cuts
@@ -526,7 +526,7 @@ class Call:
         junit = self.running / f"{self._slot(test)}.junit.xml"
         junit.unlink(missing_ok=True)
         # The probes that may share an interpreter share this session's
-        # (suites/probes/shared_child.py): torch's import and CUDA's start
+        # (probes/shared_child.py): torch's import and CUDA's start
         # paid once for them. On a GPU of the build's spec, that GPU's own:
         # an interpreter started on one GPU never answers for another.
         shared = self.state_dir / "shared"
@@ -646,7 +646,7 @@ H100 = ROOT / "reports" / "tests" / "data" / "h100"
 H100_FIRST_RUN = ROOT / "ci" / "h100-first-run-seconds.json"
 # PyTorch's probes' declarations: the build generates their tests' CMake
 # properties from it, and so does the plan (generators/probes.py).
-PROPERTIES = ROOT / "suites" / "probes" / "declared.toml"
+PROPERTIES = ROOT / "probes" / "declared.toml"
 PROBES_BINARY = "pytorch_python_tests"  # the binary of the tests PROPERTIES names
 GPU_BINARY = "gpu_tests"  # each of its tests alone on its GPU (suites/gpu/gpu_resources.cmake)
 
@@ -724,7 +724,7 @@ def tier_tests(recorded: Path, manifest: list[dict[str, Any]] | None, label: str
     them (its ctest-tests.json, with their labels) but with the matrix cases
     of `manifest` in place of its own (its cases.json): the cases cut since
     left out, new ones added; and the tests CMake files label so that it did
-    not list (PyTorch's probes, suites/probes/declared.toml)."""
+    not list (PyTorch's probes, probes/declared.toml)."""
     listed = json.loads((recorded / "ctest-tests.json").read_text()).get("tests", [])
     own = {c["test"] for c in read_manifest(recorded / "cases.json")}
     keep = None if manifest is None else {c["test"] for c in manifest}

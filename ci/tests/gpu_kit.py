@@ -37,7 +37,7 @@ KEPT = "gpu-kit-kept"  # the kit's work and manifest, from the run to the rehear
 # How a test without a device skips: the CUDA runtime's error (the harness's
 # GPU tests), PyTorch saying so (its probes labelled gpu), or the kit's
 # pre-flight having found no driver for PyTorch's CUDA runtime
-# (suites/probes/preflight.py).
+# (probes/preflight.py).
 NO_DEVICE = ("cudaGetDeviceCount returned", "sees no CUDA device", "needs a CUDA device",
              "lacks an NVIDIA driver for PyTorch's CUDA runtime")
 

@@ -1,9 +1,9 @@
 """The invariance grid and the OpInfo census, judged and shown from recorded
 evidence: reports/tests/data/invariance holds the records of
-TorchPython.InvarianceGrid (grid.jsonl, suites/probes/invariance.py) and
-TorchPython.OpInfoCensus (census.jsonl, suites/probes/census.py, 4 samples per
+TorchPython.InvarianceGrid (grid.jsonl, probes/invariance.py) and
+TorchPython.OpInfoCensus (census.jsonl, probes/census.py, 4 samples per
 operation) and TorchPython.TorchCompileOnTheCpu (compile.jsonl,
-suites/probes/compiled.py) and Libraries/Blame.* (blame.jsonl,
+probes/compiled.py) and Libraries/Blame.* (blame.jsonl,
 suites/blame_test.cc) as ctest wrote them on a 2-core AVX2 machine, for
 torch 1.13.0a0 (Debian) and 2.15.0+cu132 (PyPI), each with its environment
 record. refused-isa/grid.jsonl is TorchPython.InvarianceGrid of Debian's
@@ -11,7 +11,7 @@ record. refused-isa/grid.jsonl is TorchPython.InvarianceGrid of Debian's
 its rows cut to mm, matmul bf16, conv1d, conv2d, rms_norm and sum), whose
 child under ONEDNN_MAX_CPU_ISA=SSE41 died of PyTorch's oneDNN error;
 refused-isa/probe-matmul-bf16.json is what the probe now prints for the same
-torch (`/usr/bin/python3 suites/probes/torch_backends.py invariance`, on a
+torch (`/usr/bin/python3 probes/torch_backends.py invariance`, on a
 2-core Xeon with AVX-512 and AMX, the same rows): under the cap PyTorch
 refuses the bf16 matmul only."""
 
@@ -332,7 +332,7 @@ class RecordedCensusTest(unittest.TestCase):
         varies = {f["op"]: f for f in self.by_torch["2.15.0"]["findings"]["varies_not_listed"]}
         self.assertIn("fft.irfft", varies)
         self.assertIn("between 1 and 2 threads", varies["fft.irfft"]["detail"])
-        self.assertTrue(varies["fft.irfft"]["repro"].endswith("suites/probes/census.py op fft.irfft"))
+        self.assertTrue(varies["fft.irfft"]["repro"].endswith("probes/census.py op fft.irfft"))
         self.assertFalse([op for op in varies if op.startswith("empty")],
                          "uninitialized memory is not a finding of variation")
         self.assertTrue(all(self.by_torch["2.15.0"]["uninitialized"].values()),

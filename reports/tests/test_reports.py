@@ -623,7 +623,7 @@ class VersionsTest(unittest.TestCase):
         self.assertEqual(observed["what"], "TorchPython.DefaultsAreTheDocumentedOnes: attributes",
                          "only the key that differs")
         self.assertEqual([s["torch"] for s in observed["sides"]], ["1.13.0a0", "2.15.0+cu132"])
-        self.assertIn("/venv-new/bin/python suites/probes/torch_backends.py defaults", observed["sides"][1]["repro"])
+        self.assertIn("/venv-new/bin/python probes/torch_backends.py defaults", observed["sides"][1]["repro"])
         self.assertTrue(all(s["evidence"] for s in observed["sides"]))
         bits = next(c for c in changes if c["kind"] == "bits")
         self.assertIn(f"--torch /venv-old/bin/python --case '{self.REPRO}'", bits["sides"][0]["repro"])
@@ -826,7 +826,7 @@ class DocumentedListTest(unittest.TestCase):
         vague = rows["throws:not-understood:abc"]
         self.assertEqual(vague["verdict"], "not evaluated")
         self.assertTrue(vague["reason"].startswith("not understood (in some cases)"), vague["reason"])
-        self.assertIn("/venv-new/bin/python suites/probes/documented.py run", put["repro"])
+        self.assertIn("/venv-new/bin/python probes/documented.py run", put["repro"])
         self.assertEqual([(x["setting"], x["verdict"]) for x in d["settings"]],
                          [("torch.utils.deterministic.fill_uninitialized_memory", "supported")])
         self.assertEqual({b["op"]: b["finding"] for b in d["beyond"]},
