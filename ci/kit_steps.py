@@ -43,7 +43,7 @@ limits; the next call resumes.
 - Exit status: 75 when tests are left (call again); 2 on bad input; when
   every test is done: 1 when one failed (the tool's own health), else the
   status of the report of every call's evidence on this machine, held to
-  suites/known_findings.toml, then BACKENDCHECK_KNOWN's files and each
+  catalog/known_findings.toml, then BACKENDCHECK_KNOWN's files and each
   --known FILE, as ./backendcheck run holds it: 0 when every
   verdict is what is known for its platform, 3 for a guarantee refuted with
   no known finding, 4 for another unexpected verdict, 5 for a disagreement
@@ -87,7 +87,7 @@ DEFAULT_S = 5.0              # the H100 GPU tests' mean (GPU.md), where nothing 
 OUTCOMES = ("passed", "failed", "skipped")
 EXIT_LEFT = 75               # tests are left: call again (EX_TEMPFAIL)
 ROOT = Path(__file__).resolve().parents[1]
-CLAIMS = ROOT / "suites" / "claims.toml"
+CLAIMS = ROOT / "catalog" / "claims.toml"
 # Expected seconds of the GPU tests no recorded run has timed yet, each with
 # its basis: they fit a test into a call's budget but never order the plan
 # (a recorded time does; an estimate is a guess like DEFAULT_S).
@@ -620,8 +620,8 @@ class Call:
         if not evidence or not manifest.exists():
             print("kit_steps: no evidence records to judge")
             return 0
-        r = subprocess.run([sys.executable, "-m", "reports", "--claims", str(ROOT / "suites" / "claims.toml"),
-                            "--manifest", str(manifest), "--known", str(ROOT / "suites" / "known_findings.toml"),
+        r = subprocess.run([sys.executable, "-m", "reports", "--claims", str(ROOT / "catalog" / "claims.toml"),
+                            "--manifest", str(manifest), "--known", str(ROOT / "catalog" / "known_findings.toml"),
                             *[f"--known={p}" for p in getattr(self.a, "known", [])],
                             "--partial", "--out", str(self.state_dir / "report"), *evidence],
                            cwd=ROOT, env=dict(os.environ, PYTHONPATH=os.pathsep.join(
@@ -931,7 +931,7 @@ def default_manifest() -> list[dict[str, Any]]:
     from inputs.flags import load_flags
 
     flags = load_flags()
-    specs = [load_spec(ROOT / "suites" / "matrices" / n, flags) for n in ("cpu.toml", "selection.toml", "gpu.toml")]
+    specs = [load_spec(ROOT / "catalog" / "matrices" / n, flags) for n in ("cpu.toml", "selection.toml", "gpu.toml")]
     return [{"test": c.test, "fixture": c.fixture, "suite": c.suite, "binary": c.binary, "repro": c.repro,
              "positive_control": c.positive_control, "axes": c.axes, "labels": list(c.labels)}
             for c in expand(specs, flags, "ci")]
@@ -992,7 +992,7 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--jobs", type=int, default=JOBS,
                    help=f"processors of tests that may run beside each other (default {JOBS}: half the cores)")
     t.add_argument("--known", action="append", default=[], type=Path,
-                   help="a findings file of your own, read after suites/known_findings.toml (repeatable)")
+                   help="a findings file of your own, read after catalog/known_findings.toml (repeatable)")
     t.add_argument("--done", nargs="*", default=[], type=Path,
                    help="kit-steps.json of calls on an earlier machine: their tests are not run again")
     pr = sub.add_parser("predict", help="the calls of a session, from recorded durations")

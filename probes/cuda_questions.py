@@ -5,7 +5,7 @@ batch it is computed in, what each reduced-precision setting does to a GEMM
 or a convolution, and what the deterministic mode costs a training step.
 torch_backends.py registers the probes (PROBES), probes/declared.toml
 declares each one's TEST (labelled gpu) that suites/pytorch_python_test.cc
-runs, suites/claims.toml maps them to claims.
+runs, catalog/claims.toml maps them to claims.
 Without a CUDA device each is not evaluated, naming itself.
 
 Every observation is made by a function that takes the device, so the same

@@ -4,7 +4,7 @@ fresh processes pick, whether a plan run under the deterministic flags
 carries cuDNN's NONDETERMINISTIC note, and what the flags cost. Each is
 decided by PyTorch's own calls (torch_backends.py registers them;
 probes/declared.toml declares each one's TEST, which
-suites/pytorch_python_test.cc runs; suites/claims.toml maps them to claims). Without a CUDA device each is not evaluated, naming
+suites/pytorch_python_test.cc runs; catalog/claims.toml maps them to claims). Without a CUDA device each is not evaluated, naming
 itself.
 
 How PyTorch's calls are seen: cuDNN reads CUDNN_LOGLEVEL_DBG and

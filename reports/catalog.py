@@ -1,4 +1,4 @@
-"""Loading the claim catalog (suites/claims.toml), with FILE:LINE errors."""
+"""Loading the claim catalog (catalog/claims.toml), with FILE:LINE errors."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@
 // configured (-DBACKENDCHECK_TORCH_PYTHON, by default the build's Python,
 // Debian's /usr/bin/python3). Without torch there, each test skips with the
 // import error. Every fact is PyTorch's evidence, recorded with its version;
-// what PyTorch did is a finding, held to suites/known_findings.toml by the
+// what PyTorch did is a finding, held to catalog/known_findings.toml by the
 // report, and fails a test only where the probe could not observe it.
 #include <gtest/gtest.h>
 
@@ -157,7 +157,7 @@ void RunTorchProbe(const std::string& probe) {
   EXPECT_TRUE(mistrusted.empty()) << mistrusted;
   // What PyTorch did is a finding, not a failure of this test: the fact is
   // recorded (passed or failed) and the report holds it to what is known for
-  // this platform (suites/known_findings.toml). The test fails only where the
+  // this platform (catalog/known_findings.toml). The test fails only where the
   // probe could not observe (above) or its control did not vary.
   if (!passed) std::printf("finding: %s\n", detail.c_str());
 }

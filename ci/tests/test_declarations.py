@@ -142,7 +142,7 @@ class ProbesTest(unittest.TestCase):
 
     def test_every_claims_pytorch_test_is_declared(self) -> None:
         tests = {p.full_name for p in self.declared} | _hand_written_tests()
-        named = [(c.id, pattern) for c in load_catalog(ROOT / "suites" / "claims.toml") for pattern in c.tests
+        named = [(c.id, pattern) for c in load_catalog(ROOT / "catalog" / "claims.toml") for pattern in c.tests
                  if pattern.startswith("TorchPython.")]
         self.assertGreater(len(named), 40, "the reading of the claims is broken")
         missing = [(cid, pattern) for cid, pattern in named if not fnmatch.filter(tests, pattern)]
