@@ -32,7 +32,7 @@ from generators.spec import load_spec
 from inputs.errors import SpecError
 
 ROOT = Path(__file__).resolve().parents[1]
-SPEC_SEED = ROOT / "suites" / "matrices" / "cpu.toml"
+SPEC_SEED = ROOT / "catalog" / "matrices" / "cpu.toml"
 EVIDENCE_SEEDS = sorted((ROOT / "reports" / "tests" / "data" / "recorded").glob("*.jsonl"))
 TOKENS = [b"[[suite]]", b"[suite.axes]", b"[[suite.exclude]]", b"=", b'"', b"[", b"]", b"{", b"}", b",", b"\n",
           b"-1", b"0", b"99999999999999999999", b"1e308", b"nan", b"true", b'"cudnn.benchmark"', b"shape",
@@ -147,7 +147,7 @@ def fuzz_evidence(seed: int, count: int, work: Path) -> list[str]:
     from reports.render import to_json, write_report
     from reports.verdicts import judge_all
 
-    claims = load_catalog(ROOT / "suites" / "claims.toml")
+    claims = load_catalog(ROOT / "catalog" / "claims.toml")
     findings, problems, refused, rendered = [], 0, 0, 0
     for i in range(count):
         rng = random.Random(f"evidence-{seed}-{i}")

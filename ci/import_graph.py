@@ -13,8 +13,9 @@ C++ floors, lowest first: harness/ (no engine code), selection/ (PyTorch's
 selection policy, which calls no engine), backends/ (the engines), runner/
 (the model's dispatch and the case runner), then suites/ and benchmarks/
 (the gtest and Google Benchmark binaries). Python: inputs/ (what a user hands
-the tool), then generators/ and reports/, then ci/ and the scripts beside the
-C++ (suites/probes, benchmarks, cmake), which may use any of them.
+the tool), then generators/ and reports/, then ci/, cli/, the probes of
+torch's Python (probes/) and the scripts beside the C++ (benchmarks, cmake),
+which may use any of them. catalog/ (the TOML a user edits) holds no code.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Folder -> floor; a folder not named here is not part of the graph.
 CPP_FLOORS = {"harness": 0, "selection": 1, "backends": 2, "runner": 3, "suites": 4, "benchmarks": 4}
-PY_FLOORS = {"inputs": 0, "generators": 1, "reports": 1, "ci": 2, "cli": 2, "suites": 2, "benchmarks": 2, "cmake": 2}
+PY_FLOORS = {"inputs": 0, "generators": 1, "reports": 1, "ci": 2, "cli": 2, "probes": 2, "benchmarks": 2, "cmake": 2}
 # Folders of one floor that must not import each other.
 APART = ({"generators", "reports"},)
 # What a build generates into its include path (ops_list.h, the case tables'

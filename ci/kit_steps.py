@@ -20,7 +20,7 @@ limits; the next call resumes.
   that GPU to the test's own ctest (--resource-spec-file naming that GPU
   alone), as separate ctest processes do not share an allocation. The PyTorch
   probes that may share an interpreter share one per session
-  (BACKENDCHECK_PROBE_SHARED_DIR=DIR/shared, suites/probes/shared_child.py).
+  (BACKENDCHECK_PROBE_SHARED_DIR=DIR/shared, probes/shared_child.py).
 - A test starts only when its expected time (measured in an earlier call, or
   given by --durations, else an estimate, else DEFAULT_S) fits in what is
   left of the budget; it may run until the budget ends. One the budget cuts
@@ -43,7 +43,7 @@ limits; the next call resumes.
 - Exit status: 75 when tests are left (call again); 2 on bad input; when
   every test is done: 1 when one failed (the tool's own health), else the
   status of the report of every call's evidence on this machine, held to
-  suites/known_findings.toml, then BACKENDCHECK_KNOWN's files and each
+  catalog/known_findings.toml, then BACKENDCHECK_KNOWN's files and each
   --known FILE, as ./backendcheck run holds it: 0 when every
   verdict is what is known for its platform, 3 for a guarantee refuted with
   no known finding, 4 for another unexpected verdict, 5 for a disagreement
@@ -87,7 +87,7 @@ DEFAULT_S = 5.0              # the H100 GPU tests' mean (GPU.md), where nothing 
 OUTCOMES = ("passed", "failed", "skipped")
 EXIT_LEFT = 75               # tests are left: call again (EX_TEMPFAIL)
 ROOT = Path(__file__).resolve().parents[1]
-CLAIMS = ROOT / "suites" / "claims.toml"
+CLAIMS = ROOT / "catalog" / "claims.toml"
 # Expected seconds of the GPU tests no recorded run has timed yet, each with
 # its basis: they fit a test into a call's budget but never order the plan
 # (a recorded time does; an estimate is a guess like DEFAULT_S).
@@ -526,7 +526,7 @@ class Call:
         junit = self.running / f"{self._slot(test)}.junit.xml"
         junit.unlink(missing_ok=True)
         # The probes that may share an interpreter share this session's
-        # (suites/probes/shared_child.py): torch's import and CUDA's start
+        # (probes/shared_child.py): torch's import and CUDA's start
         # paid once for them. On a GPU of the build's spec, that GPU's own:
         # an interpreter started on one GPU never answers for another.
         shared = self.state_dir / "shared"
@@ -620,8 +620,8 @@ class Call:
         if not evidence or not manifest.exists():
             print("kit_steps: no evidence records to judge")
             return 0
-        r = subprocess.run([sys.executable, "-m", "reports", "--claims", str(ROOT / "suites" / "claims.toml"),
-                            "--manifest", str(manifest), "--known", str(ROOT / "suites" / "known_findings.toml"),
+        r = subprocess.run([sys.executable, "-m", "reports", "--claims", str(ROOT / "catalog" / "claims.toml"),
+                            "--manifest", str(manifest), "--known", str(ROOT / "catalog" / "known_findings.toml"),
                             *[f"--known={p}" for p in getattr(self.a, "known", [])],
                             "--partial", "--out", str(self.state_dir / "report"), *evidence],
                            cwd=ROOT, env=dict(os.environ, PYTHONPATH=os.pathsep.join(
@@ -646,7 +646,7 @@ H100 = ROOT / "reports" / "tests" / "data" / "h100"
 H100_FIRST_RUN = ROOT / "ci" / "h100-first-run-seconds.json"
 # PyTorch's probes' declarations: the build generates their tests' CMake
 # properties from it, and so does the plan (generators/probes.py).
-PROPERTIES = ROOT / "suites" / "probes" / "declared.toml"
+PROPERTIES = ROOT / "probes" / "declared.toml"
 PROBES_BINARY = "pytorch_python_tests"  # the binary of the tests PROPERTIES names
 GPU_BINARY = "gpu_tests"  # each of its tests alone on its GPU (suites/gpu/gpu_resources.cmake)
 
@@ -724,7 +724,7 @@ def tier_tests(recorded: Path, manifest: list[dict[str, Any]] | None, label: str
     them (its ctest-tests.json, with their labels) but with the matrix cases
     of `manifest` in place of its own (its cases.json): the cases cut since
     left out, new ones added; and the tests CMake files label so that it did
-    not list (PyTorch's probes, suites/probes/declared.toml)."""
+    not list (PyTorch's probes, probes/declared.toml)."""
     listed = json.loads((recorded / "ctest-tests.json").read_text()).get("tests", [])
     own = {c["test"] for c in read_manifest(recorded / "cases.json")}
     keep = None if manifest is None else {c["test"] for c in manifest}
@@ -931,7 +931,7 @@ def default_manifest() -> list[dict[str, Any]]:
     from inputs.flags import load_flags
 
     flags = load_flags()
-    specs = [load_spec(ROOT / "suites" / "matrices" / n, flags) for n in ("cpu.toml", "selection.toml", "gpu.toml")]
+    specs = [load_spec(ROOT / "catalog" / "matrices" / n, flags) for n in ("cpu.toml", "selection.toml", "gpu.toml")]
     return [{"test": c.test, "fixture": c.fixture, "suite": c.suite, "binary": c.binary, "repro": c.repro,
              "positive_control": c.positive_control, "axes": c.axes, "labels": list(c.labels)}
             for c in expand(specs, flags, "ci")]
@@ -992,7 +992,7 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--jobs", type=int, default=JOBS,
                    help=f"processors of tests that may run beside each other (default {JOBS}: half the cores)")
     t.add_argument("--known", action="append", default=[], type=Path,
-                   help="a findings file of your own, read after suites/known_findings.toml (repeatable)")
+                   help="a findings file of your own, read after catalog/known_findings.toml (repeatable)")
     t.add_argument("--done", nargs="*", default=[], type=Path,
                    help="kit-steps.json of calls on an earlier machine: their tests are not run again")
     pr = sub.add_parser("predict", help="the calls of a session, from recorded durations")

@@ -8,7 +8,7 @@
 # DIR holds one folder per machine, as ci/nightly-gpu.sh writes them
 # (evidence/, cases.json, report/). The first machine's manifest names the
 # cases; each machine's evidence is judged as its own platform, and the
-# cross-platform claims on all of them, held to suites/known_findings.toml,
+# cross-platform claims on all of them, held to catalog/known_findings.toml,
 # then to BACKENDCHECK_KNOWN's files and each --known FILE (a later file's
 # entry stands); --write-findings FILE appends the entries that would make
 # the unexpected verdicts known. --baseline OLD/report.json (the last merged
@@ -47,7 +47,7 @@ if [[ $DRY -eq 1 && ${#evidence[@]} -eq 0 ]]; then evidence=("$IN/MACHINE/eviden
 [[ ${#evidence[@]} -gt 0 ]] || { echo "merge-reports: no MACHINE/evidence folder under $IN" >&2; exit 1; }
 [[ -n "$manifest" ]] || { echo "merge-reports: no MACHINE/cases.json under $IN" >&2; exit 1; }
 
-cmd=(python3 -m reports --claims suites/claims.toml --manifest "$manifest" --known suites/known_findings.toml
+cmd=(python3 -m reports --claims catalog/claims.toml --manifest "$manifest" --known catalog/known_findings.toml
      "${KNOWN[@]}" "${BASELINE[@]}" "${SINCE[@]}" --out "$OUT" "${evidence[@]}")
 echo "+ ${cmd[*]}"
 [[ $DRY -eq 1 ]] && exit 0

@@ -141,7 +141,7 @@ def configure_and_build(state: State, target: str = "") -> None:
     state.build_dir = tree
     state.locks.append(Lock(tree).acquire())
     state.mark(version=torch.full_version, build_dir=str(tree), stage="configure")
-    specs = [str(p) for p in o.matrix] or [str(ROOT / "suites" / "matrices" / s) for s in DEFAULT_SPECS]
+    specs = [str(p) for p in o.matrix] or [str(ROOT / "catalog" / "matrices" / s) for s in DEFAULT_SPECS]
     env = env_with(BACKENDCHECK_TORCH_PYTHON=torch.python, BACKENDCHECK_PROBE_PATH=torch.probe_path,
                    BACKENDCHECK_MAX_CASES=str(o.max_cases) if o.max_cases else os.environ.get("BACKENDCHECK_MAX_CASES"))
     state.log(f"configuring (preset {o.preset}, tier {o.tier}) in {tree}")
@@ -323,7 +323,7 @@ def make_report(state: State, inputs: list[str] | None = None, quiet: bool = Fal
         inputs = ["--manifest", str(build / "generated" / "cases.json"), "--junit", str(build / "ctest-junit.xml"),
                   "--tests", str(build / "ctest-tests.json"), str(state.run_dir)]
     partial = ["--partial"] if o.matrix or o.tier != "nightly" else []
-    args = [state.python, "-m", "reports", "--claims", str(ROOT / "suites" / "claims.toml"), "--out",
+    args = [state.python, "-m", "reports", "--claims", str(ROOT / "catalog" / "claims.toml"), "--out",
             str(state.report_dir), *partial, *o.known_args(ROOT), *o.report_args(), *inputs]
     return subprocess.run(args, env=env_with(), stdout=subprocess.DEVNULL if quiet else None, check=False).returncode
 
@@ -553,7 +553,7 @@ def cmd_report(state: State) -> int:
     evidence = [str(p) for p in o.evidence] or [str(builds.latest_run(evidence_root(state)))]
     state.report_dir = o.out or tree / "report"
     # Evidence from anywhere may cover only part of this build's matrix: --partial.
-    args = [state.python, "-m", "reports", "--claims", str(ROOT / "suites" / "claims.toml"), "--manifest",
+    args = [state.python, "-m", "reports", "--claims", str(ROOT / "catalog" / "claims.toml"), "--manifest",
             str(tree / "generated" / "cases.json"), "--out", str(state.report_dir), "--partial",
             *o.known_args(ROOT), *o.report_args(), *evidence]
     return subprocess.run(args, env=env_with(), check=False).returncode

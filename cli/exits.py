@@ -28,7 +28,7 @@ MEANINGS = {
 
 # What the command says on standard error when the report exits with one of them.
 REPORT_SAYS = {
-    REFUTED: "a guarantee is refuted with no known finding (suites/known_findings.toml, BACKENDCHECK_KNOWN, "
+    REFUTED: "a guarantee is refuted with no known finding (catalog/known_findings.toml, BACKENDCHECK_KNOWN, "
              "--known), or --strict",
     UNEXPECTED: "a verdict is not what is known for its platform (the UNEXPECTED lines above)",
     MODEL: "the model and PyTorch disagree without a known reason",

@@ -147,7 +147,7 @@ class Options:
 
     def known_args(self, root: Path = ROOT) -> list[str]:
         """The repository's findings, then each --known; --write-findings and --strict."""
-        args = ["--known", str(root / "suites" / "known_findings.toml")]
+        args = ["--known", str(root / "catalog" / "known_findings.toml")]
         for path in self.known:
             args += ["--known", str(path)]
         if self.write_findings:

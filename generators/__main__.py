@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     p_probes = sub.add_parser("probes", help="write the probes' TEST lines and ctest properties")
     p_probes.add_argument("--inc", required=True, type=Path, help="the TEST lines, for the test file to include")
     p_probes.add_argument("--cmake", required=True, type=Path, help="the tests' properties, for ctest")
-    p_probes.add_argument("declared", type=Path, help="the declarations (suites/probes/declared.toml)")
+    p_probes.add_argument("declared", type=Path, help="the declarations (probes/declared.toml)")
     args = parser.parse_args(argv)
     if args.command == "probes":
         from inputs.probes import load_declared

@@ -1,5 +1,5 @@
 """The gtest TEST lines and the ctest properties of PyTorch's probes, from
-their declarations (inputs/probes.py, suites/probes/declared.toml).
+their declarations (inputs/probes.py, probes/declared.toml).
 
 suites/pytorch_python_test.cc includes the TEST lines where RunTorchProbe
 is known; ctest reads the properties after the tests' discovery; the GPU
@@ -16,7 +16,7 @@ from inputs.probes import SUITE, Probe
 def test_lines(probes: list[Probe]) -> str:
     """The gtest TEST of each probe, in declaration order, for
     suites/pytorch_python_test.cc to include where RunTorchProbe is known."""
-    out = ["// Generated from suites/probes/declared.toml by `python3 -m generators probes`: edit that file.\n"]
+    out = ["// Generated from probes/declared.toml by `python3 -m generators probes`: edit that file.\n"]
     for p in probes:
         if p.tier:
             out.append(f"TEST({SUITE}, {p.test}) {{\n  setenv(\"BACKENDCHECK_TIER\", BC_TIER, 1);\n"
@@ -29,7 +29,7 @@ def test_lines(probes: list[Probe]) -> str:
 def cmake_properties(probes: list[Probe]) -> str:
     """The set_tests_properties of each probe with properties beyond its
     binary's, for ctest to read after the tests' discovery."""
-    out = ["# Generated from suites/probes/declared.toml by `python3 -m generators probes`: edit that file.\n"]
+    out = ["# Generated from probes/declared.toml by `python3 -m generators probes`: edit that file.\n"]
     if any(p.device == "gpu" for p in probes):
         # The GPU probes' resource groups: bc_gpu_test, with the build's spec.
         out.append('include("${CMAKE_CURRENT_LIST_DIR}/gpu_resources.cmake")\n')

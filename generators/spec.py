@@ -1,4 +1,4 @@
-"""Loading and validating a matrix spec (the language: suites/README.md).
+"""Loading and validating a matrix spec (the language: catalog/README.md).
 
 Every problem is reported as ``FILE:LINE: message`` through SpecError.
 """

@@ -106,7 +106,7 @@ std::vector<CudnnRan> CudnnRunsIn(std::string_view text);
 // wants told apart: a tensor descriptor set to five dimensions
 // {1, 1, 1, 1, kCudnnMarkBase + N} (cudnnSetTensorNdDescriptor, which cuDNN
 // logs with its dimensions), read back as mark N. No PyTorch call sets such
-// a descriptor. suites/probes/cudnn_choices.py writes them (MARK_BASE there,
+// a descriptor. probes/cudnn_choices.py writes them (MARK_BASE there,
 // held to this value by its test).
 inline constexpr int64_t kCudnnMarkBase = 7770000;
 

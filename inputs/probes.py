@@ -1,6 +1,6 @@
-"""PyTorch's Python probes, declared once (suites/probes/declared.toml).
+"""PyTorch's Python probes, declared once (probes/declared.toml).
 
-Each ``[[probe]]`` names a probe of a module's ``PROBES`` (suites/probes/),
+Each ``[[probe]]`` names a probe of a module's ``PROBES`` (probes/),
 the gtest test that runs it (``TorchPython.<test>``) and what ctest is to
 know of that test: the device whose tier holds it, its timeout, whether it
 runs alone, on how many processors and under which lock. The build writes
@@ -19,7 +19,7 @@ from pathlib import Path
 from .errors import SpecError, load_toml
 from .locate import LineIndex
 
-DECLARED = Path(__file__).resolve().parent.parent / "suites" / "probes" / "declared.toml"
+DECLARED = Path(__file__).resolve().parent.parent / "probes" / "declared.toml"
 SUITE = "TorchPython"
 BINARY_LABEL = "pytorch"  # the label every test of pytorch_python_tests has (bc_test_binary)
 DEVICES = ("cpu", "gpu")  # every test of the binary is labelled cpu by its directory; gpu adds the GPU tier
@@ -30,7 +30,7 @@ _LOCK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
     "name": ((str,), "the probe's key in its module's PROBES, such as \"build_config\""),
     "test": ((str,), "the gtest test's name in CamelCase, such as \"BuildConfiguration\""),
-    "module": ((str,), "the module of suites/probes/ whose PROBES holds the probe, such as \"settings\""),
+    "module": ((str,), "the module of probes/ whose PROBES holds the probe, such as \"settings\""),
     "device": ((str,), f"one of {', '.join(DEVICES)}"),
     "timeout": ((int,), "seconds, a positive integer"),
     "serial": ((bool,), "true or false"),

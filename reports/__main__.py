@@ -1,9 +1,9 @@
 """Command line of the report.
 
-    python3 -m reports --claims suites/claims.toml --manifest build/default/generated/cases.json \
+    python3 -m reports --claims catalog/claims.toml --manifest build/default/generated/cases.json \
         [--junit ctest-junit.xml] [--tests ctest-tests.json] [--baseline OLD/report.json [--fail-on-change]] \
         [--expect-platform NAME]... [--expect-platforms FILE]... \
-        [--known suites/known_findings.toml] [--known TEAM.toml]... [--write-findings FILE] [--strict] \
+        [--known catalog/known_findings.toml] [--known TEAM.toml]... [--write-findings FILE] [--strict] \
         --out DIR EVIDENCE_DIR...
 
 Each EVIDENCE_DIR is one run (of one machine); several are merged, each
@@ -17,7 +17,7 @@ report.json's `changes` and the "Changed between versions" section.
 Every verdict is held to the known findings (reports/known.py): a finding
 that is known passes, and is shown as known, with the entry that decided
 (FILE:LINE). The files are read in this order: the repository's
-suites/known_findings.toml (where given), then those the environment
+catalog/known_findings.toml (where given), then those the environment
 variable BACKENDCHECK_KNOWN lists (absolute paths, `:`-separated, as PATH),
 then each other --known in the order given. Where entries of two files both
 apply to a claim on a platform and disagree, the later file's stands; two of
@@ -86,7 +86,7 @@ def _arguments(argv: list[str] | None) -> Inputs:
     parser.add_argument("--expect-platforms", action="append", default=[], type=Path, metavar="FILE",
                         help="a file of expected platforms, one a line ('#' comments)")
     parser.add_argument("--known", action="append", default=[], type=Path,
-                        help="a known findings file, keyed by condition (suites/known_findings.toml; repeatable: "
+                        help="a known findings file, keyed by condition (catalog/known_findings.toml; repeatable: "
                              "read after it and after BACKENDCHECK_KNOWN's, in order; a later file's entry stands)")
     parser.add_argument("--write-findings", type=Path, metavar="FILE",
                         help="append to FILE the entry that would make each unexpected verdict known")

@@ -1,7 +1,7 @@
 """The "What to set on this stack" card of one platform (a machine and its
 torch): derived from the verdicts and the measured ratios, never written by
 hand. A claim joins the card through its catalog field `card` (goal and
-setting; see suites/claims.toml); the card says, per platform:
+setting; see catalog/claims.toml); the card says, per platform:
 
 - for bitwise reproducibility: the settings whose claims hold here, each with
   its measured cost (the comparisons of the claim named by `cost`);

@@ -1,4 +1,4 @@
-"""Loading the claim catalog (suites/claims.toml), with FILE:LINE errors."""
+"""Loading the claim catalog (catalog/claims.toml), with FILE:LINE errors."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from .statistics import ABOUT_SPREAD, band_of
 KINDS = ("guarantee", "folklore", "advice", "out-of-scope")
 RULES = ("fact", "ratio", "distribution", "across", "invariance", "out-of-scope")
 # invariance: the levels a claim can name, and the flag variants of the grid
-# (suites/probes/invariance.py).
+# (probes/invariance.py).
 LEVELS = ("run", "threads", "batch", "process", "capability", "isa")
 VARIANTS = ("defaults", "mkldnn off", "deterministic")
 ACROSS = ("device", "platform")

@@ -1,9 +1,9 @@
 """The census over PyTorch's own OpInfo table, per platform, held against
 use_deterministic_algorithms's own list (this torch's docstring, as
-suites/probes/documented.py parses it).
+probes/documented.py parses it).
 
 The evidence is the observed record of TorchPython.OpInfoCensus
-(suites/probes/census.py): per OpInfo, how many float32 CPU samples ran, raised
+(probes/census.py): per OpInfo, how many float32 CPU samples ran, raised
 PyTorch's alert under use_deterministic_algorithms(True), warned under
 warn_only, and did not repeat their bits (run to run, across 1 and 2 threads,
 backward). Against the entries that apply to the CPU (those naming it, or no
@@ -31,7 +31,7 @@ from .evidence import Evidence, torch_of
 from .ruling import Ruling
 
 TEST = "TorchPython.OpInfoCensus"
-PROBE = "suites/probes/census.py"
+PROBE = "probes/census.py"
 UNINITIALIZED = ("empty", "empty_like", "new_empty", "empty_strided", "empty_permuted", "new_empty_strided")
 FINDINGS = {"raises_not_listed": "raises but is not listed", "listed_not_raising": "listed but does not raise",
             "varies_not_listed": "varies but is not listed"}

@@ -81,7 +81,7 @@ def repro(env: dict[str, Any], test: str, record: dict[str, Any] | None) -> str:
     if "device" in settings:
         return f"./backendcheck run{named} --case '{repro}'"
     if schedule == "torch_backends.py" and settings and python:
-        return f"{python} suites/probes/torch_backends.py {repro.removeprefix('torch_backends.py ')}"
+        return f"{python} probes/torch_backends.py {repro.removeprefix('torch_backends.py ')}"
     return f"./backendcheck test{named} -R '^{re.escape(test)}$'"
 
 

@@ -2,8 +2,8 @@
 PyTorch (`model.conformance`), from this run's evidence, through the
 report's own pipeline (reports/pipeline.py `judge`): the model never decides.
 
-    python3 -m reports.claim_test --claims suites/claims.toml --manifest BUILD/generated/cases.json \
-        [--known suites/known_findings.toml]... [--partial] [--evidence DIR] (--claim ID | --model | --report DIR)
+    python3 -m reports.claim_test --claims catalog/claims.toml --manifest BUILD/generated/cases.json \
+        [--known catalog/known_findings.toml]... [--partial] [--evidence DIR] (--claim ID | --model | --report DIR)
 
 The evidence is the run's directory: --evidence, else BACKENDCHECK_EVIDENCE_DIR
 (what ./backendcheck sets for a run), else BACKENDCHECK_DEFAULT_EVIDENCE_DIR

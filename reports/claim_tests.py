@@ -1,8 +1,8 @@
 """Every claim of the catalog as a ctest test, from the catalog
-(suites/claims.toml) and the manifest (cases.json): ctest reads the file this
+(catalog/claims.toml) and the manifest (cases.json): ctest reads the file this
 writes after every test binary's discovery, as the last of its includes.
 
-    python3 -m reports.claim_tests --claims suites/claims.toml --manifest BUILD/generated/cases.json \
+    python3 -m reports.claim_tests --claims catalog/claims.toml --manifest BUILD/generated/cases.json \
         --cmake BUILD/generated/claim_tests.cmake --python PYTHON --source REPOSITORY --build BUILD [--partial]
 
 The build writes it (CMakeLists.txt) whenever the catalog or the manifest
@@ -101,8 +101,8 @@ def _q(text: str) -> str:
 
 
 def _command(python: str, source: Path, manifest: Path, partial: bool, *args: str) -> str:
-    known = source / "suites" / "known_findings.toml"
-    words = [python, "-m", "reports.claim_test", "--claims", str(source / "suites" / "claims.toml"),
+    known = source / "catalog" / "known_findings.toml"
+    words = [python, "-m", "reports.claim_test", "--claims", str(source / "catalog" / "claims.toml"),
              "--manifest", str(manifest), "--known", str(known), *(["--partial"] if partial else []), *args]
     return " ".join(_q(w) for w in words)
 
@@ -135,7 +135,7 @@ def cmake_tests(claims: list[Claim], manifest: list[dict[str, Any]], *, python: 
     """The ctest script: the claim tests, the model's, the report's, and the
     fixtures that tie each to its evidence."""
     tiers = list(TIERS)  # not tiered: in every tier
-    out = ["# Generated from suites/claims.toml and the manifest by `python3 -m reports.claim_tests`"
+    out = ["# Generated from catalog/claims.toml and the manifest by `python3 -m reports.claim_tests`"
            " (reports/claim_tests.py): edit those.\n",
            "# Every test discovered so far: each test binary's TEST_LIST (bc_tests_*).\n",
            "get_cmake_property(bc_lists VARIABLES)\n",

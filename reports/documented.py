@@ -2,7 +2,7 @@
 platform (each torch install has its own list: its docstring's).
 
 The evidence is the observed record of TorchPython.DocumentedDeterminismList
-(suites/probes/documented.py): the parsed entries and, per device, what
+(probes/documented.py): the parsed entries and, per device, what
 PyTorch did. Per entry and device:
 
 - throws: supported when mode=True raised a RuntimeError naming the
@@ -51,7 +51,7 @@ from .evidence import Evidence, torch_of
 from .ruling import Ruling, gravest
 
 TEST = "TorchPython.DocumentedDeterminismList"
-PROBE = "suites/probes/documented.py"
+PROBE = "probes/documented.py"
 
 
 def _observed(evidence: Evidence) -> tuple[dict[str, Any] | None, str]:

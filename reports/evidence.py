@@ -201,7 +201,7 @@ def torch_of(env: dict[str, Any]) -> str:
 
 
 # The probe of the torch install's own description (torch.__config__, and
-# what its BLAS says of itself: suites/probes/torch_backends.py build_config).
+# what its BLAS says of itself: probes/torch_backends.py build_config).
 BUILD_TEST = "TorchPython.BuildConfiguration"
 # BLAS_INFO's words for a BLAS, where they are not its name.
 _BLAS_INFO = {"open": "openblas"}

@@ -24,7 +24,7 @@ processes took more of the CPU than the ratio rule trusts
 (statistics.LOAD_LIMIT) gives no verdict: it is counted as withheld, apart
 from the flips, and each run's largest share taken by others is kept.
 
-    python3 -m reports.flip_rates --claims suites/claims.toml --runs 10 \\
+    python3 -m reports.flip_rates --claims catalog/claims.toml --runs 10 \\
         --stress-from 6 [--suites CpuBenchmark/,...] --out flips.json \\
         BUILD_DIR [BUILD_DIR ...]
 """

@@ -2,7 +2,7 @@
 and flag variant, per level, whether PyTorch's result held its bits.
 
 The evidence is the observed record of TorchPython.InvarianceGrid
-(suites/probes/invariance.py). Each cell is
+(probes/invariance.py). Each cell is
 
 - invariant: the same bits;
 - differs: with the fraction of elements that differ, the largest
@@ -32,8 +32,8 @@ from .evidence import Evidence, torch_of
 from .ruling import Ruling
 
 TEST = "TorchPython.InvarianceGrid"
-PROBE = "suites/probes/invariance.py"
-# The CUDA device's grid (suites/probes/cuda_questions.py): levels run and
+PROBE = "probes/invariance.py"
+# The CUDA device's grid (probes/cuda_questions.py): levels run and
 # batch, rows "op dtype cuda | lever", judged with its own controls.
 CUDA_TEST = "TorchPython.CudaBatchInvariance"
 COMPILE_TEST = "TorchPython.TorchCompileOnTheCpu"

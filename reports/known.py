@@ -1,5 +1,5 @@
 """Known findings: what is expected of a claim on a kind of platform,
-declared once in the repository (suites/known_findings.toml) and keyed by a
+declared once in the repository (catalog/known_findings.toml) and keyed by a
 condition over the parts the platform already names, as LLVM lit's
 `XFAIL:` expressions and OpInfo's `DecorateInfo(active_if=...)` are:
 
@@ -44,7 +44,7 @@ a refuted guarantee with no entry is unexpected. A claim not evaluated here
 an entry are held to nothing: an entry is what makes their verdict expected.
 
 Several files (`sources`, `load_all`): the repository's
-suites/known_findings.toml first, then the files BACKENDCHECK_KNOWN lists
+catalog/known_findings.toml first, then the files BACKENDCHECK_KNOWN lists
 (absolute paths, `:`-separated, as PATH), then each `--known FILE` in the
 order given; a file named twice counts once, where it first comes. So a team
 keeps its own findings without editing the repository. Where entries of two
@@ -84,7 +84,7 @@ FLAGS = ("cuda",)
 # The CPU features the environment record lists (harness/environment.cc IsaFlags).
 CPU_FEATURE = re.compile(r"^(sse4_2|avx|avx2|fma|f16c|avx512\w*|amx\w*)$")
 ROOT = Path(__file__).resolve().parents[1]
-REPOSITORY_FILE = ROOT / "suites" / "known_findings.toml"
+REPOSITORY_FILE = ROOT / "catalog" / "known_findings.toml"
 ENVIRONMENT = "BACKENDCHECK_KNOWN"  # more files, `:`-separated, after the repository's
 _ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
@@ -248,7 +248,7 @@ class Finding:
 
 def display(path: Path) -> str:
     """A findings file as the report names it: relative to the repository's
-    root when inside it (suites/known_findings.toml), else as given."""
+    root when inside it (catalog/known_findings.toml), else as given."""
     try:
         return str(path.resolve().relative_to(ROOT))
     except ValueError:

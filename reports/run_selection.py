@@ -4,7 +4,7 @@ that no claim loses its evidence to that: every test that a claim's evidence
 filter (its `tests` patterns and `cases` selectors, the prediction's too)
 matches among the build's tests is one that `run` runs.
 
-    python3 -m reports.run_selection --claims suites/claims.toml \
+    python3 -m reports.run_selection --claims catalog/claims.toml \
         --manifest BUILD/generated/cases.json --build-dir BUILD [--ctest CTEST]
 
 reads the build's tests with their labels (`ctest --show-only=json-v1`), prints

@@ -591,7 +591,7 @@ def _judge_block(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidenc
     if not facts and partial:
         return Verdict(claim, Ruling.NOT_EVALUATED, "no case of this run's matrix addresses this claim", [])
     if not facts:
-        return Verdict(claim, Ruling.ERROR, "the catalog's selectors match no test: fix suites/claims.toml", [])
+        return Verdict(claim, Ruling.ERROR, "the catalog's selectors match no test: fix catalog/claims.toml", [])
     if claim.rule == "ratio":
         verdict = _ratio(claim, facts)
     elif claim.rule == "invariance":

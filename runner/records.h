@@ -108,7 +108,7 @@ struct CrossProcessRecord {
 };
 
 // The same records as a probe of PyTorch's Python reports them, in its JSON
-// (suites/probes/torch_backends.py), so that its comparisons and its fresh
+// (probes/torch_backends.py), so that its comparisons and its fresh
 // processes are judged as the C++ suites' are:
 //   compare: {"repro_a", "repro_b", "a": [SAMPLE, ...], "b": [SAMPLE, ...],
 //             "versus_flags": {...}}, one SAMPLE per paired rep with the

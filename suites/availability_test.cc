@@ -1,6 +1,6 @@
 // Availability semantics of torch.backends.*, the dispatcher's routing, and
 // the fact that cuDNN flags leave CPU results bitwise unchanged (CpuNoop,
-// generated from suites/matrices/cpu.toml).
+// generated from catalog/matrices/cpu.toml).
 #include <gtest/gtest.h>
 
 #include <set>

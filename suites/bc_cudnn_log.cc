@@ -1,5 +1,5 @@
 // bc_cudnn_log: the one parser of cuDNN's API log (harness/cudnn_log) as a
-// tool for the Python probes of PyTorch (suites/probes/cudnn_choices.py),
+// tool for the Python probes of PyTorch (probes/cudnn_choices.py),
 // which run PyTorch in a child interpreter with CUDNN_LOGLEVEL_DBG=3 and
 // CUDNN_LOGDEST_DBG=FILE and read the file through it. The probes find it
 // at $BACKENDCHECK_CUDNN_LOG_TOOL, which the test binary sets.

@@ -1,5 +1,5 @@
 // Cross-layer blame for the invariance grid's batch level
-// (suites/probes/invariance.py): the library below PyTorch, run through the
+// (probes/invariance.py): the library below PyTorch, run through the
 // harness's own engine for it, on the grid's matmul (64 x 1024 by 1024 x
 // 1024), with the first k rows computed as a problem of their own. Whether
 // that library's own result depends on the batch says, beside PyTorch's cell,

@@ -1,5 +1,5 @@
 // cuDNN's API log read for the probes of PyTorch that log their own
-// children's calls (suites/probes/cudnn_choices.py): each entry's time, the
+// children's calls (probes/cudnn_choices.py): each entry's time, the
 // events in order (executions, plans built, marks) with their status and
 // the next call, the notes an execution takes from its engine's earlier
 // entry, and bc_cudnn_log, the tool that prints them; and how such a probe's

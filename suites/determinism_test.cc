@@ -5,7 +5,7 @@
 // positive control, and the same check must catch it (more than one digest),
 // or the check is not to be trusted. Every run is also compared with the
 // reference oracle, and degenerate output is recorded as mistrusted.
-// The case tables (Cpu/, Gpu/) are generated from suites/matrices/*.toml.
+// The case tables (Cpu/, Gpu/) are generated from catalog/matrices/*.toml.
 #include <gtest/gtest.h>
 
 #include "runner/case_run.h"

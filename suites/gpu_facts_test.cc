@@ -115,7 +115,7 @@ TEST(Tf32, ReducesThePrecisionOfFp32Convolution) {
   ASSERT_TRUE(fp32.ok() && tf32.ok()) << fp32.status().ToString() << tf32.status().ToString();
   const double e32 = fp32->first().error->max_abs, etf = tf32->first().error->max_abs;
   const bool tensor_cores = etf > 4 * e32;
-  // What cuDNN did is a finding (held to suites/known_findings.toml by the
+  // What cuDNN did is a finding (held to catalog/known_findings.toml by the
   // report), not a failure of this test.
   RecordFact(with_tf32.Format(), "tf32_reduces_precision", tensor_cores,
          "max abs error, TF32 allowed: " + std::to_string(etf) + " (" + tf32->first().implementation +

@@ -1,14 +1,14 @@
 // torch.backends semantics that only PyTorch's Python has (the flags()
 // context manager, the defaults and attributes of this version,
 // is_available(), the alert and its warn_only form, manual_seed), each run by
-// suites/probes/torch_backends.py in a fresh interpreter that imports torch
+// probes/torch_backends.py in a fresh interpreter that imports torch
 // (or, for a group of probes that share one where the run names a place for
-// it, relayed by that interpreter to theirs: suites/probes/shared_child.py).
+// it, relayed by that interpreter to theirs: probes/shared_child.py).
 // The interpreter is BACKENDCHECK_TORCH_PYTHON when set, otherwise the one
 // configured (-DBACKENDCHECK_TORCH_PYTHON, by default the build's Python,
 // Debian's /usr/bin/python3). Without torch there, each test skips with the
 // import error. Every fact is PyTorch's evidence, recorded with its version;
-// what PyTorch did is a finding, held to suites/known_findings.toml by the
+// what PyTorch did is a finding, held to catalog/known_findings.toml by the
 // report, and fails a test only where the probe could not observe it.
 #include <gtest/gtest.h>
 
@@ -67,7 +67,7 @@ std::vector<std::string> EnvironmentWithout(std::initializer_list<std::string_vi
   return env;
 }
 
-// Runs one probe of suites/probes/torch_backends.py and records what it
+// Runs one probe of probes/torch_backends.py and records what it
 // saw: its fact, and where it reports them, a comparison (a Compare record,
 // its others_cpu the share of the machine other processes took while the
 // probe ran, the probe's own processes aside) and fresh processes' choices
@@ -82,7 +82,7 @@ void RunTorchProbe(const std::string& probe) {
   const CpuTimes began = ReadCpuTimes();
   const double children_began = ChildrenCpuSeconds();
   Result<ProbeResult> r =
-      SpawnJson({Interpreter(), std::string(BC_SOURCE_DIR) + "/suites/probes/torch_backends.py", probe}, env);
+      SpawnJson({Interpreter(), std::string(BC_SOURCE_DIR) + "/probes/torch_backends.py", probe}, env);
   const double others_cpu = OthersCpuShare(began, ReadCpuTimes(), ChildrenCpuSeconds() - children_began);
   const std::string repro = "torch_backends.py " + probe;
   // The probe could not observe PyTorch: an error of the harness, recorded
@@ -157,13 +157,13 @@ void RunTorchProbe(const std::string& probe) {
   EXPECT_TRUE(mistrusted.empty()) << mistrusted;
   // What PyTorch did is a finding, not a failure of this test: the fact is
   // recorded (passed or failed) and the report holds it to what is known for
-  // this platform (suites/known_findings.toml). The test fails only where the
+  // this platform (catalog/known_findings.toml). The test fails only where the
   // probe could not observe (above) or its control did not vary.
   if (!passed) std::printf("finding: %s\n", detail.c_str());
 }
 
 // One TEST per probe, each TorchPython.<test> running RunTorchProbe(<name>),
-// generated from the probes' declarations (suites/probes/declared.toml, by
+// generated from the probes' declarations (probes/declared.toml, by
 // generators/probes.py) with the tests' ctest properties.
 #include "pytorch_python_probes.inc"
 
@@ -211,7 +211,7 @@ TEST(TorchPython, TheHarnessLeavesPytorchAlone) {
   std::vector<std::string> env = EnvironmentWithout({"LD_PRELOAD"});
   env.push_back("BACKENDCHECK_SAME_TORCH_DIR=" + dir.string());
   Result<ProbeResult> r =
-      SpawnJson({Interpreter(), std::string(BC_SOURCE_DIR) + "/suites/probes/torch_backends.py", "same_torch"}, env);
+      SpawnJson({Interpreter(), std::string(BC_SOURCE_DIR) + "/probes/torch_backends.py", "same_torch"}, env);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   if (r->exit_code == kProbeNotEvaluated) {
     std::filesystem::remove_all(dir);

@@ -1,6 +1,6 @@
 // Selection evidence: schedules in one process (Schedule), two
 // configurations side by side (Compare), and fresh processes (CrossProcess).
-// The case tables are generated from suites/matrices/*.toml.
+// The case tables are generated from catalog/matrices/*.toml.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // The tolerance of harness/numerics.h against the arithmetic of a GPU,
-// emulated on the CPU: for every problem of the GPU matrix (suites/matrices/
+// emulated on the CPU: for every problem of the GPU matrix (catalog/matrices/
 // gpu.toml, every tier), each output element is recomputed the way fp32,
 // TF32 and fp16 compute it: inputs rounded to TF32 or fp16, products in fp32,
 // accumulation in fp32 in sequence (the order with the largest error), the
@@ -43,7 +43,7 @@ constexpr int64_t kWork = 12'000'000;
 std::vector<Problem> ListGpuMatrixProblems() {
   const std::string command = std::string("cd '") + BC_SOURCE_DIR + "' && BACKENDCHECK_PROBLEM_TOOL='" +
                               BC_PROBLEM_TOOL + "' '" + BC_PYTHON +
-                              "' -m generators list --tier nightly suites/matrices/gpu.toml";
+                              "' -m generators list --tier nightly catalog/matrices/gpu.toml";
   FILE* pipe = popen(command.c_str(), "r");
   std::vector<Problem> out;
   if (pipe == nullptr) return out;

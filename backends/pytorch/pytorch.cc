@@ -184,7 +184,7 @@ Result<std::string> CudnnApiLog(const std::function<void()>& run) {
 // BLAS, MKL's runtime, BLIS); "none mapped" when sgemm_ is built into
 // libtorch (a wheel's MKL) or absent. A BLAS that someone else opened with
 // RTLD_LOCAL (the cblas engine) is not in that scope and is not named.
-// suites/probes/torch_backends.py's blas_of_torch names it the same way.
+// probes/torch_backends.py's blas_of_torch names it the same way.
 std::string FindLoadedBlas() {
   void* sgemm = ::dlsym(RTLD_DEFAULT, "sgemm_");
   Dl_info info{};

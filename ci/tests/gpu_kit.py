@@ -37,7 +37,7 @@ KEPT = "gpu-kit-kept"  # the kit's work and manifest, from the run to the rehear
 # How a test without a device skips: the CUDA runtime's error (the harness's
 # GPU tests), PyTorch saying so (its probes labelled gpu), or the kit's
 # pre-flight having found no driver for PyTorch's CUDA runtime
-# (suites/probes/preflight.py).
+# (probes/preflight.py).
 NO_DEVICE = ("cudaGetDeviceCount returned", "sees no CUDA device", "needs a CUDA device",
              "lacks an NVIDIA driver for PyTorch's CUDA runtime")
 
@@ -91,9 +91,9 @@ def main(argv: list[str]) -> int:
         skipped = sum(r["outcome"] == "skipped" for r in results)
         print(f"run: {len(results)} GPU tests, {skipped} skipped with the no-device error")
         report = t / "report"
-        r = subprocess.run([sys.executable, "-m", "reports", "--claims", str(ROOT / "suites" / "claims.toml"),
+        r = subprocess.run([sys.executable, "-m", "reports", "--claims", str(ROOT / "catalog" / "claims.toml"),
                             "--manifest", str(node / "cases.json"), "--junit", str(node / "ctest-junit.xml"),
-                            "--out", str(report), "--partial", "--known", str(ROOT / "suites" / "known_findings.toml"),
+                            "--out", str(report), "--partial", "--known", str(ROOT / "catalog" / "known_findings.toml"),
                             str(node / "evidence"),
                             *[str(d) for d in sorted((ROOT / "reports" / "tests" / "data" / "h100").glob("*/evidence"))]],
                            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
@@ -171,7 +171,7 @@ def judged(t: Path, archives: list[Path], manifest: Path, name: str) -> tuple[di
         d = t / f"{name}-x" / a.name.removeprefix("backendcheck-gpu-").removesuffix(".tar.gz")
         dirs.append(d / "evidence")
         steps.append(json.loads((d / "kit-steps.json").read_text()))
-    r = subprocess.run([sys.executable, "-m", "reports", "--claims", str(ROOT / "suites" / "claims.toml"),
+    r = subprocess.run([sys.executable, "-m", "reports", "--claims", str(ROOT / "catalog" / "claims.toml"),
                         "--manifest", str(manifest), "--out", str(t / f"{name}-report"), "--partial",
                         *map(str, dirs)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                        capture_output=True, text=True, timeout=300)

@@ -25,7 +25,7 @@ class CatalogSelectorsTest(unittest.TestCase):
 
     def test_every_claim_selects_something(self) -> None:
         flags = load_flags()
-        specs = [load_spec(p, flags) for p in sorted((ROOT / "suites" / "matrices").glob("*.toml"))]
+        specs = [load_spec(p, flags) for p in sorted((ROOT / "catalog" / "matrices").glob("*.toml"))]
         cases = [{"test": c.test, "fixture": c.fixture, "suite": c.suite, "binary": c.binary,
                   "positive_control": c.positive_control, "axes": c.axes} for c in expand(specs, flags, "nightly")]
         names = {c["test"] for c in cases}
@@ -33,7 +33,7 @@ class CatalogSelectorsTest(unittest.TestCase):
             for suite, name in re.findall(r"^TEST(?:_F)?\((\w+), (\w+)\)", source.read_text(), re.M):
                 names.add(f"{suite}.{name}")
         names |= {p.full_name for p in load_declared(DECLARED)}  # the probes' tests, generated at build time
-        for claim in load_catalog(ROOT / "suites" / "claims.toml"):
+        for claim in load_catalog(ROOT / "catalog" / "claims.toml"):
             if claim.rule == "out-of-scope":
                 continue
             matched = [t for pattern in claim.tests for t in names if fnmatch.fnmatchcase(t, pattern)]

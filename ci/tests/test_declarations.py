@@ -1,7 +1,7 @@
 """Lists spelled in two places, pinned to each other: the fixtures of
 generators/fixtures.py against suites/fixtures.h, the TEST_Ps and CMake's
-test binaries and labels; the probes of suites/probes/ against their
-declarations (suites/probes/declared.toml) and the claims' tests; and inputs/repro.py's
+test binaries and labels; the probes of probes/ against their
+declarations (probes/declared.toml) and the claims' tests; and inputs/repro.py's
 split of a repro string against the C++ that owns it (bc_problem)."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def _cmake_binaries() -> dict[str, tuple[str, ...]]:
 def _probes(module: str = "torch_backends") -> set[str]:
     """The keys of a probe module's PROBES, read without importing torch; a
     `**other.PROBES` in it brings in that module's."""
-    tree = ast.parse((ROOT / "suites" / "probes" / f"{module}.py").read_text(encoding="utf-8"))
+    tree = ast.parse((ROOT / "probes" / f"{module}.py").read_text(encoding="utf-8"))
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "PROBES" for t in node.targets):
             keys = {k.value for k in node.value.keys if k is not None}
@@ -79,7 +79,7 @@ def _own_probes(module: str) -> dict[str, str]:
     `**other.PROBES` aside), each with the name of the function it runs
     where that function is defined or imported in the module ("" where
     not), read without importing torch."""
-    tree = ast.parse((ROOT / "suites" / "probes" / f"{module}.py").read_text(encoding="utf-8"))
+    tree = ast.parse((ROOT / "probes" / f"{module}.py").read_text(encoding="utf-8"))
     defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     defined |= {(a.asname or a.name).split(".")[0] for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))
                 for a in n.names}
@@ -111,7 +111,7 @@ def _hand_written_tests() -> set[str]:
 
 
 class ProbesTest(unittest.TestCase):
-    """PyTorch's probes are declared once (suites/probes/declared.toml): each
+    """PyTorch's probes are declared once (probes/declared.toml): each
     declaration names a probe its module runs, every probe is declared, and
     every claim's TorchPython test is one."""
 
@@ -142,7 +142,7 @@ class ProbesTest(unittest.TestCase):
 
     def test_every_claims_pytorch_test_is_declared(self) -> None:
         tests = {p.full_name for p in self.declared} | _hand_written_tests()
-        named = [(c.id, pattern) for c in load_catalog(ROOT / "suites" / "claims.toml") for pattern in c.tests
+        named = [(c.id, pattern) for c in load_catalog(ROOT / "catalog" / "claims.toml") for pattern in c.tests
                  if pattern.startswith("TorchPython.")]
         self.assertGreater(len(named), 40, "the reading of the claims is broken")
         missing = [(cid, pattern) for cid, pattern in named if not fnmatch.filter(tests, pattern)]

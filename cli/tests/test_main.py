@@ -30,7 +30,7 @@ from inputs.errors import SpecError
 from reports.pipeline import read_install
 
 ROOT = Path(__file__).resolve().parents[2]
-SPEC = ROOT / "suites" / "matrices" / "cpu.toml"
+SPEC = ROOT / "catalog" / "matrices" / "cpu.toml"
 REPORT = ROOT / "reports" / "tests" / "data"
 
 
@@ -183,7 +183,7 @@ class OptionsTest(Invocation):
         self.assertEqual(o.report_args(), ["--baseline", str(self.tmp / "old" / "report.json"), "--fail-on-change",
                                            "--expect-platform", "a", "--expect-platforms",
                                            str(self.tmp / "platforms.txt")])
-        self.assertEqual(o.known_args(ROOT), ["--known", str(ROOT / "suites" / "known_findings.toml"), "--known",
+        self.assertEqual(o.known_args(ROOT), ["--known", str(ROOT / "catalog" / "known_findings.toml"), "--known",
                                               str(self.tmp / "team.toml"), "--write-findings",
                                               str(self.tmp / "new.toml"), "--strict"])
         same = parse(["run", "--torch", "/usr/bin/python3", "--torch", "torch==2.7.1", "--torch", "pinned",

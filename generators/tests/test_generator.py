@@ -126,7 +126,7 @@ class ExpandTest(SpecTestCase):
         self.assertEqual((out / "cases.json").stat().st_mtime_ns, before, "unchanged output is not rewritten")
 
     def test_default_specs_are_valid(self) -> None:
-        specs = [load_spec(ROOT / "suites/matrices" / n, self.flags) for n in ("cpu.toml", "gpu.toml")]
+        specs = [load_spec(ROOT / "catalog/matrices" / n, self.flags) for n in ("cpu.toml", "gpu.toml")]
         cases = expand(specs, self.flags)
         self.assertGreater(len(cases), 40)
         self.assertTrue(any(c.positive_control and c.axes["device"] == "cpu" for c in cases))

@@ -1,4 +1,4 @@
-"""PyTorch's probes declared once (suites/probes/declared.toml): the TEST
+"""PyTorch's probes declared once (probes/declared.toml): the TEST
 lines and the ctest properties generated from the declarations are the ones
 suites/pytorch_python_test.cc and suites/cpu/pytorch_test_properties.cmake
 spelled by hand before (their text at 3fb1313, kept under data/), and a bad

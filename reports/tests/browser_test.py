@@ -66,7 +66,7 @@ class BrowserTest(unittest.TestCase):
         self.assertEqual(check(self.t / "out", ARTIFACTS / "report-hostile.png"), [])
 
     def test_catalog_report_renders_and_filters(self) -> None:
-        claims = load_catalog(ROOT / "suites" / "claims.toml")
+        claims = load_catalog(ROOT / "catalog" / "claims.toml")
         manifest = [{"id": "1", "test": "Flags.DefaultsMirrorPyTorch", "repro": "", "suite": "", "axes": {}}]
         run = write_run(self.t / "ev", environment("ci"), {"Flags.DefaultsMirrorPyTorch": []})
         ev = read_evidence([run])
@@ -78,7 +78,7 @@ class BrowserTest(unittest.TestCase):
         data = ROOT / "reports" / "tests" / "data" / "two-torch"
         manifest = json.loads((data / "cases.json").read_text())["cases"]
         ev = read_evidence([data / "torch-1.13.0a0", data / "torch-2.15.0"])
-        verdicts = judge_all(load_catalog(ROOT / "suites" / "claims.toml"), manifest, ev, partial=True)
+        verdicts = judge_all(load_catalog(ROOT / "catalog" / "claims.toml"), manifest, ev, partial=True)
         page = write_report(self.t / "out", Report.of(verdicts, manifest, ev))
         self.assertEqual(check(self.t / "out", ARTIFACTS / "report-two-torch.png"), [])
         self.assertEqual(page.read_text().count('class="card"'), 2)
@@ -128,8 +128,8 @@ class BrowserTest(unittest.TestCase):
             install_state.write(states[-1], {"torch": version, "version": version, "build_dir": str(run),
                                              "run_dir": str(run / "evidence"), "stage": "done", "exit": 8,
                                              "log": str(self.t / f"install-{version}.log")})
-        inputs = Inputs(claims=ROOT / "suites" / "claims.toml", manifest=runs["2.15.0"] / "cases.json",
-                        out=self.t / "out", partial=True, known=ROOT / "suites" / "known_findings.toml",
+        inputs = Inputs(claims=ROOT / "catalog" / "claims.toml", manifest=runs["2.15.0"] / "cases.json",
+                        out=self.t / "out", partial=True, known=ROOT / "catalog" / "known_findings.toml",
                         installs=states)
         report = build(inputs)
         self.assertEqual([i["status"] for i in report.installs], ["tests failed"] * 2)
@@ -163,8 +163,8 @@ class ReasonLinesTest(unittest.TestCase):
                 observed["config"] = observed["config"].replace("BLAS_INFO=mkl", "BLAS_INFO=open")
         rewrite(runs["2.15.0"] / "evidence", openblas)
         cls.out = root / "out"
-        report = build(Inputs(claims=ROOT / "suites" / "claims.toml", manifest=manifest, out=cls.out, partial=True,
-                              known=ROOT / "suites" / "known_findings.toml",
+        report = build(Inputs(claims=ROOT / "catalog" / "claims.toml", manifest=manifest, out=cls.out, partial=True,
+                              known=ROOT / "catalog" / "known_findings.toml",
                               evidence=[runs["2.15.0"] / "evidence", runs["1.13.0a0"] / "evidence"]))
         write_report(cls.out, report)
         cls.data = json.loads((cls.out / "report.json").read_text())

@@ -61,7 +61,7 @@ def cache_value(build: Path, name: str) -> str:
 
 
 def check_claims(ctest: str, build: Path) -> list[str]:
-    ids = [c.id for c in load_catalog(ROOT / "suites" / "claims.toml")]
+    ids = [c.id for c in load_catalog(ROOT / "catalog" / "claims.toml")]
     problems = []
     claims = [t for t in listed(ctest, build, "-L", "^claims$", "-FS", ".") if t.startswith("claim.")]
     if sorted(claims) != sorted(f"claim.{i}" for i in ids):

@@ -61,7 +61,7 @@ def check_faults(build: Path, tmp: Path) -> list[str]:
                                     capture_output=True, text=True, check=True).stdout)
     elapsed = time.monotonic() - started
     out = tmp / "report"
-    r = subprocess.run([sys.executable, "-m", "reports", "--claims", str(ROOT / "suites" / "claims.toml"),
+    r = subprocess.run([sys.executable, "-m", "reports", "--claims", str(ROOT / "catalog" / "claims.toml"),
                         "--manifest", str(build / "generated" / "cases.json"), "--junit", str(junit), "--tests", str(tests),
                         "--partial", "--out", str(out), str(evidence)],
                        cwd=ROOT, capture_output=True, text=True, check=False,

@@ -78,7 +78,7 @@ def _listed_entry_fault(binary: Path, evidence: Path) -> list[str]:
 
 
 def _verdict(evidence: Path) -> tuple[str, str, list[dict]]:
-    claim = next(c for c in load_catalog(ROOT / "suites" / "claims.toml") if c.id == CLAIM)
+    claim = next(c for c in load_catalog(ROOT / "catalog" / "claims.toml") if c.id == CLAIM)
     ev = read_evidence([evidence])
     v = judge(claim, [], ev, partial=True)
     checks = [c for r in ev.cases.get(TEST, []) for c in r.get("checks", [])]

@@ -21,7 +21,7 @@ from reports.__main__ import main
 from reports.tests.recorded import RecordedRuns
 
 ROOT = Path(__file__).resolve().parents[2]
-KNOWN = ROOT / "suites" / "known_findings.toml"
+KNOWN = ROOT / "catalog" / "known_findings.toml"
 SEED = "TorchPython.ManualSeedIsNotABackendFlag"
 VM_215 = "vm (amd-avx512_bf16-2t-torch2.15.0_cu132)"
 CONFORMANCE = "ConformanceModels/Conformance.ModelVersusPytorch/Fwd_R50B8L13x3"
@@ -34,7 +34,7 @@ class Ran:
         self.out = runs.root / out
         stdout, stderr = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            self.status = main(["--claims", str(ROOT / "suites" / "claims.toml"), "--manifest", str(runs.manifest),
+            self.status = main(["--claims", str(ROOT / "catalog" / "claims.toml"), "--manifest", str(runs.manifest),
                                 "--out", str(self.out), "--partial", "--known", str(KNOWN), *args,
                                 *map(str, evidence if evidence is not None else runs.evidence())])
         self.stdout, self.stderr = stdout.getvalue(), stderr.getvalue()
@@ -126,7 +126,7 @@ class SinceTheBaselineTest(unittest.TestCase):
         skipped = cublas.find("skipped")
         self.assertIsNotNone(skipped, "a known finding is skipped")
         self.assertRegex(skipped.get("message"), r"^refuted, known since 2026-11-26: PyTorch 2.10 removed .*"
-                                                 r"\(suites/known_findings.toml:\d+\)$")
+                                                 r"\(catalog/known_findings.toml:\d+\)$")
         self.assertIsNone(cases[f"openmp-available [{VM_215}]"].find("*[@message]"), "an expected verdict passes")
         self.assertFalse([n for n, c in cases.items() if c.find("failure") is not None])
         # The seed test moved (unexpected), and the model and PyTorch now

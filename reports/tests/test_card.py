@@ -48,7 +48,7 @@ class RecordedCardTest(unittest.TestCase):
     def setUp(self) -> None:
         manifest = json.loads((DATA / "cases.json").read_text())["cases"]
         self.ev = read_evidence([DATA / "torch-1.13.0a0", DATA / "torch-2.15.0"])
-        self.verdicts = judge_all(load_catalog(ROOT / "suites" / "claims.toml"), manifest, self.ev, partial=True)
+        self.verdicts = judge_all(load_catalog(ROOT / "catalog" / "claims.toml"), manifest, self.ev, partial=True)
         self.cards = cards(self.verdicts, list(self.ev.platforms))
         self.by_torch = {p.rsplit("torch", 1)[-1].rstrip(")"): c for p, c in self.cards.items()}
 
@@ -104,7 +104,7 @@ class RecordedCardTest(unittest.TestCase):
             self.assertIn("det-bitwise", waiting)
             lined = {c["id"] for s in card["sections"] for x in s["lines"] for c in x["claims"]}
             self.assertFalse(waiting & lined, "a claim is either on a line or waiting, not both")
-            carded = {c.id for c in load_catalog(ROOT / "suites" / "claims.toml") if c.card}
+            carded = {c.id for c in load_catalog(ROOT / "catalog" / "claims.toml") if c.card}
             self.assertEqual(waiting | lined, carded, "every carded claim shows on every card")
 
     def test_a_failing_no_op_case_says_the_flags_have_an_effect(self) -> None:
@@ -119,7 +119,7 @@ class RecordedCardTest(unittest.TestCase):
             (altered / "recorded-1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
             manifest = json.loads((DATA / "cases.json").read_text())["cases"]
             ev = read_evidence([altered])
-            verdicts = judge_all(load_catalog(ROOT / "suites" / "claims.toml"), manifest, ev, partial=True)
+            verdicts = judge_all(load_catalog(ROOT / "catalog" / "claims.toml"), manifest, ev, partial=True)
             card = next(iter(cards(verdicts, list(ev.platforms)).values()))
         noop = _line(card, "no effect", "torch.backends.cudnn flags")
         self.assertEqual((noop["verdict"], noop["says"]), ("refuted", "has an effect here"))

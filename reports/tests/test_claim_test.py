@@ -24,8 +24,8 @@ from reports.records import CACHE_ENV
 from .recorded import unpack_zen5
 
 ROOT = Path(__file__).resolve().parents[2]
-CLAIMS = ROOT / "suites" / "claims.toml"
-KNOWN = ROOT / "suites" / "known_findings.toml"
+CLAIMS = ROOT / "catalog" / "claims.toml"
+KNOWN = ROOT / "catalog" / "known_findings.toml"
 # A team's file that expects, on this CPU, the verdict the repository's
 # file knows is not seen: mkldnn.conv's bf16 setting "supported".
 MUTATED = '''[[finding]]

@@ -20,7 +20,7 @@ from reports.catalog import load_catalog
 from reports.claim_tests import MODEL_TEST, REPORT_TEST, cmake_tests, evidence_of, glob_regex, main
 
 ROOT = Path(__file__).resolve().parents[2]
-CLAIMS = ROOT / "suites" / "claims.toml"
+CLAIMS = ROOT / "catalog" / "claims.toml"
 # Names as gtest gives them, and patterns of every shape fnmatch reads.
 NAMES = ["Flags.DefaultsMirrorPyTorch", "TorchPython.CudnnDisabledTrainingSpeedFwd", "TorchPython.CudnnDisabled",
          "GpuTf32Conv/Compare.SideBySide/Fwd_A", "GpuTf32Conv/Compare.SideBySideX/Fwd", "a.b", "axb", "a+b(c)",

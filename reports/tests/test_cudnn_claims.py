@@ -1,7 +1,7 @@
-"""The claims PyTorch's own calls into cuDNN decide (suites/claims.toml: the
+"""The claims PyTorch's own calls into cuDNN decide (catalog/claims.toml: the
 benchmark, cache, limit, choice and deterministic-flag claims, disabled-2x,
 tf32-speed), judged on records as suites/pytorch_python_test.cc writes them
-for the probes of suites/probes/cudnn_choices.py: without a CUDA device each
+for the probes of probes/cudnn_choices.py: without a CUDA device each
 is not evaluated, naming the device and its probe, the model's prediction
 beside it; on a device their Compare and CrossProcess records decide by the
 ratio and distribution rules, as PyTorch's evidence."""
@@ -78,7 +78,7 @@ class ProbeClaimsCase(unittest.TestCase):
     def setUp(self) -> None:
         self.tmp = tempfile.TemporaryDirectory()
         self.addCleanup(self.tmp.cleanup)
-        self.claims = {c.id: c for c in load_catalog(ROOT / "suites" / "claims.toml")}
+        self.claims = {c.id: c for c in load_catalog(ROOT / "catalog" / "claims.toml")}
         self.probes = self.probe_table()
 
     def judge(self, ids: list[str], directory: Path) -> dict:

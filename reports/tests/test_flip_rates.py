@@ -44,7 +44,7 @@ class FlipRatesTest(unittest.TestCase):
             (build / "generated").mkdir()
             shutil.copy(DATA / "cases.json", build / "generated" / "cases.json")
             with mock.patch.object(flip_rates, "_run", fake_run):
-                result = flip_rates.measure(ROOT / "suites" / "claims.toml", [build], len(installs),
+                result = flip_rates.measure(ROOT / "catalog" / "claims.toml", [build], len(installs),
                                             3 if loaded else len(installs) + 1)
         [install] = result["installs"].values()
         return install["claims"]
@@ -80,10 +80,10 @@ class FlipRatesTest(unittest.TestCase):
         choices; --suites narrows them."""
         with tempfile.TemporaryDirectory() as tmp:
             subprocess.run([sys.executable, "-m", "generators", "expand", "--out", tmp,
-                            *(str(ROOT / "suites" / "matrices" / n) for n in ("cpu.toml", "gpu.toml", "selection.toml"))],
+                            *(str(ROOT / "catalog" / "matrices" / n) for n in ("cpu.toml", "gpu.toml", "selection.toml"))],
                            cwd=ROOT, check=True, capture_output=True)
             manifest = read_manifest(Path(tmp) / "cases.json")
-        claims = ROOT / "suites" / "claims.toml"
+        claims = ROOT / "catalog" / "claims.toml"
         ids = {c.id for c in flip_rates._claims(claims, manifest, flip_rates.TIMED)}
         self.assertTrue({"mkldnn-accel", "det-alg-slower", "cpu-bf16-speed", "bench-fixed-faster",
                          "bench-varying-slower", "bench-memory", "det-slower", "bench-unstable",

@@ -1,7 +1,7 @@
 """The claims of the questions users bring to a GPU (attention, batch size,
 reduced precision, the deterministic mode's cost, torch.compile), judged on
 records as suites/pytorch_python_test.cc writes them for the probes of
-suites/probes/cuda_questions.py and compiled.py's CUDA plans: without a
+probes/cuda_questions.py and compiled.py's CUDA plans: without a
 CUDA device each is not evaluated, naming the device and its probe; on a
 device the CUDA grid joins batch-invariant's verdict and the invariance
 section, with its levers on the card, and the precision settings without
@@ -55,7 +55,7 @@ def cuda_grid() -> dict:
     """The recorded CPU run of the grid's code, relabelled as a CUDA
     device's, with one lever that holds what the defaults do not (the
     probe's lever_effects as its lever_reading writes them,
-    suites/probes/tests/test_cuda_questions.py)."""
+    probes/tests/test_cuda_questions.py)."""
     grid = json.loads(json.dumps(RECORDED["grid"]).replace(" cpu", " cuda"))
     grid["device"] = "NVIDIA H100 80GB HBM3"
     grid["rows"]["mm f32 cuda | no split-K"]["batch"] = {"same": True, "per": {}, "differ_at": []}

@@ -80,7 +80,7 @@ class Inputs(unittest.TestCase):
     def report(self, *extra: str, evidence: Path | None = None, out: Path | None = None) -> list[str]:
         manifest = self.tmp / "cases.json"
         manifest.write_text('{"cases": []}')
-        return [sys.executable, "-m", "reports", "--claims", str(ROOT / "suites" / "claims.toml"), "--manifest",
+        return [sys.executable, "-m", "reports", "--claims", str(ROOT / "catalog" / "claims.toml"), "--manifest",
                 str(manifest), "--out", str(out or self.tmp / "out"), *extra, str(evidence or DATA)]
 
     def evidence_with(self, line: str) -> Path:

@@ -1,9 +1,9 @@
 """The invariance grid and the OpInfo census, judged and shown from recorded
 evidence: reports/tests/data/invariance holds the records of
-TorchPython.InvarianceGrid (grid.jsonl, suites/probes/invariance.py) and
-TorchPython.OpInfoCensus (census.jsonl, suites/probes/census.py, 4 samples per
+TorchPython.InvarianceGrid (grid.jsonl, probes/invariance.py) and
+TorchPython.OpInfoCensus (census.jsonl, probes/census.py, 4 samples per
 operation) and TorchPython.TorchCompileOnTheCpu (compile.jsonl,
-suites/probes/compiled.py) and Libraries/Blame.* (blame.jsonl,
+probes/compiled.py) and Libraries/Blame.* (blame.jsonl,
 suites/blame_test.cc) as ctest wrote them on a 2-core AVX2 machine, for
 torch 1.13.0a0 (Debian) and 2.15.0+cu132 (PyPI), each with its environment
 record. refused-isa/grid.jsonl is TorchPython.InvarianceGrid of Debian's
@@ -11,7 +11,7 @@ record. refused-isa/grid.jsonl is TorchPython.InvarianceGrid of Debian's
 its rows cut to mm, matmul bf16, conv1d, conv2d, rms_norm and sum), whose
 child under ONEDNN_MAX_CPU_ISA=SSE41 died of PyTorch's oneDNN error;
 refused-isa/probe-matmul-bf16.json is what the probe now prints for the same
-torch (`/usr/bin/python3 suites/probes/torch_backends.py invariance`, on a
+torch (`/usr/bin/python3 probes/torch_backends.py invariance`, on a
 2-core Xeon with AVX-512 and AMX, the same rows): under the cap PyTorch
 refuses the bf16 matmul only."""
 
@@ -150,7 +150,7 @@ class RecordedGridTest(unittest.TestCase):
         self.assertEqual(cell["state"], "differs")
 
     def test_the_report_shows_the_section_the_card_lines_and_the_changes(self) -> None:
-        verdicts = judge_all(load_catalog(ROOT / "suites" / "claims.toml"), [], self.ev, partial=True)
+        verdicts = judge_all(load_catalog(ROOT / "catalog" / "claims.toml"), [], self.ev, partial=True)
         report = Report.of(verdicts, [], self.ev)
         lines = {(p, l["says"], l["level"]): l["ops"] for p, c in report.cards.items() for l in c["invariance"]}
         self.assertTrue(any(says == "Not invariant here" and level == "batch size" and "mm" in ops.split(", ")
@@ -178,7 +178,7 @@ class InvarianceClaimTest(unittest.TestCase):
 
     def setUp(self) -> None:
         ev = read_evidence([DATA / "torch-1.13.0a0", DATA / "torch-2.15.0"])
-        claims = [c for c in load_catalog(ROOT / "suites" / "claims.toml") if c.rule == "invariance"]
+        claims = [c for c in load_catalog(ROOT / "catalog" / "claims.toml") if c.rule == "invariance"]
         self.verdicts = {v.claim.id: v for v in judge_all(claims, [], ev, partial=True)}
 
     def test_batch_folklore_is_refuted_naming_the_operations(self) -> None:
@@ -202,7 +202,7 @@ class InvarianceClaimTest(unittest.TestCase):
                 for c in r.get("checks", []):
                     if "controls" in (c.get("observed") or {}):
                         c["observed"]["controls"]["threads"]["varied"] = False
-        claim = [c for c in load_catalog(ROOT / "suites" / "claims.toml") if c.id == "det-alg-thread-invariant"]
+        claim = [c for c in load_catalog(ROOT / "catalog" / "claims.toml") if c.id == "det-alg-thread-invariant"]
         [v] = judge_all(claim, [], ev, partial=True)
         self.assertEqual(v.verdict, "inconclusive")
 
@@ -234,7 +234,7 @@ class RefusedLevelTest(unittest.TestCase):
         self.assertEqual(g["refused"]["isa"]["setting"], SSE41)
 
     def test_claims_on_a_refused_level_are_not_evaluated(self) -> None:
-        claims = [c for c in load_catalog(ROOT / "suites" / "claims.toml") if c.id == "batch-invariant"]
+        claims = [c for c in load_catalog(ROOT / "catalog" / "claims.toml") if c.id == "batch-invariant"]
         on_isa = dataclasses.replace(claims[0], id="isa-invariant", level="isa")
         verdicts = {v.claim.id: v for v in judge_all(claims + [on_isa], [], refused_isa(), partial=True)}
         self.assertEqual(verdicts["batch-invariant"].verdict, "refuted", "a level PyTorch ran is still judged")
@@ -254,7 +254,7 @@ class RefusedLevelTest(unittest.TestCase):
         self.assertEqual(g["rows"]["mm | defaults"]["isa"]["state"], "invariant")
         self.assertTrue(g["controls"]["isa"]["varied"], "the other operations ran under the cap")
         claims = [dataclasses.replace(c, id="isa-invariant", level="isa")
-                  for c in load_catalog(ROOT / "suites" / "claims.toml") if c.id == "batch-invariant"]
+                  for c in load_catalog(ROOT / "catalog" / "claims.toml") if c.id == "batch-invariant"]
         [v] = judge_all(claims, [], ev, partial=True)
         self.assertEqual(v.verdict, "refuted", v.reason)
         self.assertIn("2 of 4 operations do not hold their bits (conv1d, conv2d)", v.reason)
@@ -262,7 +262,7 @@ class RefusedLevelTest(unittest.TestCase):
 
     def test_the_page_shows_a_refused_cell_with_pytorchs_message(self) -> None:
         ev = refused_isa()
-        verdicts = judge_all(load_catalog(ROOT / "suites" / "claims.toml"), [], ev, partial=True)
+        verdicts = judge_all(load_catalog(ROOT / "catalog" / "claims.toml"), [], ev, partial=True)
         report = Report.of(verdicts, [], ev)
         with tempfile.TemporaryDirectory() as tmp:
             page = write_report(Path(tmp), report).read_text()
@@ -332,7 +332,7 @@ class RecordedCensusTest(unittest.TestCase):
         varies = {f["op"]: f for f in self.by_torch["2.15.0"]["findings"]["varies_not_listed"]}
         self.assertIn("fft.irfft", varies)
         self.assertIn("between 1 and 2 threads", varies["fft.irfft"]["detail"])
-        self.assertTrue(varies["fft.irfft"]["repro"].endswith("suites/probes/census.py op fft.irfft"))
+        self.assertTrue(varies["fft.irfft"]["repro"].endswith("probes/census.py op fft.irfft"))
         self.assertFalse([op for op in varies if op.startswith("empty")],
                          "uninitialized memory is not a finding of variation")
         self.assertTrue(all(self.by_torch["2.15.0"]["uninitialized"].values()),

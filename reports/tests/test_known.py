@@ -1,4 +1,4 @@
-"""Known findings (reports/known.py, suites/known_findings.toml): the
+"""Known findings (reports/known.py, catalog/known_findings.toml): the
 condition language, the file's errors, and a run held to what is known, on
 the recorded runs of an AVX-512 BF16 CPU (both torches) merged with the H100
 kit's, and on mutations of them."""
@@ -15,7 +15,7 @@ from reports.pipeline import Inputs, build
 from reports.tests.recorded import RecordedRuns
 
 ROOT = Path(__file__).resolve().parents[2]
-KNOWN = ROOT / "suites" / "known_findings.toml"
+KNOWN = ROOT / "catalog" / "known_findings.toml"
 
 ZEN5_215 = {"torch": {"version": "2.15.0+cu132", "onednn": "3.13.3", "cudnn": "92600"}, "omp_max_threads": 2,
             "platform": {"onednn_isa": "avx512_core_bf16"}, "versions": {"cublas": "13.4.1"},
@@ -77,7 +77,7 @@ class ConditionTest(unittest.TestCase):
 class LoadTest(unittest.TestCase):
     def test_the_repository_s_findings_load_and_name_their_reason_and_date(self) -> None:
         from reports.catalog import load_catalog
-        claims = {c.id: c for c in load_catalog(ROOT / "suites" / "claims.toml")}
+        claims = {c.id: c for c in load_catalog(ROOT / "catalog" / "claims.toml")}
         findings = known.load(KNOWN, set(claims))
         self.assertGreaterEqual(len(findings), 4)
         for f in findings:
@@ -117,7 +117,7 @@ class RecordedRunsTest(unittest.TestCase):
         cls.addClassCleanup(cls.runs.close)
 
     def report(self, strict: bool = False):
-        return build(Inputs(claims=ROOT / "suites" / "claims.toml", manifest=self.runs.manifest,
+        return build(Inputs(claims=ROOT / "catalog" / "claims.toml", manifest=self.runs.manifest,
                             out=self.runs.root / "out", evidence=self.runs.evidence(), partial=True, known=KNOWN,
                             strict=strict))
 

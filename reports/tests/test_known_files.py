@@ -22,7 +22,7 @@ from reports.__main__ import main
 from reports.tests.recorded import RecordedRuns
 
 ROOT = Path(__file__).resolve().parents[2]
-KNOWN = ROOT / "suites" / "known_findings.toml"
+KNOWN = ROOT / "catalog" / "known_findings.toml"
 TORCH_113 = "vm (amd-avx512_bf16-2t-torch1.13.0a0)"
 TORCH_215 = "vm (amd-avx512_bf16-2t-torch2.15.0_cu132)"
 
@@ -65,7 +65,7 @@ class MutatedRuns:
 
     def run_report(self, *known_files: Path, environment: str | None = None, more: tuple[str, ...] = ()) -> Ran:
         out = Path(tempfile.mkdtemp(dir=self.runs.root))
-        argv = ["--claims", str(ROOT / "suites" / "claims.toml"), "--manifest", str(self.runs.manifest), "--out",
+        argv = ["--claims", str(ROOT / "catalog" / "claims.toml"), "--manifest", str(self.runs.manifest), "--out",
                 str(out), "--partial", "--known", str(KNOWN), *[f"--known={k}" for k in known_files], *more,
                 *[str(e) for e in self.runs.evidence()]]
         return Ran(argv, out, environment)
@@ -111,7 +111,7 @@ class TeamFilesTest(MutatedRuns, unittest.TestCase):
         self.assertEqual((h["where"], h["overrides"]), (f"{refuted}:1", [f"{supported}:1"]))
         self.assertIn(f"by {refuted}:1, in place of {supported}:1", later_refuted.stdout)
         self.assertEqual(later_refuted.held()[("mkldnn-conv-bf16", TORCH_215)]["where"].split(":")[0],
-                         "suites/known_findings.toml")
+                         "catalog/known_findings.toml")
         # The other way round: the environment's file comes first, --known's stands; and a team's
         # file stands in place of the repository's entry too.
         conv = self.team_file(entry("mkldnn-conv-bf16", "supported", 'torch == "2.15"'))
@@ -122,7 +122,7 @@ class TeamFilesTest(MutatedRuns, unittest.TestCase):
         self.assertIn(f"UNEXPECTED mkldnn-conv-bf16 on {TORCH_215}: the guarantee verdict moved ({conv}:1)",
                       later_supported.stderr)
         self.assertRegex(later_supported.held()[("mkldnn-conv-bf16", TORCH_215)]["overrides"][0],
-                         r"^suites/known_findings.toml:\d+$")
+                         r"^catalog/known_findings.toml:\d+$")
         self.assertEqual(self.control().status, 3, "the control: without the team's files")
 
 
@@ -172,7 +172,7 @@ class BadInputTest(OneClaimCatalog, unittest.TestCase):
     def test_the_files_are_read_repository_first_then_the_environment_s_then_known_each_once(self) -> None:
         a, b, c = self.t / "a.toml", self.t / "b.toml", self.t / "c.toml"
         self.assertEqual(known.sources([a, KNOWN, b, a], f"{c}::{b}"), [KNOWN, c, b, a])
-        self.assertEqual(known.display(KNOWN), "suites/known_findings.toml")
+        self.assertEqual(known.display(KNOWN), "catalog/known_findings.toml")
         self.assertEqual(known.display(a), str(a))
 
 
@@ -189,7 +189,7 @@ class ShellTest(unittest.TestCase):
                                 "--known", "/t/a.toml", "--known", "/t/b.toml", "--write-findings", "/t/w.toml",
                                 "--dry-run"], capture_output=True, text=True, timeout=60)
             self.assertEqual(r.returncode, 0, r.stderr)
-            self.assertIn("--known suites/known_findings.toml --known /t/a.toml --known /t/b.toml --write-findings "
+            self.assertIn("--known catalog/known_findings.toml --known /t/a.toml --known /t/b.toml --write-findings "
                           "/t/w.toml", r.stdout)
 
 

@@ -28,7 +28,7 @@ from reports.pipeline import Inputs, build
 from .recorded import XEON, ZEN5, unpack_zen5
 
 ROOT = Path(__file__).resolve().parents[2]
-KNOWN = ROOT / "suites" / "known_findings.toml"
+KNOWN = ROOT / "catalog" / "known_findings.toml"
 CLAIM = "det-alg-thread-invariant"
 BARE_ISA = re.compile(r"isa_(0x)?[0-9a-f]+\b")
 
@@ -65,7 +65,7 @@ class Machines(unittest.TestCase):
 
     @classmethod
     def report(cls, runs):
-        return build(Inputs(claims=ROOT / "suites" / "claims.toml", manifest=cls.manifest, out=cls.root / "out",
+        return build(Inputs(claims=ROOT / "catalog" / "claims.toml", manifest=cls.manifest, out=cls.root / "out",
                             evidence=[run / "evidence" for run in runs], partial=True, known=KNOWN))
 
     def rewritten(self, run: Path, edit):

@@ -46,7 +46,7 @@ class NewRefutationTest(MutatedRuns, unittest.TestCase):
         self.assertIn("\n".join(lines[at + 1:at + 8]), text)
         self.assertTrue(text.startswith(f"# openmp-available on {TORCH_113}: refuted"), "a comment names the platform")
         from reports.catalog import load_catalog
-        (f,) = known.load(written, {c.id for c in load_catalog(ROOT / "suites" / "claims.toml")})
+        (f,) = known.load(written, {c.id for c in load_catalog(ROOT / "catalog" / "claims.toml")})
         self.assertEqual((f.claim, f.verdicts, f.where), ("openmp-available", ("refuted",), f"{written}:2"))
         self.assertIn(f.first_seen, self.today)
         self.assertIn("TorchPython.OpenmpIsAvailable", f.reason, "the platform's own reason")
@@ -83,10 +83,10 @@ class NewRefutationTest(MutatedRuns, unittest.TestCase):
         suggested = h["suggested"]
         self.assertIn('verdict = "supported"', suggested)
         # The entry's own condition, as the repository's file has it.
-        claims = {c.id for c in load_catalog(ROOT / "suites" / "claims.toml")}
-        ours = next(f for f in known.load(ROOT / "suites" / "known_findings.toml", claims)
+        claims = {c.id for c in load_catalog(ROOT / "catalog" / "claims.toml")}
+        ours = next(f for f in known.load(ROOT / "catalog" / "known_findings.toml", claims)
                      if f.claim == "mkldnn-conv-bf16")
-        self.assertIn(f"# in a file read after suites/known_findings.toml; or narrow the entry at {h['where']} "
+        self.assertIn(f"# in a file read after catalog/known_findings.toml; or narrow the entry at {h['where']} "
                       f"instead: when = '({ours.when.text}) and not (torch == \"2.15\"", suggested)
         # The narrowed condition leaves the entry on every other platform as it was.
         narrowed = known.Condition(suggested.split("instead: when = '", 1)[1].split("'\n", 1)[0])

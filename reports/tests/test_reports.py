@@ -106,7 +106,7 @@ class VerdictTest(unittest.TestCase):
         self.assertEqual(select_tests([], {"engine": "cudnn:algo_0"}, manifest, Evidence()), ["P/F.T/algo_0"])
         self.assertEqual(select_tests([], {"engine": "cudnn"}, manifest, Evidence()), ["P/F.T/algo_0", "P/F.T/algo_3"])
         self.assertEqual(select_tests([], {"engine": "select:onednn"}, manifest, Evidence()), ["P/F.T/S"])
-        [atomics] = [c for c in load_catalog(ROOT / "suites" / "claims.toml") if c.id == "atomics-cudnn"]
+        [atomics] = [c for c in load_catalog(ROOT / "catalog" / "claims.toml") if c.id == "atomics-cudnn"]
         self.assertEqual((atomics.cases["engine"], atomics.cases["direction"]), ("cudnn:algo_0", "bwd_weights"))
 
     def test_out_of_scope(self) -> None:
@@ -147,7 +147,7 @@ class EvidenceReaderTest(unittest.TestCase):
 
 class CatalogTest(unittest.TestCase):
     def test_repository_catalog_loads(self) -> None:
-        claims = load_catalog(ROOT / "suites" / "claims.toml")
+        claims = load_catalog(ROOT / "catalog" / "claims.toml")
         self.assertGreaterEqual(len(claims), 8)
         self.assertGreaterEqual(sum(c.kind == "out-of-scope" for c in claims), 3)
         for c in claims:
@@ -344,14 +344,14 @@ def write_run(directory: Path, env: dict, records: dict[str, list[dict]]) -> Pat
 
 class CatalogCoverageTest(unittest.TestCase):
     def test_catalog_covers_every_row_of_the_claim_table(self) -> None:
-        ids = {c.id for c in load_catalog(ROOT / "suites" / "claims.toml")}
+        ids = {c.id for c in load_catalog(ROOT / "catalog" / "claims.toml")}
         self.assertEqual(sorted(set(CLAIM_TABLE) - ids), [], "claims without a catalog entry")
         self.assertGreaterEqual(len(ids), 35)
 
     def test_every_catalog_entry_has_an_evidence_mapping(self) -> None:
         # The loader refuses an entry without a mapping (or an out-of-scope one
         # without its reason), so loading the repository's catalog is the check.
-        load_catalog(ROOT / "suites" / "claims.toml")
+        load_catalog(ROOT / "catalog" / "claims.toml")
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "claims.toml"
             for evidence, message in (('rule = "fact"\n', "a fact rule needs 'tests' or 'cases'"),
@@ -623,7 +623,7 @@ class VersionsTest(unittest.TestCase):
         self.assertEqual(observed["what"], "TorchPython.DefaultsAreTheDocumentedOnes: attributes",
                          "only the key that differs")
         self.assertEqual([s["torch"] for s in observed["sides"]], ["1.13.0a0", "2.15.0+cu132"])
-        self.assertIn("/venv-new/bin/python suites/probes/torch_backends.py defaults", observed["sides"][1]["repro"])
+        self.assertIn("/venv-new/bin/python probes/torch_backends.py defaults", observed["sides"][1]["repro"])
         self.assertTrue(all(s["evidence"] for s in observed["sides"]))
         bits = next(c for c in changes if c["kind"] == "bits")
         self.assertIn(f"--torch /venv-old/bin/python --case '{self.REPRO}'", bits["sides"][0]["repro"])
@@ -826,7 +826,7 @@ class DocumentedListTest(unittest.TestCase):
         vague = rows["throws:not-understood:abc"]
         self.assertEqual(vague["verdict"], "not evaluated")
         self.assertTrue(vague["reason"].startswith("not understood (in some cases)"), vague["reason"])
-        self.assertIn("/venv-new/bin/python suites/probes/documented.py run", put["repro"])
+        self.assertIn("/venv-new/bin/python probes/documented.py run", put["repro"])
         self.assertEqual([(x["setting"], x["verdict"]) for x in d["settings"]],
                          [("torch.utils.deterministic.fill_uninitialized_memory", "supported")])
         self.assertEqual({b["op"]: b["finding"] for b in d["beyond"]},
@@ -951,7 +951,7 @@ class H100EvidenceTest(unittest.TestCase):
     def setUp(self) -> None:
         self.manifest = json.loads((self.DATA / "conformance-1" / "cases.json").read_text())["cases"]
         self.ev = read_evidence([self.DATA / call / "evidence" for call in self.CALLS])
-        self.verdicts = {v.claim.id: v for v in judge_all(load_catalog(ROOT / "suites" / "claims.toml"),
+        self.verdicts = {v.claim.id: v for v in judge_all(load_catalog(ROOT / "catalog" / "claims.toml"),
                                                            self.manifest, self.ev, partial=True)}
 
     def test_the_verdicts_it_decides(self) -> None:
@@ -1118,7 +1118,7 @@ class SystemsTest(unittest.TestCase):
         self.assertIn("records come from model", v.reason)
 
     def test_the_repository_catalog_decides_at_least_twelve_claims_by_pytorch(self) -> None:
-        claims = load_catalog(ROOT / "suites" / "claims.toml")
+        claims = load_catalog(ROOT / "catalog" / "claims.toml")
         self.assertGreaterEqual(sum(c.about == "pytorch" and c.system == "pytorch" for c in claims), 12)
 
 

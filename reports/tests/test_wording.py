@@ -41,7 +41,7 @@ class WordingTest(unittest.TestCase):
                 self.assertEqual(wording.problems({"claims": [{"id": "x", "reason": text}]}), [])
 
     def test_the_report_of_recorded_evidence_speaks_the_readers_terms(self) -> None:
-        claims = load_catalog(ROOT / "suites" / "claims.toml")
+        claims = load_catalog(ROOT / "catalog" / "claims.toml")
         ev = read_evidence([DATA / "torch-1.13.0a0", DATA / "torch-2.15.0"])
         manifest = read_manifest(DATA / "cases.json")
         data = to_json(Report.of(judge_all(claims, manifest, ev, partial=True), manifest, ev))
@@ -102,7 +102,7 @@ class ReasonLineTest(unittest.TestCase):
                                            ("list 0", "the same engine on every row")]), [])
 
     def test_the_lines_of_recorded_evidence_say_the_fact_first(self) -> None:
-        claims = load_catalog(ROOT / "suites" / "claims.toml")
+        claims = load_catalog(ROOT / "catalog" / "claims.toml")
         refuted = 0
         for dirs, manifest in (([DATA / "torch-1.13.0a0", DATA / "torch-2.15.0"], read_manifest(DATA / "cases.json")),
                                ([H100 / call / "evidence" for call in H100_CALLS],

@@ -5,7 +5,7 @@ can hold the first screen to it.
 
 From the recorded run of an AVX-512 BF16 CPU (both torch installs,
 reports/tests/data/zen5-avx512bf16) it writes:
-- a catalog derived from suites/claims.toml (the same ids, statements,
+- a catalog derived from catalog/claims.toml (the same ids, statements,
   kinds, scopes and cards) whose every claim is decided by a few of its own
   tests (another one where none fits) that failed on every platform and
   whose records show the system the claim is about, so that every claim is
@@ -115,12 +115,12 @@ def _toml(value: Any) -> str:
 
 def _catalog(out: Path, manifest: list[dict[str, Any]], failing: set[str],
              systems: dict[str, set[str]]) -> tuple[Path, set[str]]:
-    """suites/claims.toml with every claim decided by tests that failed
+    """catalog/claims.toml with every claim decided by tests that failed
     everywhere, each test showing the system the claim is about (or one
     system, for a claim about any), so that nothing is mistrusted; and the
     tests the claims name."""
-    raw = tomllib.loads((ROOT / "suites" / "claims.toml").read_text(encoding="utf-8"))["claim"]
-    loaded = {c.id: c for c in load_catalog(ROOT / "suites" / "claims.toml")}
+    raw = tomllib.loads((ROOT / "catalog" / "claims.toml").read_text(encoding="utf-8"))["claim"]
+    loaded = {c.id: c for c in load_catalog(ROOT / "catalog" / "claims.toml")}
     known = Evidence(registered=set(failing))
     text, named = [], set()
     for c in raw:
@@ -205,7 +205,7 @@ def write(root: Path) -> Inputs:
         {"id": cid, "verdict": "supported" if i < 5 else "refuted", "platforms": {}} for i, cid in enumerate(ids)]}),
         encoding="utf-8")
     return Inputs(claims=claims, manifest=manifest_path, out=root / "out", evidence=evidence, tests=ctest,
-                  partial=True, baseline=baseline, known=ROOT / "suites" / "known_findings.toml",
+                  partial=True, baseline=baseline, known=ROOT / "catalog" / "known_findings.toml",
                   installs=_installs(root))
 
 

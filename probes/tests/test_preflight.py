@@ -1,4 +1,4 @@
-"""The kit's pre-flight (suites/probes/preflight.py): what a machine lacks
+"""The kit's pre-flight (probes/preflight.py): what a machine lacks
 for the GPU probes, one line each, and a probe whose need is missing not
 evaluated with that line. The compiler and Python.h are tried as Triton
 builds its launcher, with the real compiler and headers here and with a

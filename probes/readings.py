@@ -1,6 +1,6 @@
 """How the probes read what a child interpreter printed, kept apart from
 torch so that it is tested on recorded and constructed outputs without a
-device (suites/probes/tests/test_readings.py)."""
+device (probes/tests/test_readings.py)."""
 
 from __future__ import annotations
 

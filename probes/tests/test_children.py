@@ -1,4 +1,4 @@
-"""Items through resuming children (suites/probes/children.py), with plain
+"""Items through resuming children (probes/children.py), with plain
 Python children: a crash and a hang each cost the item they struck, the
 next child goes on from the item after, and a child that writes much to its
 stderr is not taken for a hung one. PyTorch's refusal of an operation is

@@ -15,7 +15,7 @@ line with its result. A child that dies, or prints nothing for `hang_s`
 seconds, costs the item it had started: that item's record is an error
 naming what happened, and a new child goes on from the next item. Kept
 apart from torch: tested with plain Python children
-(suites/probes/tests/test_children.py).
+(probes/tests/test_children.py).
 
 A setting a machine cannot run is an observation, not a failure: where
 PyTorch itself raises while an operation runs under a setting (oneDNN under

@@ -1,4 +1,4 @@
-"""One interpreter answering the probes of several tests (suites/probes/
+"""One interpreter answering the probes of several tests (probes/
 shared_child.py), with plain Python servers in place of torch_backends.py
 --serve: the tests of a group get their answers from one process, started
 once even when two ask at once; one that dies while it answers leaves the
@@ -18,7 +18,7 @@ import unittest
 from pathlib import Path
 
 PROBES = Path(__file__).resolve().parents[1]
-ROOT = PROBES.parents[1]
+ROOT = PROBES.parent
 sys.path.insert(0, str(PROBES))
 sys.path.insert(1, str(ROOT))
 import cuda_questions  # noqa: E402

@@ -48,7 +48,7 @@ from common import first_line, version_of
 
 VARIABLE = "BACKENDCHECK_PREFLIGHT"
 SCHEMA = 1
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 DRIVER_CHECK = ROOT / "ci" / "cuda-driver-check.py"
 NEEDS = {
     "device": "a CUDA device that PyTorch sees",

@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import cudnn_choices as cc  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 RECORDED = ROOT / "reports" / "tests" / "data" / "cudnn"
 TOOL = os.environ.get("BACKENDCHECK_CUDNN_LOG_TOOL", "")
 START = datetime.datetime(2026, 11, 26, 17, 39, 37)

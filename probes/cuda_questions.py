@@ -3,13 +3,13 @@ which attention backend runs and whether it repeats its bits (and what the
 deterministic mode does to each), whether a sample's result depends on the
 batch it is computed in, what each reduced-precision setting does to a GEMM
 or a convolution, and what the deterministic mode costs a training step.
-torch_backends.py registers the probes (PROBES), suites/probes/declared.toml
+torch_backends.py registers the probes (PROBES), probes/declared.toml
 declares each one's TEST (labelled gpu) that suites/pytorch_python_test.cc
-runs, suites/claims.toml maps them to claims.
+runs, catalog/claims.toml maps them to claims.
 Without a CUDA device each is not evaluated, naming itself.
 
 Every observation is made by a function that takes the device, so the same
-code runs on the CPU in the probes' own tests (suites/probes/tests/
+code runs on the CPU in the probes' own tests (probes/tests/
 test_cuda_questions.py); the readings that turn an observation into a fact
 take plain JSON and no torch, and are tested on recorded and constructed
 observations (a backward that varies, an alert, a backend refused).
@@ -1095,7 +1095,7 @@ PROBES = {
 # bits, untimed, each restoring what it sets. The costs, which time the
 # device, and the batch grid, whose levers' costs it times, keep a fresh
 # interpreter each. The group's name is its tests' RESOURCE_LOCK
-# (their lock in suites/probes/declared.toml): the interpreter answers one
+# (their lock in probes/declared.toml): the interpreter answers one
 # at a time.
 SHARED_CHILD = {"cuda-questions-child": ("cuda_sdpa_repeatable", "cuda_sdpa_deterministic", "cuda_sdpa_table",
                                          "cuda_tf32_precision", "cuda_highest_conv")}

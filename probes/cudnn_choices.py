@@ -3,8 +3,8 @@ plans a benchmark search times, what it caches, which plan it keeps, what
 fresh processes pick, whether a plan run under the deterministic flags
 carries cuDNN's NONDETERMINISTIC note, and what the flags cost. Each is
 decided by PyTorch's own calls (torch_backends.py registers them;
-suites/probes/declared.toml declares each one's TEST, which
-suites/pytorch_python_test.cc runs; suites/claims.toml maps them to claims). Without a CUDA device each is not evaluated, naming
+probes/declared.toml declares each one's TEST, which
+suites/pytorch_python_test.cc runs; catalog/claims.toml maps them to claims). Without a CUDA device each is not evaluated, naming
 itself.
 
 How PyTorch's calls are seen: cuDNN reads CUDNN_LOGLEVEL_DBG and
@@ -17,7 +17,7 @@ reads the file through bc_cudnn_log (the one parser of cuDNN's log,
 harness/cudnn_log; $BACKENDCHECK_CUDNN_LOG_TOOL, set by the test binary),
 one JSON object per execution, plan built and mark, and reads each call
 from its executions (read_call; tested without a device on recorded and
-constructed logs, suites/probes/tests/test_cudnn_choices.py):
+constructed logs, probes/tests/test_cudnn_choices.py):
 
 - a benchmark search (PyTorch's Conv_v8.cpp hands every candidate plan to
   cuDNN's frontend, time_sorted_plan): each plan executed once to warm up,

@@ -1,4 +1,4 @@
-"""The probe output's schema (suites/probes/probe_output.schema.json) holds
+"""The probe output's schema (probes/probe_output.schema.json) holds
 real outputs: a few cheap probes run as the TorchPython tests run them
 (torch_backends.py PROBE, in a fresh interpreter), with the managed torch
 and with the system's (skipped, with why, where one is missing); and it

@@ -62,7 +62,7 @@ except Exception as e:  # noqa: BLE001 - any import failure means "no PyTorch he
     sys.exit(3)
 
 # The flags and their defaults: harness/flags.def, the one list of them.
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from inputs.flags import load_flags  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -403,7 +403,7 @@ def cublas_config() -> tuple[bool, str, dict]:
 
 
 def compiled() -> tuple[bool | None, str, dict]:
-    """torch.compile on the CPU against eager (suites/probes/compiled.py):
+    """torch.compile on the CPU against eager (probes/compiled.py):
     the bits, run to run and across compilations, the batch check, the alert
     of a throwing operation and fill_uninitialized_memory when compiled; the
     nightly tier adds Inductor's deterministic and batch_invariant settings.
@@ -471,7 +471,7 @@ def compiled_cuda_deterministic() -> tuple[bool | None, str, dict]:
 
 
 def census() -> tuple[bool | None, str, dict]:
-    """Determinism over PyTorch's own OpInfo table (suites/probes/census.py):
+    """Determinism over PyTorch's own OpInfo table (probes/census.py):
     per operation and float32 CPU sample, the alert under
     use_deterministic_algorithms(True), the warning under warn_only, the
     bits run to run, across threads and of the backward, and uninitialized
@@ -495,7 +495,7 @@ def census() -> tuple[bool | None, str, dict]:
 def invariance() -> tuple[bool | None, str, dict]:
     """Whether each operation's bits hold still run to run, across thread
     counts, batch sizes, fresh processes, CPU capabilities and oneDNN ISAs,
-    with a positive control per level (suites/probes/invariance.py). It
+    with a positive control per level (probes/invariance.py). It
     records; the report judges. A child process that failed is the harness's
     error (None), the other levels kept."""
     import invariance as grid
@@ -513,7 +513,7 @@ def documented() -> tuple[bool, str, dict]:
     """use_deterministic_algorithms's own list in this version's docstring,
     every entry checked on the devices it names that this machine has, and
     the accumulating CPU operations the list does not name, each in a fresh
-    process (suites/probes/documented.py). It records what it saw, entry by
+    process (probes/documented.py). It records what it saw, entry by
     entry, for the report to judge; it passes when no entry's check failed
     to run (an exception other than the alert, a crash, a timeout); when one
     did, that is the harness's error (None), the other entries' observations

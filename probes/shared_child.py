@@ -23,7 +23,7 @@ answers leaves the test an error naming what it last wrote (its log,
 DIR/GROUP.log), never a finding.
 
 Kept apart from torch: tested with plain Python servers
-(suites/probes/tests/test_shared_child.py).
+(probes/tests/test_shared_child.py).
 """
 
 from __future__ import annotations

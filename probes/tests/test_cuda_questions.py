@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import cuda_questions as cq  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 RECORDED = json.loads((ROOT / "reports" / "tests" / "data" / "cuda_questions" / "cpu-torch-2.15.json").read_text())
 ALERT_TEXT = ("scaled_dot_product_attention_backward does not have a deterministic implementation, but you set "
               "'torch.use_deterministic_algorithms(True)'.")
