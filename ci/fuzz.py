@@ -144,7 +144,7 @@ def fuzz_evidence(seed: int, count: int, work: Path) -> list[str]:
     from reports.catalog import load_catalog
     from reports.evidence import read_evidence
     from reports.pipeline import Report
-    from reports.render import to_json, write_report
+    from reports.page.render import to_json, write_report
     from reports.verdicts import judge_all
 
     claims = load_catalog(ROOT / "catalog" / "claims.toml")

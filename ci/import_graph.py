@@ -87,24 +87,41 @@ def python_edges() -> Counter[tuple[str, str]]:
 def module_imports(package: str) -> dict[str, set[str]]:
     """Module -> the modules of the same package it imports (relative or by
     the package's name, TYPE_CHECKING imports included: an import is an
-    import), over the package's own files (its tests left out)."""
+    import), over the package's own files and its subpackages' (its tests
+    left out). A module of a subpackage is named by its dotted path below the
+    package ("page.render")."""
     folder = ROOT / package
-    modules = {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
+    modules = {".".join(p.relative_to(folder).with_suffix("").parts) for p in folder.rglob("*.py")
+               if p.stem != "__init__" and "tests" not in p.relative_to(folder).parts}
+
+    def known(parts: list[str]) -> str | None:  # the longest leading part that is a module
+        for n in range(len(parts), 0, -1):
+            if ".".join(parts[:n]) in modules:
+                return ".".join(parts[:n])
+        return None
+
     out: dict[str, set[str]] = {}
     for m in sorted(modules):
+        here = m.split(".")[:-1]
         found: set[str] = set()
-        for node in ast.walk(ast.parse((folder / f"{m}.py").read_text(encoding="utf-8"))):
+        for node in ast.walk(ast.parse((folder / (m.replace(".", "/") + ".py")).read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level == 1 or (node.level == 0 and base.split(".")[0] == package):
-                    base = base.removeprefix(package).lstrip(".") if node.level == 0 else base
-                    if base:
-                        found.add(base.split(".")[0])
-                    else:  # from . import a, b
-                        found |= {a.name for a in node.names}
+                module = (node.module or "").split(".") if node.module else []
+                if node.level:
+                    if node.level - 1 > len(here):
+                        continue
+                    base = here[:len(here) - (node.level - 1)] + module
+                elif module and module[0] == package:
+                    base = module[1:]
+                else:
+                    continue
+                found |= {k for k in (known(base + [a.name]) for a in node.names) if k}
+                if known(base):
+                    found.add(known(base))
             elif isinstance(node, ast.Import):
-                found |= {a.name.split(".")[1] for a in node.names if a.name.startswith(package + ".")}
-        out[m] = found & modules - {m}
+                found |= {k for a in node.names if a.name.startswith(package + ".")
+                          for k in [known(a.name.split(".")[1:])] if k}
+        out[m] = found - {m}
     return out
 
 

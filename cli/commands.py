@@ -253,7 +253,7 @@ def run_ctest(state: State, ctest_args: list[str], require: str = "", report: bo
     finally:
         for s, handler in old.items():
             signal.signal(s, handler)
-    skips = subprocess.run([state.python, "-m", "reports.skips", *(["--require", require] if require else []),
+    skips = subprocess.run([state.python, "-m", "reports.tools.skips", *(["--require", require] if require else []),
                             "--tests", str(build / "ctest-tests.json"), str(state.run_dir)], env=env_with(),
                            check=False)
     if rc != 0:
@@ -332,7 +332,7 @@ def check_report_in_browser(state: State) -> bool:
     """The report is part of what `test` tests: it must render and pass the
     browser check; its screenshot is a CI artifact."""
     assert state.report_dir is not None
-    r = subprocess.run([state.python, "-m", "reports.browser", str(state.report_dir), "--screenshot",
+    r = subprocess.run([state.python, "-m", "reports.tools.browser", str(state.report_dir), "--screenshot",
                         str(state.report_dir / "screenshot.png")], env=env_with(), check=False)
     if r.returncode != 0:
         print("backendcheck: the report failed its browser check", file=sys.stderr)

@@ -1,6 +1,6 @@
 """The ctest labels that decide what the command line runs, named once: the
 command line selects by them, the check of run's selection
-(reports/run_selection.py) reads them, CMakeLists.txt spells them in its
+(reports/tools/run_selection.py) reads them, CMakeLists.txt spells them in its
 tests' LABELS."""
 
 # The project's tests of itself: `run` leaves them out, `test` runs them; no
@@ -13,7 +13,7 @@ TORCH_FREE = "torch-free"
 # recipe's one-node cluster): `test` leaves them out; ctest -L slurm runs them.
 OWN_RUN = "slurm"
 
-# The tests that judge (reports/claim_tests.py writes them): one per claim,
+# The tests that judge (reports/tools/claim_tests.py writes them): one per claim,
 # labelled CLAIMS and named CLAIM_PREFIX + its id; the model held to PyTorch;
 # the report, which writes the page. They fail on a verdict that is not what
 # is known; every other test's failure is the tool's own health.

@@ -61,9 +61,11 @@ from pathlib import Path
 
 from inputs.errors import SpecError
 
-from . import known, new_findings, summary
+from . import known, new_findings
+
+from .page import summary
 from .pipeline import Inputs, build
-from .render import write_junit, write_report
+from .page.render import write_junit, write_report
 
 
 def _arguments(argv: list[str] | None) -> Inputs:

@@ -4,8 +4,8 @@ the installs of a run across versions, a baseline, the known findings),
 judges every claim, holds each verdict to what is known for its platform
 (reports/known.py) and derives everything the report shows from the
 verdicts and the evidence. The HTML page, report.json, the claims' JUnit and
-the terminal summary only format the Report it returns (reports/render.py,
-reports/summary.py).
+the terminal summary only format the Report it returns (reports/page/render.py,
+reports/page/summary.py).
 
 Every problem with the inputs is a SpecError, printed as one line
 ``FILE:LINE: message`` (several lines for refused evidence records).
@@ -148,7 +148,7 @@ class Report:
 @dataclass
 class Judged:
     """The claims judged from what `inputs` name and held to what is known:
-    what both the report and one claim's ctest test (reports/claim_test.py)
+    what both the report and one claim's ctest test (reports/tools/claim_test.py)
     read, computed the one way."""
     claims: list[Claim]
     manifest: list[dict[str, Any]]

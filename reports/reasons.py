@@ -1,5 +1,5 @@
 """Why claims were not evaluated, grouped by what would evaluate them: one
-line each in the terminal summary (reports/summary.py) and on the card's
+line each in the terminal summary (reports/page/summary.py) and on the card's
 "Not evaluated here" (reports/card.py)."""
 
 from __future__ import annotations

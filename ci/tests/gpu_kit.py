@@ -196,9 +196,9 @@ def rehearse(t: Path, work: Path, env: dict[str, str], manifest: Path, select: t
     differ = {k: (v_budgeted[k], v_whole.get(k)) for k in v_budgeted if v_budgeted[k] != v_whole.get(k)}
     check(not differ, f"the merged calls' verdicts differ from the unbudgeted run's: {differ}")
     # Per platform and prediction too, with the card's lines and the real changes.
-    r = subprocess.run([sys.executable, "-m", "reports.agree", str(t / "whole-report" / "report.json"),
+    r = subprocess.run([sys.executable, "-m", "reports.tools.agree", str(t / "whole-report" / "report.json"),
                         str(t / "budgeted-report" / "report.json")], cwd=ROOT, capture_output=True, text=True)
-    check(r.returncode == 0, f"reports.agree: {(r.stdout + r.stderr)[-2000:]}")
+    check(r.returncode == 0, f"reports.tools.agree: {(r.stdout + r.stderr)[-2000:]}")
     too_long = sorted({x for s in steps for x in s["too_long"]})
     check(not too_long, f"too long for a call of {budget} s: {too_long}")
     print(f"rehearsal: {len(steps)} calls of {budget} s ({', '.join(str(len(r)) for r in ran)} tests; "

@@ -25,12 +25,12 @@ import unittest
 from pathlib import Path
 
 from inputs import install_state
-from reports.browser import check, first_screen, reasons
+from reports.tools.browser import check, first_screen, reasons
 from reports.catalog import load_catalog
 from reports.evidence import read_evidence
 from reports.pipeline import Inputs, Report, build
 from reports.observe import cut
-from reports.render import GRID_CHARS, write_page, write_report
+from reports.page.render import GRID_CHARS, write_page, write_report
 from reports.ruling import Ruling
 from reports.tests import worst_case
 from reports.tests.recorded import XEON, unpack_zen5

@@ -1,4 +1,4 @@
-"""reports.agree: two reports that differ only in measured numbers and in
+"""reports.tools.agree: two reports that differ only in measured numbers and in
 changes set aside as noise agree; a verdict, a card line or a real change
 that differs is named, and the exit status says so."""
 
@@ -10,7 +10,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from reports import agree
+from reports.tools import agree
 
 
 def report() -> dict:

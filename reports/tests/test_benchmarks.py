@@ -10,7 +10,9 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from reports import benchmarks, plots
+from reports import benchmarks
+
+from reports.page import plots
 from reports.evidence import read_evidence
 from reports.statistics import decide_ratio
 

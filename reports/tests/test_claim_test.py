@@ -1,4 +1,4 @@
-"""One claim's ctest test (reports/claim_test.py) on a recorded run (the
+"""One claim's ctest test (reports/tools/claim_test.py) on a recorded run (the
 AVX-512 BF16 CPU's torch 2.15 install): known verdicts pass, a claim not
 evaluated here skips with its reason, and a findings file that expects
 otherwise for one claim fails exactly that claim's test, with its
@@ -16,7 +16,9 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from reports import claim_test, known
+from reports import known
+
+from reports.tools import claim_test
 from reports.evidence import read_evidence
 from reports.pipeline import Inputs, judge
 from reports.records import CACHE_ENV

@@ -1,4 +1,4 @@
-"""Every claim a ctest test (reports/claim_tests.py): one `claim.<id>` per
+"""Every claim a ctest test (reports/tools/claim_tests.py): one `claim.<id>` per
 claim of the catalog, labelled claims, its device and every tier, skipped
 with 77, requiring the fixture its evidence sets up; the patterns match at
 ctest time what the report's fnmatch matches; generated cases carry their
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from inputs.tiers import tier_labels
 from reports.catalog import load_catalog
-from reports.claim_tests import MODEL_TEST, REPORT_TEST, cmake_tests, evidence_of, glob_regex, main
+from reports.tools.claim_tests import MODEL_TEST, REPORT_TEST, cmake_tests, evidence_of, glob_regex, main
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAIMS = ROOT / "catalog" / "claims.toml"

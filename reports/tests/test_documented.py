@@ -90,7 +90,7 @@ class RecordedH100Test(unittest.TestCase):
 
     def test_the_page_lists_each_form(self) -> None:
         from reports.pipeline import Report
-        from reports.render import write_report
+        from reports.page.render import write_report
         with tempfile.TemporaryDirectory() as out:
             page = write_report(Path(out), Report.of([], [], read_evidence([H100]))).read_text()
         listed = page.split('id="documented-list"', 1)[1].split("</table>", 1)[0]

@@ -1,4 +1,4 @@
-"""reports/flip_rates.py: each run judged alone by the catalog's rules, a
+"""reports/tools/flip_rates.py: each run judged alone by the catalog's rules, a
 claim's flips counted against its most common verdict. The runs are the
 recorded Compare records of reports/tests/data/two-torch (mkldnn on against
 off, with and without use_deterministic_algorithms), one install's per run."""
@@ -16,7 +16,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from reports import flip_rates
+from reports.tools import flip_rates
 from reports.evidence import read_manifest
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ from pathlib import Path
 from inputs.probes import DECLARED, load_declared
 from reports.evidence import read_evidence
 from reports.pipeline import Report
-from reports.render import write_report
+from reports.page.render import write_report
 from reports.verdicts import judge_all
 from reports.tests.test_cudnn_claims import ProbeClaimsCase, environment, samples, write
 

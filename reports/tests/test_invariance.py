@@ -27,7 +27,7 @@ from reports import census, invariance
 from reports.catalog import load_catalog
 from reports.evidence import read_evidence
 from reports.pipeline import Report
-from reports.render import write_report
+from reports.page.render import write_report
 from reports.tests.test_reports import environment, write_run
 from reports.verdicts import judge_all
 

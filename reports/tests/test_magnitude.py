@@ -19,7 +19,7 @@ from inputs.errors import SpecError
 from reports.catalog import load_catalog, stated_factor
 from reports.evidence import read_evidence
 from reports.pipeline import Report
-from reports.render import write_report
+from reports.page.render import write_report
 from reports.statistics import ABOUT_SPREAD, band_of
 from reports.tests.test_cudnn_claims import ProbeClaimsCase, environment, samples, write
 from reports.verdicts import judge_all

@@ -18,7 +18,7 @@ from inputs.errors import SpecError
 from reports.catalog import Claim, load_catalog
 from reports.evidence import Evidence, read_evidence, read_junit
 from reports.pipeline import Report
-from reports.render import write_report
+from reports.page.render import write_report
 from reports.verdicts import judge, judge_all, refuted_guarantees
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -394,7 +394,7 @@ class EngineSystemsTest(unittest.TestCase):
 
     def test_the_smoke_benchmarks_expect_every_available_cpu_engine_from_the_engine_lines(self) -> None:
         from inputs.engines import engines
-        from reports.bench_smoke import benchmarked_cpu_engines
+        from reports.tools.bench_smoke import benchmarked_cpu_engines
         everything = {f"engine.{name}": "available; v; why" for name in engines()}
         expected = [e.name for e in engines().values() if e.device == "cpu" and (e.serves("conv2d") or e.serves("matmul"))]
         self.assertEqual(benchmarked_cpu_engines(everything), expected)
@@ -855,7 +855,7 @@ class DocumentedListTest(unittest.TestCase):
         self.assertEqual([c for c in Report.of([], [], ev).between if c["kind"] == "documented"], [])
 
     def test_the_page_shows_the_list_and_the_findings(self) -> None:
-        from reports.render import write_report
+        from reports.page.render import write_report
         ev = read_evidence([self.run_of("new", "2.15.0", self.observed())])
         page = write_report(self.t / "out", Report.of([], [], ev)).read_text()
         self.assertIn("use_deterministic_algorithms's own list", page)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from reports.catalog import Claim
 from reports.evidence import Evidence
-from reports.run_selection import (SELFTEST_LABEL, TORCH_FREE_LABEL, lost, not_torch_free, run_leaves_out)
+from reports.tools.run_selection import (SELFTEST_LABEL, TORCH_FREE_LABEL, lost, not_torch_free, run_leaves_out)
 
 
 def evidence() -> Evidence:
@@ -46,7 +46,7 @@ class RunSelectionTest(unittest.TestCase):
         self.assertEqual(not_torch_free([fine, unlabelled], build, python), [])
         bad = [test("a", ["/usr/bin/python3"], labels=(TORCH_FREE_LABEL,)),
                test("b", ["/venv/bin/python", "-m", "x"]),
-               test("c", ["/usr/bin/python3", "-m", "reports.bench_smoke", f"{build}/backend_benchmarks"]),
+               test("c", ["/usr/bin/python3", "-m", "reports.tools.bench_smoke", f"{build}/backend_benchmarks"]),
                test("d", ["/usr/bin/python3"], env=[f"BACKENDCHECK_TORCH={build}/lib/libbc_pytorch.so"])]
         found = not_torch_free(bad, build, python)
         self.assertEqual([line.split(":")[0] for line in found], ["a", "b", "c", "d"])

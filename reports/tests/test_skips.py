@@ -1,4 +1,4 @@
-"""reports/skips.py --require DEVICE: a GPU run in which no GPU test ran fails;
+"""reports/tools/skips.py --require DEVICE: a GPU run in which no GPU test ran fails;
 a test labelled for both devices (a PyTorch probe with CUDA entries, which
 runs its CPU entries anywhere) proves nothing about either."""
 
@@ -10,7 +10,7 @@ import unittest
 from pathlib import Path
 
 from reports.evidence import Evidence
-from reports.skips import required_ran
+from reports.tools.skips import required_ran
 
 
 def tests_json(path: Path, labels: dict[str, list[str]]) -> Path:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import unittest
 from pathlib import Path
 
-from reports.summary import reason_group, verdict_lines
+from reports.page.summary import reason_group, verdict_lines
 from reports.tests.test_reports import claim
 from reports.verdicts import Verdict
 

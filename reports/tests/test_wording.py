@@ -15,7 +15,7 @@ from reports.pipeline import Report
 from reports.catalog import load_catalog
 from reports.observe import cut
 from reports.tests.recorded import H100, H100_CALLS
-from reports.render import GRID_CHARS, to_json
+from reports.page.render import GRID_CHARS, to_json
 from reports.verdicts import judge_all
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -211,7 +211,7 @@ def write(root: Path) -> Inputs:
 
 def main(argv: list[str]) -> int:
     from reports.pipeline import build
-    from reports.render import write_report
+    from reports.page.render import write_report
 
     if len(argv) != 1:
         print(__doc__.rsplit("\n\n", 1)[-1].strip(), file=sys.stderr)

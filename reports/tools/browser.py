@@ -16,7 +16,7 @@ first three rows, with no raw evidence (the differences between versions, the
 documented list, the model's cases, the case table) above the grid; the
 screenshot is of that top, taken before anything scrolls.
 
-    python3 -m reports.browser REPORT_DIR [--screenshot PNG]
+    python3 -m reports.tools.browser REPORT_DIR [--screenshot PNG]
 
 Exit 0 when every check holds, 1 with one line per failed check, 2 when no
 browser can be started (the line says why).
@@ -30,8 +30,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from . import wording
-from .ruling import Ruling
+from .. import wording
+from ..ruling import Ruling
 
 CHROMIUM = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -298,10 +298,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         failures = check(args.report, args.screenshot)
     except ImportError:
-        print("reports.browser: Selenium is needed (Debian: apt-get install python3-selenium)", file=sys.stderr)
+        print("reports.tools.browser: Selenium is needed (Debian: apt-get install python3-selenium)", file=sys.stderr)
         return 2
     except RuntimeError as e:
-        print(f"reports.browser: {e}", file=sys.stderr)
+        print(f"reports.tools.browser: {e}", file=sys.stderr)
         return 2
     for f in failures:
         print(f"{args.report / 'index.html'}: {f}", file=sys.stderr)

@@ -24,7 +24,7 @@ processes took more of the CPU than the ratio rule trusts
 (statistics.LOAD_LIMIT) gives no verdict: it is counted as withheld, apart
 from the flips, and each run's largest share taken by others is kept.
 
-    python3 -m reports.flip_rates --claims catalog/claims.toml --runs 10 \\
+    python3 -m reports.tools.flip_rates --claims catalog/claims.toml --runs 10 \\
         --stress-from 6 [--suites CpuBenchmark/,...] --out flips.json \\
         BUILD_DIR [BUILD_DIR ...]
 """
@@ -43,10 +43,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from .catalog import load_catalog
-from .evidence import Evidence, read_evidence, read_manifest
-from .verdicts import Verdict, judge_all, select_tests
-from .ruling import Ruling
+from ..catalog import load_catalog
+from ..evidence import Evidence, read_evidence, read_manifest
+from ..verdicts import Verdict, judge_all, select_tests
+from ..ruling import Ruling
 
 # The suites whose outcome timing decides (their prefixes in ctest's names).
 TIMED = ("PytorchMkldnn/", "PytorchDetAlg/", "PytorchBf16/", "CpuMkldnn/", "CpuBenchmark/", "CpuDeterministic/",

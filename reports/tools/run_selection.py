@@ -4,7 +4,7 @@ that no claim loses its evidence to that: every test that a claim's evidence
 filter (its `tests` patterns and `cases` selectors, the prediction's too)
 matches among the build's tests is one that `run` runs.
 
-    python3 -m reports.run_selection --claims catalog/claims.toml \
+    python3 -m reports.tools.run_selection --claims catalog/claims.toml \
         --manifest BUILD/generated/cases.json --build-dir BUILD [--ctest CTEST]
 
 reads the build's tests with their labels (`ctest --show-only=json-v1`), prints
@@ -32,9 +32,9 @@ from pathlib import Path
 from inputs import labels
 from inputs.errors import SpecError
 
-from .catalog import Claim, load_catalog
-from .evidence import Evidence, read_manifest, read_registered
-from .verdicts import select_tests
+from ..catalog import Claim, load_catalog
+from ..evidence import Evidence, read_manifest, read_registered
+from ..verdicts import select_tests
 
 # The labels the command line selects by (inputs/labels.py).
 SELFTEST_LABEL = labels.SELFTEST
@@ -101,7 +101,7 @@ def build_python(build_dir: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m reports.run_selection", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python3 -m reports.tools.run_selection", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--claims", required=True, type=Path)
     parser.add_argument("--manifest", required=True, type=Path)

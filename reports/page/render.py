@@ -18,15 +18,15 @@ import jinja2
 from inputs.engines import harness_system
 
 from .plots import interval_plot, roofline_plot, strip_plot
-from .evidence import Evidence, ctest_outcome, platform_of, torch_of
-from .observe import bearing, cut, gravest, message, reading
+from ..evidence import Evidence, ctest_outcome, platform_of, torch_of
+from ..observe import bearing, cut, gravest, message, reading
 from .summary import disagreement_line
-from .pipeline import Report
-from .ruling import VERDICTS, Ruling
-from .verdicts import Fact, Verdict
-from .invariance import LEVELS
-from .known import one_line
-from .changes import grouped, repro as run_again
+from ..pipeline import Report
+from ..ruling import VERDICTS, Ruling
+from ..verdicts import Fact, Verdict
+from ..invariance import LEVELS
+from ..known import one_line
+from ..changes import grouped, repro as run_again
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 REPORT_SCHEMA = 1

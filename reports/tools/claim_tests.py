@@ -2,7 +2,7 @@
 (catalog/claims.toml) and the manifest (cases.json): ctest reads the file this
 writes after every test binary's discovery, as the last of its includes.
 
-    python3 -m reports.claim_tests --claims catalog/claims.toml --manifest BUILD/generated/cases.json \
+    python3 -m reports.tools.claim_tests --claims catalog/claims.toml --manifest BUILD/generated/cases.json \
         --cmake BUILD/generated/claim_tests.cmake --python PYTHON --source REPOSITORY --build BUILD [--partial]
 
 The build writes it (CMakeLists.txt) whenever the catalog or the manifest
@@ -11,7 +11,7 @@ reports/verdicts.py's selection), which is why it lives beside the report
 and not in generators/, which never reads the report's code.
 
 - `claim.<id>` judges that one claim from the run's evidence against the
-  known findings (reports/claim_test.py): it passes when the verdict is what
+  known findings (reports/tools/claim_test.py): it passes when the verdict is what
   is known for the platform, fails with the UNEXPECTED line when not, and is
   skipped (SKIP_RETURN_CODE 77) with the reason when not evaluated here.
 - `model.conformance` holds the model to PyTorch: a disagreement without a
@@ -47,11 +47,11 @@ from inputs import labels
 from inputs.errors import SpecError
 from inputs.tiers import TIERS
 
-from .catalog import Claim, load_catalog
-from .evidence import Evidence, read_manifest
-from .verdicts import select_tests
+from ..catalog import Claim, load_catalog
+from ..evidence import Evidence, read_manifest
+from ..verdicts import select_tests
 
-SKIP_RETURN_CODE = 77  # reports/claim_test.py SKIP: not evaluated here
+SKIP_RETURN_CODE = 77  # reports/tools/claim_test.py SKIP: not evaluated here
 LABEL, MODEL_TEST, REPORT_TEST = labels.CLAIMS, labels.MODEL_TEST, labels.REPORT_TEST
 TIMEOUT = 300  # seconds: a claim's test reads the run's evidence (about 3 s cold, 0.4 s cached, on 860 files)
 
@@ -102,7 +102,7 @@ def _q(text: str) -> str:
 
 def _command(python: str, source: Path, manifest: Path, partial: bool, *args: str) -> str:
     known = source / "catalog" / "known_findings.toml"
-    words = [python, "-m", "reports.claim_test", "--claims", str(source / "catalog" / "claims.toml"),
+    words = [python, "-m", "reports.tools.claim_test", "--claims", str(source / "catalog" / "claims.toml"),
              "--manifest", str(manifest), "--known", str(known), *(["--partial"] if partial else []), *args]
     return " ".join(_q(w) for w in words)
 
@@ -135,8 +135,8 @@ def cmake_tests(claims: list[Claim], manifest: list[dict[str, Any]], *, python: 
     """The ctest script: the claim tests, the model's, the report's, and the
     fixtures that tie each to its evidence."""
     tiers = list(TIERS)  # not tiered: in every tier
-    out = ["# Generated from catalog/claims.toml and the manifest by `python3 -m reports.claim_tests`"
-           " (reports/claim_tests.py): edit those.\n",
+    out = ["# Generated from catalog/claims.toml and the manifest by `python3 -m reports.tools.claim_tests`"
+           " (reports/tools/claim_tests.py): edit those.\n",
            "# Every test discovered so far: each test binary's TEST_LIST (bc_tests_*).\n",
            "get_cmake_property(bc_lists VARIABLES)\n",
            "list(FILTER bc_lists INCLUDE REGEX \"^bc_tests_\")\n",

@@ -2,7 +2,7 @@
 PyTorch (`model.conformance`), from this run's evidence, through the
 report's own pipeline (reports/pipeline.py `judge`): the model never decides.
 
-    python3 -m reports.claim_test --claims catalog/claims.toml --manifest BUILD/generated/cases.json \
+    python3 -m reports.tools.claim_test --claims catalog/claims.toml --manifest BUILD/generated/cases.json \
         [--known catalog/known_findings.toml]... [--partial] [--evidence DIR] (--claim ID | --model | --report DIR)
 
 The evidence is the run's directory: --evidence, else BACKENDCHECK_EVIDENCE_DIR
@@ -34,14 +34,14 @@ from pathlib import Path
 
 from inputs.errors import SpecError
 
-from . import known
-from .conformance import summarize
-from .__main__ import main as report_main
-from .pipeline import Inputs, Judged, judge
-from .ruling import Ruling
-from .summary import disagreement_line
+from .. import known
+from ..conformance import summarize
+from ..__main__ import main as report_main
+from ..pipeline import Inputs, Judged, judge
+from ..ruling import Ruling
+from ..page.summary import disagreement_line
 
-SKIP = 77  # the claim tests' SKIP_RETURN_CODE (reports/claim_tests.py)
+SKIP = 77  # the claim tests' SKIP_RETURN_CODE (reports/tools/claim_tests.py)
 REPORT_ENV = "BACKENDCHECK_REPORT_DIR"  # where the report test writes the page, when set
 # More of the report's own options for the report test (a JSON list, e.g.
 # ["--baseline", "/old/report.json", "--fail-on-change", "--strict"]), as the

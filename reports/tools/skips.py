@@ -3,7 +3,7 @@ records: what this machine could not evaluate, and why. With --require
 DEVICE (and ctest's test list), fails when no test of that device ran: a
 GPU run in which every GPU test skipped is a failed GPU run.
 
-    python3 -m reports.skips [--require cpu|cuda --tests ctest-tests.json] EVIDENCE_DIR...
+    python3 -m reports.tools.skips [--require cpu|cuda --tests ctest-tests.json] EVIDENCE_DIR...
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .evidence import Evidence, read_evidence, read_registered
+from ..evidence import Evidence, read_evidence, read_registered
 
 DEVICE_LABELS = {"cpu": "cpu", "cuda": "gpu"}
 
@@ -37,7 +37,7 @@ def required_ran(ev: Evidence, tests_json: Path, device: str) -> str | None:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="reports.skips", description=__doc__,
+    parser = argparse.ArgumentParser(prog="reports.tools.skips", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--require", choices=sorted(DEVICE_LABELS))
     parser.add_argument("--tests", type=Path, help="ctest --show-only=json-v1 (needed with --require)")

@@ -1,7 +1,7 @@
 """Whether several reports of one commit on one machine agree: the same
 verdicts, the same card lines and the same real changes between versions.
 
-    python3 -m reports.agree REPORT.json REPORT.json [REPORT.json...]
+    python3 -m reports.tools.agree REPORT.json REPORT.json [REPORT.json...]
 
 Compared, each against the first report:
 
@@ -84,7 +84,7 @@ def differences(first: dict[str, Any], other: dict[str, Any]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m reports.agree", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python3 -m reports.tools.agree", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("reports", nargs="+", type=Path)
     args = parser.parse_args(argv)

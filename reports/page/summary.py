@@ -11,16 +11,16 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import baseline
-from .evidence import torch_of
-from .ruling import VERDICTS, Ruling
-from .verdicts import Verdict, refuted_guarantees
-from .changes import grouped
-from .observe import line
-from .reasons import reason_group
+from .. import baseline
+from ..evidence import torch_of
+from ..ruling import VERDICTS, Ruling
+from ..verdicts import Verdict, refuted_guarantees
+from ..changes import grouped
+from ..observe import line
+from ..reasons import reason_group
 
 if TYPE_CHECKING:
-    from .pipeline import Report
+    from ..pipeline import Report
 
 MAX_SHOWN = 20  # unexplained disagreements named
 

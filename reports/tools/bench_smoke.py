@@ -1,7 +1,7 @@
 """The benchmarks' smoke check (ctest benchmarks.smoke): every benchmark once,
 at batch 1, and the JSON checked: each compute benchmark ran or was not
 evaluated with its reason, the overhead pairs and the digest ran, nothing
-failed. Usage: python3 -m reports.bench_smoke BINARY OUT.json"""
+failed. Usage: python3 -m reports.tools.bench_smoke BINARY OUT.json"""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 
 from inputs.engines import engines
 
-from .benchmarks import BenchmarkError, format_summary, load
+from ..benchmarks import BenchmarkError, format_summary, load
 
 
 def benchmarked_cpu_engines(context: dict[str, Any]) -> list[str]:
@@ -63,7 +63,7 @@ def smoke_check(binary: Path, out: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2:
-        print("usage: python3 -m reports.bench_smoke BINARY OUT.json", file=sys.stderr)
+        print("usage: python3 -m reports.tools.bench_smoke BINARY OUT.json", file=sys.stderr)
         return 2
     binary, out = Path(args[0]), Path(args[1])
     # Under ./backendcheck, into the run's own evidence directory.

@@ -1,0 +1,1 @@
+"""The report's separate commands (each `python3 -m reports.tools.NAME`): checks and views over reports and evidence, each built on the verdict layer (reports/) and, where it shows a report, on its page (reports/page/)."""
