@@ -7,7 +7,9 @@ prints every edge between top-level folders with its count (or a Graphviz
 graph with --dot) and then every edge that runs against the floors, and exits
 1 when there is one. A folder may import its own floor and the floors below
 it; folders on one floor that are declared apart (generators/ and reports/)
-never import each other.
+never import each other. Inside reports/, the verdicts (the package itself)
+import neither page/ nor tools/ (but `python3 -m reports` writes the page),
+and page/ never imports tools/.
 
 C++ floors, lowest first: harness/ (no engine code), selection/ (PyTorch's
 selection policy, which calls no engine), backends/ (the engines), runner/
@@ -125,6 +127,22 @@ def module_imports(package: str) -> dict[str, set[str]]:
     return out
 
 
+# reports/ in layers: the verdicts (the package itself), the page that formats
+# them (page/) and the separate commands (tools/). A layer imports only the
+# layers before it; the command line of the report (__main__) writes the page.
+REPORT_LAYERS = ("", "page", "tools")
+
+
+def report_layer_breaks(imports: dict[str, set[str]]) -> list[str]:
+    """Each import of reports/ that runs against REPORT_LAYERS."""
+    def layer(m: str) -> int:
+        first = m.split(".")[0] if "." in m else ""
+        return REPORT_LAYERS.index(first) if first in REPORT_LAYERS else 0
+    return [f"reports/{m.replace('.', '/')}.py imports reports/{n.replace('.', '/')}.py, a layer above it"
+            for m, targets in sorted(imports.items()) for n in sorted(targets)
+            if layer(n) > layer(m) and not (m == "__main__" and REPORT_LAYERS[layer(n)] == "page")]
+
+
 def cycles(imports: dict[str, set[str]]) -> list[list[str]]:
     """Each circle of modules that import, directly or through others, a
     module that imports them: one per strongly connected group, as a path
@@ -214,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     bad = [f"{language}: {line}" for language, (_, lines) in found.items() for line in lines]
     bad += [f"Python: reports/ modules import each other in a circle: {' -> '.join(c)}"
             for c in cycles(module_imports("reports"))]
+    bad += [f"Python: {line}" for line in report_layer_breaks(module_imports("reports"))]
     for line in bad:
         print(f"AGAINST THE FLOORS: {line}", file=sys.stderr)
     if not bad:

@@ -39,6 +39,17 @@ class LayersTest(unittest.TestCase):
         self.assertIn("benchmarks", imports["tools.bench_smoke"])
         self.assertEqual(import_graph.cycles(imports), [])
 
+    def test_reports_layers_hold(self) -> None:
+        self.assertEqual(import_graph.report_layer_breaks(import_graph.module_imports("reports")), [])
+
+    def test_an_import_up_the_reports_layers_is_caught(self) -> None:
+        # The control: the verdicts importing the page, the page a tool; the report's command line may write the page.
+        imports = {"pipeline": {"page.render", "ruling"}, "page.render": {"tools.agree", "ruling"},
+                   "__main__": {"page.render", "pipeline"}, "tools.agree": {"page.render", "pipeline"}, "ruling": set()}
+        self.assertEqual(import_graph.report_layer_breaks(imports),
+                         ["reports/page/render.py imports reports/tools/agree.py, a layer above it",
+                          "reports/pipeline.py imports reports/page/render.py, a layer above it"])
+
     def test_a_circle_of_imports_is_caught(self) -> None:
         # The control: the circle that reports/ had (card -> summary -> pipeline -> card).
         imports = {"card": {"summary", "ruling"}, "summary": {"pipeline"}, "pipeline": {"card", "ruling"},
