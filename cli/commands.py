@@ -17,7 +17,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
-from xml.etree import ElementTree
 
 from cli import builds, exits, installs
 from cli.builds import Lock, Refused
@@ -280,19 +279,18 @@ def judging_env(state: State, report: bool) -> dict[str, str | None]:
     env: dict[str, str | None] = {"BACKENDCHECK_KNOWN": ":".join(known) or None,
                                   "BACKENDCHECK_REPORT_DIR": None, "BACKENDCHECK_REPORT_OPTIONS": None}
     if report and state.report_dir is not None and state.build_dir is not None:
-        more = [*o.report_args(), *(["--write-findings", str(o.write_findings)] if o.write_findings else []),
-                *(["--strict"] if o.strict else []), "--tests", str(state.build_dir / "ctest-tests.json")]
+        more = [*o.report_args(), *o.finding_args(), "--tests", str(state.build_dir / "ctest-tests.json")]
         env.update(BACKENDCHECK_REPORT_DIR=str(state.report_dir), BACKENDCHECK_REPORT_OPTIONS=json.dumps(more))
     return env
 
 
 def failed_tests(junit: Path) -> list[str] | None:
-    """The tests ctest's JUnit holds as failed; None when it cannot be read."""
-    try:
-        root = ElementTree.parse(junit).getroot()
-    except (OSError, ElementTree.ParseError):
-        return None
-    return [tc.get("name", "") for tc in root.iter("testcase") if tc.get("status") == "fail"]
+    """The tests ctest's JUnit holds as failed, read by the report's reader;
+    None when it cannot be read."""
+    from reports.evidence import Evidence, read_junit  # not at start-up: a bad command line answers at once
+    ev = Evidence()
+    read_junit(junit, ev)
+    return None if ev.problems else [name for name, status in ev.ctest.items() if status == "fail"]
 
 
 def report_status(report_dir: Path) -> int | None:

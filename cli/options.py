@@ -150,11 +150,12 @@ class Options:
         args = ["--known", str(root / "catalog" / "known_findings.toml")]
         for path in self.known:
             args += ["--known", str(path)]
-        if self.write_findings:
-            args += ["--write-findings", str(self.write_findings)]
-        if self.strict:
-            args.append("--strict")
-        return args
+        return args + self.finding_args()
+
+    def finding_args(self) -> list[str]:
+        """--write-findings and --strict, as `python -m reports` takes them."""
+        return (["--write-findings", str(self.write_findings)] if self.write_findings else []) + \
+            (["--strict"] if self.strict else [])
 
 
 USAGE = """./backendcheck COMMAND [OPTIONS]
