@@ -278,6 +278,8 @@ def judging_env(state: State, report: bool) -> dict[str, str | None]:
     known = [p for p in os.environ.get("BACKENDCHECK_KNOWN", "").split(":") if p] + [str(p) for p in o.known]
     env: dict[str, str | None] = {"BACKENDCHECK_KNOWN": ":".join(known) or None,
                                   "BACKENDCHECK_REPORT_DIR": None, "BACKENDCHECK_REPORT_OPTIONS": None}
+    if o.search_budget is not None:  # else the environment's, or the tier's (probes/counterexamples.py)
+        env["BACKENDCHECK_SEARCH_BUDGET"] = f"{o.search_budget:g}"
     if report and state.report_dir is not None and state.build_dir is not None:
         more = [*o.report_args(), *o.finding_args(), "--tests", str(state.build_dir / "ctest-tests.json")]
         env.update(BACKENDCHECK_REPORT_DIR=str(state.report_dir), BACKENDCHECK_REPORT_OPTIONS=json.dumps(more))

@@ -47,6 +47,16 @@ def positive_int(text: str) -> int:
     return int(text)
 
 
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a positive number of seconds")
+    return value
+
+
 def default_jobs(env: dict[str, str] | None = None) -> int:
     """--jobs when not given: CTEST_PARALLEL_LEVEL, CMAKE_BUILD_PARALLEL_LEVEL,
     else the CPUs of this machine."""
@@ -113,6 +123,7 @@ class Options:
     label: str = ""
     matrix: list[Path] = field(default_factory=list)
     max_cases: int | None = None
+    search_budget: float | None = None
     require: str = ""
     jobs: int = 1
     offline: bool = False
@@ -206,6 +217,9 @@ def build_parser(cwd: Path, root: Path = ROOT) -> Parser:
         p.add_argument("--matrix", action="append", default=[], type=path_in(cwd, "spec"), metavar="SPEC")
         p.add_argument("--max-cases", type=positive_int, default=None, metavar="N")
         p.add_argument("-L", "--label", default="", metavar="LABEL", help="only the tests of this ctest label")
+        p.add_argument("--search-budget", type=positive_seconds, default=None, metavar="SECONDS",
+                       help="seconds the search for counter-examples spends (default: the tier's, "
+                            "probes/counterexamples.py)")
 
     def reports(p: Parser) -> None:
         p.add_argument("--out", type=path_in(cwd), default=None, metavar="DIR")

@@ -132,29 +132,154 @@ def _parameters(fn) -> dict:
     return {name: repr(p.default) for name, p in inspect.signature(fn).parameters.items()}
 
 
-def flags_scope() -> tuple[bool, str, dict]:
-    """torch.backends.cudnn.flags() sets the cuDNN flags inside, restores the
-    previous values on exit and on an exception, and its parameters default
-    to enabled=False: a bare scope turns cuDNN off."""
-    before = _flags()
+# The starting states from which a flags() scope is entered: each one line a
+# user of a version writes (the documented settings of torch.backends, the
+# 2.x precision API among them), with the name that version must have.
+SCOPE_STATES = (
+    ("torch.backends.cudnn.benchmark = True", "cudnn.benchmark"),
+    ("torch.backends.cudnn.deterministic = True", "cudnn.deterministic"),
+    ("torch.backends.cudnn.enabled = False", "cudnn.enabled"),
+    ("torch.backends.cudnn.allow_tf32 = False", "cudnn.allow_tf32"),
+    ("torch.backends.cuda.matmul.allow_tf32 = True", "cuda.matmul.allow_tf32"),
+    ("torch.set_float32_matmul_precision('high')", ""),
+    ("torch.use_deterministic_algorithms(True)", ""),
+    ("torch.backends.fp32_precision = 'tf32'", "fp32_precision"),
+    ("torch.backends.cudnn.fp32_precision = 'ieee'", "cudnn.fp32_precision"),
+    ("torch.backends.cudnn.conv.fp32_precision = 'ieee'", "cudnn.conv.fp32_precision"),
+    ("torch.backends.cuda.matmul.fp32_precision = 'tf32'", "cuda.matmul.fp32_precision"),
+    ("torch.backends.mkldnn.fp32_precision = 'bf16'", "mkldnn.fp32_precision"),
+)
+
+
+def _snapshot() -> dict:
+    """Every flag this version has, as flags() could change it; a getter
+    PyTorch refuses in this state is recorded with its message."""
+    out = {}
+    for name in DEFAULTS:
+        try:
+            value = _read(name)
+        except RuntimeError as e:
+            said = children.refusal(e, torch)
+            if not said:
+                raise
+            value = f"refused: {said}"
+        if value is not ABSENT:
+            out[name] = value
+    return out
+
+
+def _scope() -> dict:
+    """flags() used as a user uses it, from the current state: a bare scope,
+    one that sets every flag, and one left by an exception."""
+    before = _snapshot()
     with torch.backends.cudnn.flags():
         bare = torch.backends.cudnn.enabled
     with torch.backends.cudnn.flags(enabled=True, benchmark=True, deterministic=True, allow_tf32=False):
-        inside = _flags()
-    after = _flags()
+        inside = _snapshot()
+    after = _snapshot()
     try:
         with torch.backends.cudnn.flags(enabled=True, benchmark=True):
             raise KeyError("boom")
     except KeyError:
         pass
-    after_error = _flags()
-    set_inside = inside["cudnn.benchmark"] and inside["cudnn.deterministic"] and not inside["cudnn.allow_tf32"]
-    ok = bare is False and set_inside and after == before and after_error == before
+    after_error = _snapshot()
+    set_inside = inside["cudnn.benchmark"] is True and inside["cudnn.deterministic"] is True and \
+        inside["cudnn.allow_tf32"] is False
+    return {"bare_enabled": bare, "inside": inside, "after": after, "set_inside": set_inside,
+            "restored": after == before, "restored_after_error": after_error == before,
+            "changed": {k: [before[k], after.get(k)] for k in before if after.get(k) != before[k]}}
+
+
+def scope_from(line: str) -> dict:
+    """(child) The scope entered after `line`: what _scope saw, or PyTorch's
+    refusal of the scope there (with the flags then)."""
+    exec(compile(line, "<starting state>", "exec"), {"torch": torch})  # noqa: S102 - the probe's own line
+    try:
+        return dict(_scope(), state=line)
+    except RuntimeError as e:
+        said = children.refusal(e, torch)
+        if not said:
+            raise
+        return {"state": line, "refused": said, "after": _snapshot()}
+
+
+def _forked(fn, *args) -> dict:
+    """fn(*args) in a forked copy of this process (torch imported, no
+    computation started), as JSON through a pipe: a starting state that
+    cannot be undone stays in the copy. {"error": ...} where the copy
+    failed."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the copy
+        os.close(read)
+        try:
+            out = json.dumps(fn(*args), default=str)
+        except BaseException as e:  # noqa: BLE001 - reported to the parent, which decides
+            out = json.dumps({"error": f"{type(e).__name__}: {e}"})
+        with os.fdopen(write, "w") as f:
+            f.write(out)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as f:
+        said = f.read()
+    _, status = os.waitpid(pid, 0)
+    try:
+        return json.loads(said)
+    except ValueError:
+        return {"error": f"the forked copy ended with status {status} and said {said[:200]!r}"}
+
+
+def _scope_states() -> list[str]:
+    """The starting states this version can reach (their names exist)."""
+    out = []
+    for line, name in SCOPE_STATES:
+        if line.startswith("torch.set_float32") and not hasattr(torch, "set_float32_matmul_precision"):
+            continue
+        if name:
+            try:
+                if _read(name) is ABSENT:
+                    continue
+            except RuntimeError:
+                pass
+        out.append(line)
+    return out
+
+
+def flags_scope() -> tuple[bool, str, dict]:
+    """torch.backends.cudnn.flags() sets the cuDNN flags inside, restores the
+    previous values on exit and on an exception, and its parameters default
+    to enabled=False: a bare scope turns cuDNN off. Entered from the defaults
+    and from every starting state a user of this version reaches with one
+    line (SCOPE_STATES), each in a forked copy of this process; a state where PyTorch
+    refuses the scope, or where it does not restore, is the claim's
+    counter-example."""
+    seen = _scope()
     parameters = _parameters(torch.backends.cudnn.flags)
-    return ok, (f"bare flags(): enabled={bare}; inside flags(benchmark=True, deterministic=True, allow_tf32=False): "
-                f"{'set' if set_inside else 'NOT set'}; restored on exit: {after == before}; restored after an "
-                f"exception: {after_error == before}; cudnn.flags{tuple(parameters)}"), {
-                    "bare_enabled": bare, "inside": inside, "after": after, "parameters": parameters}
+    states = {}
+    for line in _scope_states():
+        got = _forked(scope_from, line)
+        if "error" in got:
+            raise RuntimeError(f"the scope's copy after {line!r} failed: {got['error']}")
+        states[line] = got
+    refused = {line: st["refused"] for line, st in states.items() if "refused" in st}
+    unrestored = {line: st["changed"] for line, st in states.items() if "refused" not in st
+                  and not (st["restored"] and st["restored_after_error"] and st["set_inside"])}
+    ok = seen["bare_enabled"] is False and seen["set_inside"] and seen["restored"] and \
+        seen["restored_after_error"] and not refused and not unrestored
+    by_message: dict[str, list[str]] = {}
+    for line, said in refused.items():
+        by_message.setdefault(said, []).append(f"`{line}`")
+    against = [f"after {' or '.join(lines)}, PyTorch refuses the scope on entry: {said}"
+               for said, lines in by_message.items()] + \
+        [f"after `{line}`, the scope does not restore {changed or 'what it set'}" for line, changed in unrestored.items()]
+    return ok, "; ".join(against + [
+        f"bare flags(): enabled={seen['bare_enabled']}; inside flags(benchmark=True, deterministic=True, "
+        f"allow_tf32=False): {'set' if seen['set_inside'] else 'NOT set'}; restored on exit: {seen['restored']}; "
+        f"restored after an exception: {seen['restored_after_error']}; entered from the defaults and "
+        f"{len(states)} starting states, {len(states) - len(refused) - len(unrestored)} restored",
+        f"cudnn.flags{tuple(parameters)}"]), {
+            "bare_enabled": seen["bare_enabled"], "inside": seen["inside"], "after": seen["after"],
+            "parameters": parameters, "states": states, "refused_from": refused, "not_restored_from": unrestored}
 
 
 def _put(accumulate: bool) -> None:
@@ -509,6 +634,24 @@ def invariance() -> tuple[bool | None, str, dict]:
     ), seen
 
 
+def counterexamples() -> tuple[bool, str, dict]:
+    """The search for counter-examples of the universal claims at the thread
+    and run-to-run levels (probes/counterexamples.py): the corpus replayed,
+    then a seeded search within the tier's budget (BACKENDCHECK_SEARCH_BUDGET
+    seconds where set), each counter-example shrunk, with the search's own
+    planted controls and the thread levers tried on what it found. It
+    records; the report judges. A planted control missed is recorded as
+    such (the report then trusts no "found nothing")."""
+    import counterexamples as search
+    seen = search.run(os.environ.get("BACKENDCHECK_TIER", "ci"))
+    found = {key: [c["words"] for c in s["counterexamples"]] for key, s in seen["searches"].items()}
+    missed = [level for level, c in seen["controls"].items() if not c["trusted"]]
+    return True, (f"PyTorch {torch.__version__}: planted controls " + (f"MISSED at {', '.join(missed)}" if missed
+                                                                        else "found") + "; "
+                  + "; ".join(f"{key}: {len(words)} counter-example(s) ({', '.join(words[:3])})"
+                              for key, words in found.items())), seen
+
+
 def documented() -> tuple[bool, str, dict]:
     """use_deterministic_algorithms's own list in this version's docstring,
     every entry checked on the devices it names that this machine has, and
@@ -616,26 +759,31 @@ def blas_of_torch() -> str:
 def same_torch() -> tuple[bool, str, dict]:
     """The PyTorch that a test process runs is the one a bare interpreter
     runs: torch.mm, on one thread, of the float32 operands the test wrote to
-    BACKENDCHECK_SAME_TORCH_DIR (a.f32, M x K; b.f32, K x N; shape: "M K N"),
-    written to out.f32 for the test to compare bitwise with its own at::mm,
-    and the BLAS mapped here, for it to compare with the one its engine
-    names. Passes when it computed; the test decides the comparison."""
+    BACKENDCHECK_SAME_TORCH_DIR, one line "M K N" of its file `shapes` per
+    product (aI.f32, M x K; bI.f32, K x N for line I), written to outI.f32
+    for the test to compare bitwise with its own at::mm, and the BLAS mapped
+    here, for it to compare with the one its engine names. Passes when it
+    computed; the test decides the comparison."""
     where = Path(os.environ["BACKENDCHECK_SAME_TORCH_DIR"])
-    m, k, n = (int(x) for x in (where / "shape").read_text().split())
     torch.set_num_threads(1)
-    a = torch.frombuffer(bytearray((where / "a.f32").read_bytes()), dtype=torch.float32).reshape(m, k)
-    b = torch.frombuffer(bytearray((where / "b.f32").read_bytes()), dtype=torch.float32).reshape(k, n)
-    out = torch.mm(a, b).contiguous()
-    (where / "out.f32").write_bytes(array.array("f", out.flatten().tolist()).tobytes())  # exact: float32 -> float -> f
+    shapes = [tuple(int(x) for x in line.split()) for line in (where / "shapes").read_text().splitlines() if line]
+    for i, (m, k, n) in enumerate(shapes):
+        a = torch.frombuffer(bytearray((where / f"a{i}.f32").read_bytes()), dtype=torch.float32).reshape(m, k)
+        b = torch.frombuffer(bytearray((where / f"b{i}.f32").read_bytes()), dtype=torch.float32).reshape(k, n)
+        out = torch.mm(a, b).contiguous()
+        # exact: float32 -> float -> f
+        (where / f"out{i}.f32").write_bytes(array.array("f", out.flatten().tolist()).tobytes())
     blas = blas_of_torch()
-    return True, f"torch.mm {m}x{k} @ {k}x{n} on 1 thread; BLAS {blas}", {"blas": blas}
+    return True, (f"torch.mm on 1 thread at {', '.join(f'{m}x{k} @ {k}x{n}' for m, k, n in shapes)}; "
+                  f"BLAS {blas}"), {"blas": blas, "shapes": [list(s) for s in shapes]}
 
 
 PROBES = {"build_config": build_config, "defaults": defaults, "flags_scope": flags_scope, "alert": alert, "warn_only": warn_only,
           "cudnn_deterministic_scope": cudnn_deterministic_scope, "mkldnn_available": mkldnn_available,
           "openmp_available": openmp_available, "mps_available": mps_available,
           "seed_not_backends": seed_not_backends, "mkldnn_deterministic": mkldnn_deterministic,
-          "fp32_precision": fp32_precision, "documented": documented, "invariance": invariance, "census": census, "compiled": compiled, "same_torch": same_torch,
+          "fp32_precision": fp32_precision, "documented": documented, "invariance": invariance,
+          "counterexamples": counterexamples, "census": census, "compiled": compiled, "same_torch": same_torch,
           "cublas_config": cublas_config, "compiled_cuda_eager": compiled_cuda_eager,
           "compiled_cuda_deterministic": compiled_cuda_deterministic, **settings.PROBES, **cudnn_choices.PROBES,
           **cuda_questions.PROBES}

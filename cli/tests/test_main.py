@@ -101,6 +101,10 @@ class BadInvocationTest(Invocation):
         (("run", "--repeats", "x"), "'x' is not a positive whole number"),
         (("run", "--repeats=0"), "'0' is not a positive whole number"),
         (("run", "--repeats=-3"), "'-3' is not a positive whole number"),
+        (("run", "--search-budget", "x"), "'x' is not a positive number of seconds"),
+        (("test", "--search-budget=0"), "'0' is not a positive number of seconds"),
+        (("run", "--search-budget=nan"), "'nan' is not a positive number of seconds"),
+        (("run", "--search-budget=inf"), "'inf' is not a positive number of seconds"),
         (("run", "--max-cases", "1e3"), "'1e3' is not a positive whole number"),
         (("test", "--jobs=two"), "'two' is not a positive whole number"),
         (("bench", "-j", "0"), "'0' is not a positive whole number"),
@@ -172,7 +176,8 @@ class OptionsTest(Invocation):
                    "--offline", "--case=conv2d:fwd:f32:mb1ic1ih4oc1kh1 device=cpu", "--repeats=7",
                    "--out=rep", "--baseline=old/report.json", "--fail-on-change", "--expect-platform=a",
                    "--expect-platforms=platforms.txt", "--strict", "--known=team.toml", "--write-findings=new.toml",
-                   "--label=smoke"], self.tmp)
+                   "--label=smoke", "--search-budget=12.5"], self.tmp)
+        self.assertEqual(o.search_budget, 12.5)
         self.assertEqual(o.torches, ["/usr/bin/python3", "torch==2.7.1", "pinned"])
         self.assertEqual((o.preset, o.tier, o.require, o.label), ("cpu-only", "nightly", "cuda", "smoke"))
         self.assertEqual((o.max_cases, o.jobs, o.repeats), (100, 3, 7))
@@ -192,8 +197,15 @@ class OptionsTest(Invocation):
                       "conv2d:fwd:f32:mb1ic1ih4oc1kh1 device=cpu", "--repeats", "7", "--out", "rep", "--baseline",
                       "old/report.json", "--fail-on-change", "--expect-platform", "a", "--expect-platforms",
                       "platforms.txt", "--strict", "--known", "team.toml", "--write-findings", "new.toml", "-L",
-                      "smoke"], self.tmp)
+                      "smoke", "--search-budget", "12.5"], self.tmp)
         self.assertEqual(o, same)
+
+    def test_the_search_budget_reaches_ctests_tests_only_where_given(self) -> None:
+        from cli.commands import State, judging_env
+        given = judging_env(State(options=parse(["run", "--search-budget=7"], self.tmp)), report=False)
+        self.assertEqual(given["BACKENDCHECK_SEARCH_BUDGET"], "7")
+        self.assertNotIn("BACKENDCHECK_SEARCH_BUDGET", judging_env(State(options=parse(["run"], self.tmp)), False),
+                         "the environment's own value, or the tier's, stands")
 
     def test_paths_are_read_from_the_callers_directory(self) -> None:
         (self.tmp / "sub").mkdir()
