@@ -30,6 +30,10 @@ POLARITIES = ("supports", "refutes")
 # is about), or any.
 SYSTEMS = systems() + ("any",)
 ABOUT = tuple(s for s in SYSTEMS if s != MODEL)
+# The search for counter-examples (probes/counterexamples.py): its test and
+# the levels it searches (a claim's `search`).
+SEARCH_TEST = "TorchPython.CounterExampleSearch"
+SEARCH_LEVELS = ("threads", "run", "cudnn")
 CLAIM_KEYS = {"id", "statement", "source", "kind", "scope", "about", "evidence", "prediction", "card"}
 CARD_GOALS = ("reproducibility", "speed", "no effect")
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -65,6 +69,8 @@ class Claim:
     cases: dict[str, Any] = field(default_factory=dict)
     reason: str = ""
     check: str = ""            # fact: judge this check of the case records, not the whole test
+    searched: str = ""         # fact: the observation key of the search a supporting fact must carry
+    search: str = ""           # "LEVEL | VARIANT" of the search for counter-examples (CounterExampleSearch)
     metric: str = ""           # ratio: which measurement of a Compare
     bound: float = 1.0         # ratio: the bound median(B)/median(A) is compared with
     supports_when: str = ""    # ratio: "below" or "above"; distribution: "varies" or "constant"
@@ -186,6 +192,17 @@ def _evidence(ev: Any, here: tuple[str | int, ...], error: Any, claim: Claim) ->
     claim.tests = list(ev.get("tests", []))
     claim.cases = dict(ev.get("cases", {}))
     claim.check = str(ev.get("check", ""))
+    claim.searched = str(ev.get("searched", ""))
+    claim.search = str(ev.get("search", ""))
+    if claim.search:
+        level, _, variant = claim.search.partition(" | ")
+        if level not in SEARCH_LEVELS or variant not in VARIANTS:
+            raise error(here + ("search",), f"search is \"LEVEL | VARIANT\": a level of {', '.join(SEARCH_LEVELS)} "
+                                            f"and a variant of {', '.join(VARIANTS)}")
+        if SEARCH_TEST not in claim.tests:
+            raise error(here + ("search",), f"a claim judged with its search lists its test, {SEARCH_TEST}")
+    if claim.searched and rule != "fact":
+        raise error(here + ("searched",), "searched names what a fact's search recorded: rule = \"fact\" only")
     if not claim.tests and not claim.cases:
         raise error(here, f"a {rule} rule needs 'tests' or 'cases'")
     claim.factor = stated_factor(claim.statement)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from .catalog import SEARCH_TEST
 from .evidence import Evidence, torch_of
 from .ruling import Ruling
 
@@ -300,6 +301,9 @@ def judge(evidence: Evidence) -> dict[str, dict[str, Any]]:
                              for line in _compiled(_observed(ev, test)) if line["state"] != Ruling.NOT_EVALUATED
                              or "CUDA device" not in line["why"]],
                          "levers": [lv for g in found for lv in lever_lines(g)],
+                         "search": {variant: searched(searches([o]), "threads", variant)
+                                    for o in [_observed(ev, SEARCH_TEST) or {}] for variant in ("defaults",
+                                                                                               "deterministic")},
                          "cuda_device": str(cuda.get("device", "")) if cuda is not None else "",
                          "evidence": f"{TEST} (./backendcheck run --case {shlex.quote(_REPRO)})"}
     _release(out)
@@ -377,6 +381,59 @@ def _row_cell(row: dict[str, Any], level: str, grid: dict[str, Any]) -> dict[str
     return _cell(level, row.get(level), bool(grid.get("controls", {}).get(level, {}).get("varied")), grid)
 
 
+# The search for counter-examples of the universal levels (threads, run),
+# probes/counterexamples.py: a claim of rule "invariance" at one of these
+# levels is supported only after it.
+
+
+def searches(observed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The searches among recorded observations (the probe's "searches")."""
+    return [o for o in observed if isinstance(o.get("searches"), dict)]
+
+
+def coverage_line(coverage: dict[str, Any], threads: list[int]) -> str:
+    """What a search covered, in one line: "26 operations x 75 sizes (n 1
+    to 1,048,578), bfloat16, float32, float64, contiguous and channels_last,
+    forward, backward and step, 4 starting states, 1 and 2 threads; 295
+    cases in 30.0 s of search (seed 7, budget 30.0 s)"."""
+    def said(values: list[str]) -> str:
+        return ", ".join(values[:-1]) + f" and {values[-1]}" if len(values) > 1 else "".join(values)
+    lo, hi = coverage.get("n_min"), coverage.get("n_max")
+    sizes = f" (n {lo:,} to {hi:,})" if lo is not None and hi is not None else ""
+    return (f"{len(coverage.get('ops', []))} operations x {coverage.get('sizes')} sizes{sizes}, "
+            f"{said(coverage.get('dtypes', []))}, {said(coverage.get('layouts', []))}, "
+            f"{said(coverage.get('passes', []))}, {len(coverage.get('states', []))} starting states, "
+            f"{said([str(t) for t in threads])} thread{'s' if threads != [1] else ''}; {coverage.get('cases')} cases "
+            f"in {coverage.get('seconds')} s of search (seed {coverage.get('seed')}, "
+            + ("every case of the space" if coverage.get("exhausted") else f"budget {coverage.get('budget_s')} s")
+            + ")")
+
+
+def searched(found: list[dict[str, Any]], level: str, variant: str) -> dict[str, Any] | None:
+    """One level and variant of the recorded searches: whether the search is
+    trusted (its planted controls, and why not), its coverage line, the
+    counter-examples (the corpus's still seen first, then the search's, each
+    with its words and snippet), the corpus's cases no longer seen, and the
+    levers' checks on them; None where no search covered it."""
+    for seen in found:
+        one = seen["searches"].get(f"{level} | {variant}")
+        if one is None:
+            continue
+        controls = seen.get("controls", {}).get(level, {})
+        replayed = one.get("corpus", [])
+        gone = [c for c in replayed if c.get("state") == "no longer seen"]
+        corpus = (f"; first the corpus's {len(replayed)} case{'s' if len(replayed) != 1 else ''} "
+                  f"(catalog/corpus/): {len(replayed) - len(gone)} seen, {len(gone)} no longer seen here"
+                  if replayed else "")
+        return {"trusted": bool(controls.get("trusted")), "why": str(controls.get("why", "")),
+                "line": coverage_line(one.get("coverage", {}), one.get("threads", [])) + corpus,
+                "counterexamples": [dict(c, op=c["case"]["op"]) for c in replayed if c.get("state") == "seen"]
+                + list(one.get("counterexamples", [])),
+                "gone": gone,
+                "levers": list(seen.get("levers", [])), "torch": seen.get("torch")}
+    return None
+
+
 PRECISION_TEST = "TorchPython.CudaPrecisionSettings"
 
 
@@ -401,9 +458,10 @@ def lever_lines(grid: dict[str, Any]) -> list[dict[str, Any]]:
         said = ", ".join(f"{r:.2f}x in {d}" for d, r in ratios.items())
         line = {"setting": lv.get("setting", lv.get("lever")), "level": lv.get("level", "batch"),
                 "fixes": lv.get("fixes", []), "still_differ": lv.get("still_differ", []),
-                "cost": (f"the GEMMs' median time {said} that of the defaults ({cost.get('reps')} reps"
-                         f"{', alternated' if cost.get('paired') else ', in another process'})") if said
-                else "not timed"}
+                "cost": (f"the GEMMs' median time {said} that of the defaults ({cost.get('reps')} reps, "
+                         "alternated") if said and cost.get("paired")
+                else "cost not measured: its time was taken in another process, at another moment and load, "
+                     "not alternated with its control" if said else "not timed"}
         why = lv.get("not_evaluated") or lv.get("error")
         if why:
             line["not_evaluated"] = why
@@ -411,32 +469,73 @@ def lever_lines(grid: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _found_at_threads(grid: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
+    """The search's counter-examples at the thread level (with the defaults
+    and under the deterministic mode, once each), the levers' checks on
+    them, and the coverage line of the search with the defaults ("" where
+    no search ran)."""
+    found: dict[str, dict[str, Any]] = {}
+    levers: list[dict[str, Any]] = []
+    line = ""
+    for variant, one in (grid.get("search") or {}).items():
+        if not one:
+            continue
+        line = line or one["line"]
+        levers = levers or one["levers"]
+        for c in one["counterexamples"]:
+            found.setdefault(c["words"], dict(c, variant=variant))
+    return list(found.values()), levers, line
+
+
 def card_lines(grid: dict[str, Any]) -> list[dict[str, Any]]:
     """The card's "Invariant here" and "Not invariant here" lines for the
-    levels a user controls (batch size, thread count), over the default rows:
-    the operations that are not named, those that are counted (and named);
-    then each lever that makes some of them hold their bits ("Invariant
-    with", with its cost), and for a level whose operations differ where
-    levers were tried and none holds them, "No setting tried holds"."""
+    levels a user controls (batch size, thread count), over the default rows
+    and, for the thread count, the search's counter-examples (an operation
+    the search refuted is not "invariant here", whatever the grid's one
+    shape showed); then each lever: "Invariant with" only when it holds
+    every difference seen at that level, else one line of what it holds and
+    what it does not, with what holds them all; for a level whose
+    operations differ where levers were tried and none holds them, "No
+    setting tried holds"."""
     lines = []
     for level in ("batch", "threads"):
         cells = {k.split(" | ")[0]: r[level] for k, r in grid["rows"].items() if k.endswith("| defaults")}
+        found, search_levers, coverage = _found_at_threads(grid) if level == "threads" else ([], [], "")
+        refuted = {c["op"] for c in found}
         differ = sorted(op for op, c in cells.items() if c["state"] == "differs")
-        same = sorted(op for op, c in cells.items() if c["state"] == "invariant")
+        same = sorted(op for op, c in cells.items() if c["state"] == "invariant" and op not in refuted)
         name = LEVELS[level][0]
-        if differ:
-            lines.append({"says": "Not invariant here", "level": name, "ops": ", ".join(differ), "count": len(differ)})
+        shown = differ + [c["words"] for c in found if c["op"] not in differ]
+        if shown:
+            lines.append({"says": "Not invariant here", "level": name, "ops": ", ".join(shown), "count": len(shown)})
         if same:
-            lines.append({"says": "Invariant here", "level": name, "ops": ", ".join(same), "count": len(same)})
-        tried = [lv for lv in grid.get("levers", []) if lv["level"] == level and not lv.get("not_evaluated")]
-        for lv in tried:
-            if lv["fixes"]:
-                lines.append({"says": "Invariant with", "level": name, "setting": lv["setting"],
-                              "ops": ", ".join(lv["fixes"]), "count": len(lv["fixes"]), "cost": lv["cost"]})
-        held = {op for lv in tried for op in lv["fixes"]}
-        if tried and (left := [op for op in differ if op not in held]):
+            lines.append({"says": "Invariant here", "level": name, "ops": ", ".join(same), "count": len(same),
+                          **({"searched": f"the grid's one shape each; the search found no counter-example for "
+                                          f"them in {coverage}"} if coverage else {})})
+        tried = {lv["setting"]: lv for lv in grid.get("levers", []) if lv["level"] == level
+                 and not lv.get("not_evaluated")}
+        checks = {c["lever"]: c for c in search_levers if "error" not in c}
+        settings = list(tried) + [c for c in checks if c not in tried]
+        for setting in settings:
+            lv, check = tried.get(setting, {}), checks.get(setting, {})
+            fixes = list(lv.get("fixes", []))
+            not_held = [op for op in differ if op not in fixes] + list(check.get("not_held", []))
+            held = fixes + list(check.get("held", []))
+            cost = lv.get("cost", "cost not measured")
+            if held and not not_held:
+                lines.append({"says": "Invariant with", "level": name, "setting": setting,
+                              "ops": ", ".join(held), "count": len(held), "cost": cost})
+            elif held:
+                lines.append({"says": "Holds some", "level": name, "setting": setting, "ops": ", ".join(held),
+                              "count": len(held), "not_held": ", ".join(not_held), "cost": cost,
+                              "holds_all": "the same thread count (torch.set_num_threads) in every run that must "
+                                           "agree"})
+        held_any = {op for lv in tried.values() for op in lv["fixes"]} | {
+            w for c in checks.values() for w in c.get("held", [])}
+        if settings and (left := [op for op in shown if op not in held_any]) and not any(
+                line["says"] == "Holds some" for line in lines if line["level"] == name):
             lines.append({"says": "No setting tried holds", "level": name, "ops": ", ".join(left),
-                          "count": len(left), "tried": ", ".join(lv["setting"] for lv in tried)})
+                          "count": len(left), "tried": ", ".join(settings)})
     return lines
 
 

@@ -353,10 +353,16 @@ class Held:
     said: str = ""
     overrides: tuple[str, ...] = ()
     suggested: str = ""
+    snippet: str = ""  # the verdict's counter-example, as Python to run
 
     def line(self) -> str:
         """One line naming the claim, the platform, what was expected and why."""
-        return f"UNEXPECTED {self.claim} on {self.platform}: {self.why}"
+        return f"UNEXPECTED {self.claim} on {self.platform}: {self.why}" + (
+            " (the counter-example follows)" if self.snippet else "")
+
+    def lines(self) -> list[str]:
+        """The UNEXPECTED line, then the counter-example's lines, if any."""
+        return [self.line(), *self.snippet.splitlines()]
 
     def as_json(self) -> dict[str, Any]:
         f = self.finding
@@ -405,6 +411,7 @@ def judge(findings: list[Finding], verdicts: list[Verdict], evidence: Evidence, 
                          f"a guarantee refuted with no known finding: expected supported, got refuted: {said}", said)
             else:
                 continue
+            h.snippet = pv.snippet
             held.append(h)
     return held
 

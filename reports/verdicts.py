@@ -54,14 +54,14 @@ from __future__ import annotations
 
 import fnmatch
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from inputs.repro import split_repro
 
-from .catalog import MIN_REPS, Claim
+from .catalog import MIN_REPS, SEARCH_TEST, Claim
 from .evidence import PLATFORM_PARTS, Evidence, ctest_outcome, differing_parts
-from .invariance import LEVELS, VARIANT_WORDS, level_cells
+from .invariance import LEVELS, VARIANT_WORDS, level_cells, searched, searches
 from .ruling import Ruling
 from .statistics import LEVEL, LOAD_LIMIT, MANY_RULE, MARGIN, decide_band, decide_many, decide_ratio, side
 
@@ -93,6 +93,7 @@ class Verdict:
     decided_by: str = ""  # the system whose evidence decided it ("" when no evidence could)
     prediction: Verdict | None = None  # what the model's evidence says, shown beside, never deciding
     withheld: bool = False  # not evaluated because its timings were taken on a busy machine
+    snippet: str = ""  # a refuting counter-example as runnable Python (a universal claim's search)
 
     def on(self, platform: str) -> Verdict:
         """The verdict on one platform (itself, when it was not judged per platform)."""
@@ -208,6 +209,63 @@ def _facts(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) -> 
             for t in select_tests(claim.tests, claim.cases, manifest, evidence)]
 
 
+def _searched(claim: Claim, verdict: Verdict, search_facts: list[Fact]) -> Verdict:
+    """A claim that holds everywhere, judged with its search for a
+    counter-example (the claim's `search`, "LEVEL | VARIANT" of
+    TorchPython.CounterExampleSearch): a counter-example refutes it, its
+    shrunk snippet the verdict's; a rule's support stands only beside a
+    search that found none, and states what that search covered; without a
+    search the claim is not evaluated, and with the search's planted
+    controls missed, inconclusive. A search that failed is an error."""
+    holds = Ruling.SUPPORTED if claim.polarity == "supports" else Ruling.REFUTED
+    breaks = Ruling.REFUTED if claim.polarity == "supports" else Ruling.SUPPORTED
+    broken = [f for f in search_facts if f.outcome in ("crashed", "timed out", "error")]
+    if broken:
+        first = (broken[0].message.strip().splitlines() or ["no message"])[0]
+        return Verdict(claim, Ruling.ERROR, f"the search for a counter-example failed: {first}", verdict.facts)
+    level, _, variant = claim.search.partition(" | ")
+    found = searched(searches([c["observed"] for f in search_facts if f.outcome == "passed" for r in f.records
+                               for c in r.get("checks", []) if isinstance(c.get("observed"), dict)]), level, variant)
+    examples = found["counterexamples"] if found else []
+    if examples:
+        said = (f"the search found {len(examples)} counter-example{'s' if len(examples) > 1 else ''}: "
+                + "; ".join(c["words"] for c in examples[:4])
+                + (f" and {len(examples) - 4} more" if len(examples) > 4 else ""))
+        reason = f"{verdict.reason}; {said}" if verdict.verdict == breaks else f"{said}; beside it, {verdict.reason}"
+        return replace(verdict, verdict=breaks, reason=reason, snippet=examples[0].get("snippet", ""))
+    if verdict.verdict != holds:
+        return verdict
+    if found is None:
+        why = next((f.message.strip() for f in search_facts if f.outcome in ("skipped", "not run")
+                    and f.message.strip()), "this evidence holds no search")
+        return replace(verdict, verdict=Ruling.NOT_EVALUATED, reason=f"no search for a counter-example ran ({why}); "
+                                                                     f"a claim that holds everywhere needs one: "
+                                                                     f"{verdict.reason}")
+    if not found["trusted"]:
+        return replace(verdict, verdict=Ruling.INCONCLUSIVE, reason=f"{verdict.reason}; but the search's planted "
+                                                                    f"controls failed ({found['why']}), so its "
+                                                                    f"finding nothing proves nothing")
+    return replace(verdict, reason=f"{verdict.reason}; no counter-example in {found['line']}")
+
+
+def _unsearched(claim: Claim, facts: list[Fact]) -> list[Fact]:
+    """A claim that holds everywhere is supported only after a search for
+    its counter-example: a passing fact whose observation lacks the claim's
+    `searched` key (evidence older than the search) decides nothing, and
+    counts as not evaluated with that reason; a failing one still refutes."""
+    if not claim.searched:
+        return facts
+    out = []
+    for f in facts:
+        seen = [c.get("observed") for r in f.records for c in r.get("checks", []) if isinstance(c.get("observed"), dict)]
+        if f.outcome == "passed" and seen and not any(claim.searched in o for o in seen):
+            f = Fact(f.test, "skipped", f"this evidence holds no search for a counter-example ('{claim.searched}' "
+                                        f"not recorded: it predates the search)", case=f.case, records=f.records,
+                     test_outcome=f.test_outcome)
+        out.append(f)
+    return out
+
+
 def _judge_facts(claim: Claim, facts: list[Fact]) -> Verdict:
     crashed = [f for f in facts if f.outcome in ("crashed", "timed out", "error")]
     failed = [f for f in facts if f.outcome == "failed" and not f.mistrusted]
@@ -271,9 +329,11 @@ def level_name(claim: Claim, grids: list[dict[str, Any]]) -> str:
 def _invariance(claim: Claim, facts: list[Fact]) -> Verdict:
     """A claim that results hold their bits at one level of the invariance
     grid, for the rows of one flag variant: supported when every operation
-    evaluated there is invariant, refuted by one that differs (named, with
-    where and how much), inconclusive when the level's positive control did
-    not vary; without a recorded grid, as its test's outcome says."""
+    evaluated there is invariant and the level's positive control varied,
+    refuted by one that differs (named, with where and how much),
+    inconclusive when the level's positive control did not vary; without a
+    recorded grid, as its test's outcome says. A claim that holds everywhere
+    names its search too (_searched)."""
     grids = recorded_grids(facts)
     if not grids:
         return _judge_facts(claim, facts)
@@ -296,8 +356,8 @@ def _invariance(claim: Claim, facts: list[Fact]) -> Verdict:
     breaks = Ruling.REFUTED if claim.polarity == "supports" else Ruling.SUPPORTED
     if differ:
         shown = "; ".join(f"{op}: {c['why']}" for op, c in list(differ.items())[:3])
-        return Verdict(claim, breaks, f"across the {name}, {flags}, {len(differ)} of {len(judged)} "
-                                      f"operations do not hold their bits ({', '.join(differ)}); {shown}{aside}", facts)
+        return Verdict(claim, breaks, f"across the {name}, {flags}, {len(differ)} of {len(judged)} operations of "
+                                      f"the grid do not hold their bits ({', '.join(differ)}); {shown}{aside}", facts)
     if not judged:
         return Verdict(claim, Ruling.NOT_EVALUATED, f"no operation evaluated across the {name}{aside}", facts)
     controls = "; ".join(str(g.get("controls", {}).get(claim.level, {}).get("what")) for g in grids)
@@ -305,9 +365,8 @@ def _invariance(claim: Claim, facts: list[Fact]) -> Verdict:
         return Verdict(claim, Ruling.INCONCLUSIVE, f"across the {name} all {len(judged)} operations gave the same "
                                                    f"bits, but the level's control ({'; '.join(untrusted)}) did not "
                                                    f"vary, so that proves nothing{aside}", facts)
-    return Verdict(claim, holds, f"across the {name}, {flags}, all {len(judged)} operations held "
-                                 f"their bits ({', '.join(judged)}), and the control ({controls}) "
-                                 f"varied{aside}", facts)
+    return Verdict(claim, holds, f"across the {name}, {flags}, all {len(judged)} operations of the grid held their "
+                                 f"bits ({', '.join(judged)}), and the control ({controls}) varied{aside}", facts)
 
 
 def _ratio(claim: Claim, facts: list[Fact]) -> Verdict:
@@ -592,14 +651,19 @@ def _judge_block(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidenc
         return Verdict(claim, Ruling.NOT_EVALUATED, "no case of this run's matrix addresses this claim", [])
     if not facts:
         return Verdict(claim, Ruling.ERROR, "the catalog's selectors match no test: fix catalog/claims.toml", [])
+    search_facts = [f for f in facts if f.test == SEARCH_TEST] if claim.search else []
+    judged = [f for f in facts if f not in search_facts]
     if claim.rule == "ratio":
-        verdict = _ratio(claim, facts)
+        verdict = _ratio(claim, judged)
     elif claim.rule == "invariance":
-        verdict = _invariance(claim, facts)
+        verdict = _invariance(claim, judged)
     elif claim.rule == "distribution":
-        verdict = _distribution(claim, facts)
+        verdict = _distribution(claim, judged)
     else:
-        verdict = _judge_facts(claim, facts)
+        verdict = _judge_facts(claim, _unsearched(claim, judged))
+    if claim.search:
+        verdict = _searched(claim, verdict, search_facts)
+        verdict.facts = facts
     verdict.observations = _observations(claim, manifest, evidence)
     return verdict
 
@@ -618,7 +682,7 @@ def judge_platforms(claim: Claim, manifest: list[dict[str, Any]], evidence: Evid
         return worst
     reason = "; ".join(f"{p}: {v.verdict}" for p, v in per.items()) + f". {worst.reason}"
     return Verdict(claim, worst.verdict, reason, worst.facts, worst.observations, per, worst.decided_by,
-                   worst.prediction, worst.withheld)
+                   worst.prediction, worst.withheld, worst.snippet)
 
 
 def judge_all(claims: list[Claim], manifest: list[dict[str, Any]], evidence: Evidence,

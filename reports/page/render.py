@@ -174,8 +174,8 @@ def _rows(v: Verdict, lines: dict[str, str], known: dict[str, dict[str, Any]]) -
     the same verdict, line and standing against the known findings share
     one row."""
     standing = {p: {k: x for k, x in kh.items() if k != "platform"} for p, kh in known.items()}
-    return _once_each([(p, {"verdict": pv.verdict, "line": lines[p], "known": standing.get(p)})
-                       for p, pv in v.platforms.items()])
+    return _once_each([(p, {"verdict": pv.verdict, "line": lines[p], "known": standing.get(p),
+                            "snippet": pv.snippet}) for p, pv in v.platforms.items()])
 
 
 def _claim_json(v: Verdict, report: Report) -> dict[str, Any]:
@@ -199,7 +199,7 @@ def _claim_json(v: Verdict, report: Report) -> dict[str, Any]:
         "platform_lines": {p: r.line for p, r in readings.items()},
         "named": {p: r.named for p, r in readings.items()},
         "rows": _rows(v, {p: r.line for p, r in readings.items()}, known) or [
-            {"platforms": [], "verdict": v.verdict, "line": said.line, "known": None}],  # evidence of no named platform
+            {"platforms": [], "verdict": v.verdict, "line": said.line, "known": None, "snippet": v.snippet}],  # evidence of no named platform
         # the platform the claim's line and evidence are of (its gravest)
         "gravest_platform": next((p for p, pv in v.platforms.items() if pv is shown), ""),
         "facts": [_fact_json(f, v, said.line, report.evidence) for f in v.facts],
@@ -296,18 +296,19 @@ def write_junit(path: Path, report: Report) -> None:
             name = f"{v.claim.id}" + (f" [{platform}]" if platform else "")
             h, said = held.get((platform, v.claim.id)), reading(pv).line  # the fact first, as the grid says it
             if h is not None and h.status == "unexpected":
-                testcase(f"claims.{v.claim.kind}", name, "failure", h.line(), said)
+                testcase(f"claims.{v.claim.kind}", name, "failure", "\n".join(h.lines()), said)
             elif report.strict and v.claim.kind == "guarantee" and pv.verdict == Ruling.REFUTED:
-                testcase(f"claims.{v.claim.kind}", name, "failure", f"refuted guarantee (--strict): {said}")
+                testcase(f"claims.{v.claim.kind}", name, "failure", "\n".join(
+                    [f"refuted guarantee (--strict): {said}", *pv.snippet.splitlines()]))
             elif pv.verdict == Ruling.ERROR:
                 testcase(f"claims.{v.claim.kind}", name, "error", said)
             elif h is not None and h.status == "known":
                 # "VERDICT, known since FIRST_SEEN: REASON (FILE:LINE)"
-                testcase(f"claims.{v.claim.kind}", name, "skipped", h.why, said)
+                testcase(f"claims.{v.claim.kind}", name, "skipped", "\n".join([h.why, *pv.snippet.splitlines()]), said)
             elif pv.verdict == Ruling.NOT_EVALUATED:
                 testcase(f"claims.{v.claim.kind}", name, "skipped", said)
             else:
-                testcase(f"claims.{v.claim.kind}", name, out=said)
+                testcase(f"claims.{v.claim.kind}", name, out="\n".join([said, *pv.snippet.splitlines()]))
     for d in report.conformance["disagreements"]:
         name = f"{d['test']} [{d['aspect']}]"
         if d["why"]:

@@ -133,7 +133,7 @@ def alarms(report: Report) -> list[str]:
     out = [f"warning: {problem}" for problem in dict.fromkeys(report.evidence.problems)]
     out += [disagreement_line(d) for d in [d for d in report.conformance["disagreements"] if not d["why"]][:MAX_SHOWN]]
     for h in report.unexpected:
-        out.append(h.line())
+        out.extend(h.lines())
         out += h.suggested.splitlines()
     if report.fail_on_change:
         out += baseline.lines(report.since)

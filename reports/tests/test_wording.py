@@ -121,7 +121,8 @@ class ReasonLineTest(unittest.TestCase):
         from reports.tests.test_reports import claim, evidence
         ev = evidence(**{"T.a": "failed", "T.b": "passed"})
         c = to_json(Report.of(judge_all([claim()], [], ev), [], ev))["claims"][0]
-        self.assertEqual(c["rows"], [{"platforms": [], "verdict": "refuted", "line": c["line"], "known": None}])
+        self.assertEqual(c["rows"], [{"platforms": [], "verdict": "refuted", "line": c["line"], "known": None,
+                                      "snippet": ""}])
         self.assertEqual(c["line"], "T.a said failed, 1 of 2 tests refutes the claim")
 
     def held_to_the_checks(self, data: dict) -> int:

@@ -88,7 +88,7 @@ def claim_status(j: Judged, claim: str) -> tuple[int, list[str]]:
         pv, h = verdict.on(platform), held.get(platform)
         if h is not None and h.status == "unexpected":
             failed = True
-            lines += [h.line(), *h.suggested.splitlines()]
+            lines += [*h.lines(), *h.suggested.splitlines()]
         elif pv.verdict == Ruling.ERROR:
             failed = True
             lines.append(f"ERROR {claim} on {platform}: {known.one_line(pv.reason)}")

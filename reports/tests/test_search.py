@@ -1,0 +1,204 @@
+"""The search for counter-examples, judged and shown from recorded evidence:
+reports/tests/data/search/ holds TorchPython.InvarianceGrid (grid.jsonl)
+and TorchPython.CounterExampleSearch (search.jsonl, probes/counterexamples.py,
+the ci tier's budget) as ctest wrote them on a 2-core AMD EPYC with AVX-512
+BF16, for torch 2.15.0+cu132 (PyPI, oneMKL's generic branch) and Debian's
+1.13.0a0 (OpenBLAS), with their environment records. There the grid's one
+shape per operation holds its bits across the thread count under the
+deterministic mode, and the search finds counter-examples."""
+
+from __future__ import annotations
+
+import copy
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from reports import invariance
+from reports.catalog import load_catalog
+from reports.evidence import read_evidence
+from reports.known import judge as judge_known
+from reports.known import load_all
+from reports.page.render import write_junit, write_report
+from reports.pipeline import Report
+from reports.verdicts import judge_all
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "reports" / "tests" / "data" / "search"
+CLAIM = "det-alg-thread-invariant"
+
+
+def evidence(edit=None):
+    """Both installs' recorded runs; each search observation through edit()."""
+    ev = read_evidence(sorted(DATA.glob("torch-*")))
+    if edit is not None:
+        for records in ev.cases.values():
+            for r in records:
+                for c in r.get("checks", []):
+                    if isinstance(c.get("observed"), dict) and "searches" in c["observed"]:
+                        edit(c["observed"])
+    return ev
+
+
+def thread_claim(ev):
+    claims = [c for c in load_catalog(ROOT / "catalog" / "claims.toml") if c.id == CLAIM]
+    [v] = judge_all(claims, [], ev, partial=True)
+    return v
+
+
+def found_nothing(seen: dict) -> None:
+    for one in seen["searches"].values():
+        one["counterexamples"] = []
+        one["corpus"] = [dict(c, state="no longer seen") for c in one["corpus"]]
+    for lever in seen["levers"]:
+        lever["held"], lever["not_held"] = [], []
+
+
+class SearchVerdictTest(unittest.TestCase):
+    def test_the_grids_one_shape_held_and_the_search_refutes_with_a_snippet(self) -> None:
+        v = thread_claim(evidence())
+        self.assertEqual(len(v.platforms), 2)
+        for platform, pv in v.platforms.items():
+            self.assertEqual(pv.verdict, "refuted", platform)
+            self.assertIn("the search found", pv.reason)
+            self.assertNotIn("operations of the grid do not hold", pv.reason, "the grid held here; the search refutes")
+            lines = pv.snippet.splitlines()
+            self.assertTrue(2 < len(lines) <= 10, pv.snippet)
+            self.assertIn("torch.use_deterministic_algorithms(True)", pv.snippet)
+            self.assertIn("torch.set_num_threads(side)", pv.snippet)
+            compile(pv.snippet, platform, "exec")
+
+    def test_a_search_that_found_nothing_supports_with_its_coverage(self) -> None:
+        v = thread_claim(evidence(found_nothing))
+        for platform, pv in v.platforms.items():
+            self.assertEqual(pv.verdict, "supported", (platform, pv.reason))
+            self.assertRegex(pv.reason, r"no counter-example in \d+ operations x \d+ sizes \(n 1 to [\d,]+\), "
+                                        r".*float32.*forward.*1 and 2 threads; \d+ cases in [\d.]+ s of search "
+                                        r"\(seed \d+")
+            self.assertEqual(pv.snippet, "")
+
+    def test_missed_planted_controls_leave_found_nothing_inconclusive(self) -> None:
+        def missed(seen: dict) -> None:
+            found_nothing(seen)
+            seen["controls"]["threads"]["trusted"] = False
+            seen["controls"]["threads"]["why"] = "the planted threshold operation was not found"
+        v = thread_claim(evidence(missed))
+        for pv in v.platforms.values():
+            self.assertEqual(pv.verdict, "inconclusive")
+            self.assertIn("the planted threshold operation was not found", pv.reason)
+
+    def test_without_a_search_a_grid_that_held_is_not_evaluated(self) -> None:
+        ev = evidence()
+        for records in ev.cases.values():
+            records[:] = [r for r in records if r.get("test") != invariance.SEARCH_TEST]
+        for platform_ev in ev.platforms.values():
+            platform_ev.cases.pop(invariance.SEARCH_TEST, None)
+        v = thread_claim(ev)
+        for pv in v.platforms.values():
+            self.assertEqual(pv.verdict, "not evaluated", pv.reason)
+            self.assertIn("no search for a counter-example ran", pv.reason)
+
+    def test_the_snippet_reaches_the_unexpected_line_the_junit_and_the_page(self) -> None:
+        ev = evidence()
+        verdicts = judge_all(load_catalog(ROOT / "catalog" / "claims.toml"), [], ev, partial=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            team = Path(tmp) / "team.toml"
+            team.write_text(f'[[finding]]\nclaim = "{CLAIM}"\nverdict = "supported"\nreason = "we hold it"\n'
+                            'first_seen = 2026-12-07\n')
+            findings = load_all([ROOT / "catalog" / "known_findings.toml", team], {v.claim.id for v in verdicts})
+            held = [h for h in judge_known(findings, verdicts, ev, partial=True) if h.claim == CLAIM]
+            self.assertTrue(held and all(h.status == "unexpected" for h in held))
+            lines = held[0].lines()
+            self.assertTrue(lines[0].startswith(f"UNEXPECTED {CLAIM}"))
+            self.assertIn("counter-example follows", lines[0])
+            self.assertEqual(lines[1], "import torch; F = torch.nn.functional")
+            report = Report.of(verdicts, [], ev, held=held)
+            write_junit(Path(tmp) / "claims.xml", report)
+            failures = [f.get("message") for f in ET.parse(Path(tmp) / "claims.xml").iter("failure")]
+            self.assertTrue(any("torch.set_num_threads(side)" in m for m in failures), failures)
+            page = write_report(Path(tmp) / "page", report).read_text()
+        self.assertIn("The counter-example, as Python to run", page)
+        self.assertIn("torch.set_num_threads(side)", page)
+
+
+class OtherUniversalClaimsTest(unittest.TestCase):
+    def verdicts(self, ev) -> dict:
+        claims = load_catalog(ROOT / "catalog" / "claims.toml")
+        return {v.claim.id: v for v in judge_all(claims, [], ev, partial=True)}
+
+    def test_cudnn_flags_on_the_cpu_state_what_their_search_covered(self) -> None:
+        """The recorded search found no cuDNN flag that moves CPU bits: the
+        claim is not decided by the generated cases alone (none ran here),
+        and the search's coverage is said."""
+        v = self.verdicts(evidence())["cpu-noop"]
+        for platform, pv in v.platforms.items():
+            self.assertIn(pv.verdict, ("supported", "not evaluated"), (platform, pv.reason))
+            if pv.verdict == "supported":
+                self.assertIn("no counter-example in", pv.reason)
+
+    def test_a_cudnn_flag_that_moved_cpu_bits_refutes(self) -> None:
+        def planted(seen: dict) -> None:
+            one = seen["searches"]["cudnn | defaults"]
+            one["counterexamples"] = [{"op": "sum", "words": "sum at n=40001, float32, contiguous, forward",
+                                       "case": {"op": "sum", "n": 40001}, "snippet": "import torch\nprint(False)"}]
+        v = self.verdicts(evidence(planted))["cpu-noop"]
+        for pv in v.platforms.values():
+            self.assertEqual(pv.verdict, "refuted")
+            self.assertIn("the search found 1 counter-example: sum at n=40001", pv.reason)
+            self.assertEqual(pv.snippet, "import torch\nprint(False)")
+
+    def test_the_flags_scope_entered_from_a_documented_state_is_refuted_and_known(self) -> None:
+        ev = evidence()
+        verdicts = judge_all(load_catalog(ROOT / "catalog" / "claims.toml"), [], ev, partial=True)
+        v = next(v for v in verdicts if v.claim.id == "flags-scope")
+        findings = load_all([ROOT / "catalog" / "known_findings.toml"], {v.claim.id for v in verdicts})
+        held = {h.platform: h for h in judge_known(findings, verdicts, ev, partial=True) if h.claim == "flags-scope"}
+        for platform, pv in v.platforms.items():
+            if "2.15" in platform:
+                self.assertEqual(pv.verdict, "refuted", pv.reason)
+                self.assertIn("PyTorch refuses the scope on entry", pv.reason)
+                self.assertIn("torch.backends.cudnn.conv.fp32_precision = 'ieee'", pv.reason)
+                self.assertEqual(held[platform].status, "known")
+            else:
+                self.assertEqual(pv.verdict, "supported", pv.reason)
+                self.assertIn("starting states", pv.reason)
+
+
+class SearchCardTest(unittest.TestCase):
+    def lines(self, ev):
+        return {p: {(l["says"], l["level"]): l for l in lines} for p, lines in
+                ((p, invariance.card_lines(g)) for p, g in invariance.judge(ev).items())}
+
+    def test_a_refuted_operation_is_never_invariant_here_and_the_lever_is_named_for_what_it_holds(self) -> None:
+        for platform, lines in self.lines(evidence()).items():
+            differ = lines[("Not invariant here", "thread count")]
+            self.assertIn("layer_norm at n=", differ["ops"], platform)
+            same = lines.get(("Invariant here", "thread count"))
+            if same:
+                self.assertNotIn("layer_norm", same["ops"].split(", "))
+                self.assertIn("the search found no counter-example for them in", same["searched"])
+            self.assertNotIn(("Invariant with", "thread count"), lines, "the lever holds no counter-example")
+
+    def test_a_lever_that_holds_every_counter_example_is_named(self) -> None:
+        def held_all(seen: dict) -> None:
+            for lever in seen["levers"]:
+                lever["held"], lever["not_held"] = lever["held"] + lever["not_held"], []
+        for platform, lines in self.lines(evidence(held_all)).items():
+            grid_differs = lines[("Not invariant here", "thread count")]
+            line = lines.get(("Invariant with", "thread count")) or lines.get(("Holds some", "thread count"))
+            self.assertIsNotNone(line, (platform, lines))
+
+    def test_a_lever_that_holds_some_says_what_it_does_not_and_what_holds_them_all(self) -> None:
+        def held_one(seen: dict) -> None:
+            for lever in seen["levers"]:
+                lever["held"], lever["not_held"] = lever["not_held"][:1], lever["not_held"][1:]
+        for platform, lines in self.lines(evidence(held_one)).items():
+            line = lines[("Holds some", "thread count")]
+            self.assertTrue(line["not_held"])
+            self.assertIn("the same thread count", line["holds_all"])
+            self.assertIn("not measured", line["cost"], "a cost timed in another process is not a cost")
+
+
+if __name__ == "__main__":
+    unittest.main()
