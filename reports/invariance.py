@@ -469,6 +469,13 @@ def lever_lines(grid: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+# What holds every operation's bits at a level a user controls, when no
+# setting tried does.
+HOLDS_ALL = {"threads": "the same thread count (torch.set_num_threads) in every run that must agree",
+             "batch": "the same batch: compare a sample's result only with one computed in a batch of the same size "
+                      "and place"}
+
+
 def _found_at_threads(grid: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
     """The search's counter-examples at the thread level (with the defaults
     and under the deterministic mode, once each), the levers' checks on
@@ -528,8 +535,7 @@ def card_lines(grid: dict[str, Any]) -> list[dict[str, Any]]:
             elif held:
                 lines.append({"says": "Holds some", "level": name, "setting": setting, "ops": ", ".join(held),
                               "count": len(held), "not_held": ", ".join(not_held), "cost": cost,
-                              "holds_all": "the same thread count (torch.set_num_threads) in every run that must "
-                                           "agree"})
+                              "holds_all": HOLDS_ALL[level]})
         held_any = {op for lv in tried.values() for op in lv["fixes"]} | {
             w for c in checks.values() for w in c.get("held", [])}
         if settings and (left := [op for op in shown if op not in held_any]) and not any(

@@ -226,13 +226,13 @@ class ReasonLinesTest(unittest.TestCase):
                 only["platform_lines"][p] = only["line"] = only["grid_line"] = "1 of 1 tests refute the claim"
                 for row in only["rows"]:
                     row["line"] = "1 of 1 tests refute the claim" if p in row["platforms"] else row["line"]
-        scope = data["claims"][[c["id"] for c in data["claims"]].index("flags-scope")]
-        scope["prediction"]["line"] = scope["line"]
+        said = data["claims"][[c["id"] for c in data["claims"]].index("det-alg-raises")]
+        said["prediction"]["line"] = said["line"]
         failures = self.broken(data, "<style>.scroll { overflow-x: visible !important; }</style>")
         self.assertEqual(sorted({f.split(" ")[1 if f.startswith("claim ") else 0].rstrip(":") for f in failures}),
-                         ["claim-flags-scope", "matmul-precision-cuda-only", "the"], failures)
+                         ["claim-det-alg-raises", "matmul-precision-cuda-only", "the"], failures)
         self.assertTrue(any("does not name" in f for f in failures), failures)
-        self.assertTrue(any(f.startswith("claim-flags-scope: says twice") for f in failures), failures)
+        self.assertTrue(any(f.startswith("claim-det-alg-raises: says twice") for f in failures), failures)
         self.assertTrue(any(f.startswith("the page scrolls sideways") for f in failures), failures)
 
     def broken(self, data: dict, style: str = "") -> list[str]:

@@ -139,8 +139,14 @@ class GpuQuestionsTest(ProbeClaimsCase):
         self.assertTrue(any("allow_tf32 = True: the bits of the strict setting" in line
                             for line in card["no_effect_seen"]), card["no_effect_seen"])
         page = write_report(Path(self.tmp.name) / "page", report).read_text()
-        self.assertIn("for bitwise reproducibility across the batch size: set", page)
-        self.assertIn("which makes <span class=\"mono\">mm f32 cuda</span> hold its bits", page)
+        # The lever holds mm but not addmm or linear: named for what it holds,
+        # with what it does not and what holds them all.
+        self.assertEqual(lever[0]["says"], "Holds some")
+        self.assertEqual(lever[0]["not_held"], "addmm f32 cuda, linear f32 cuda")
+        self.assertIn("the same batch", lever[0]["holds_all"])
+        self.assertIn("for bitwise reproducibility across the batch size: <span class=\"mono\">", page)
+        self.assertIn("holds <span class=\"mono\">mm f32 cuda</span> but <strong class=\"v-refuted\">not</strong> "
+                      "<span class=\"mono\">addmm f32 cuda, linear f32 cuda</span>", page)
         self.assertIn('class="card-no-effect-seen"', page)
         self.assertIn("mm f32 cuda | no split-K", page)
         compiled = {line["check"]: line for line in grid["compile"]}
