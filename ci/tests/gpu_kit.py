@@ -8,7 +8,8 @@ held to the known findings. Then the
 rehearsal of a short-lived runner: `ci/gpu-kit test` calls with a budget of
 a few seconds over PyTorch probes that take time here, until none is left:
 each call's archive within the return limits, the second resuming where the
-first stopped, and their merged report judging as one call without a budget.
+first stopped, and their merged report judging as one call without a budget,
+each held to catalog/known_findings.toml.
 
     python3 -m ci.tests.gpu_kit BUILD_DIR TORCH_PYTHON     (ci.gpu_kit)
     python3 -m ci.tests.gpu_kit --rehearse BUILD_DIR       (ci.gpu_kit_rehearsal, after it)
@@ -173,7 +174,7 @@ def judged(t: Path, archives: list[Path], manifest: Path, name: str) -> tuple[di
         steps.append(json.loads((d / "kit-steps.json").read_text()))
     r = subprocess.run([sys.executable, "-m", "reports", "--claims", str(ROOT / "catalog" / "claims.toml"),
                         "--manifest", str(manifest), "--out", str(t / f"{name}-report"), "--partial",
-                        *map(str, dirs)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                        "--known", str(ROOT / "catalog" / "known_findings.toml"), *map(str, dirs)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                        capture_output=True, text=True, timeout=300)
     check(r.returncode == 0, f"{name} report exit {r.returncode}: {r.stderr[-2000:]}")
     data = json.loads((t / f"{name}-report" / "report.json").read_text())
