@@ -386,6 +386,11 @@ def _row_cell(row: dict[str, Any], level: str, grid: dict[str, Any]) -> dict[str
 # levels is supported only after it.
 
 
+# Where each searched level looks, as a reason line says it.
+SEARCH_WHERE = {"threads": "across the thread count", "run": "run to run",
+                "cudnn": "with cuDNN's flags flipped, on the CPU"}
+
+
 def searches(observed: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The searches among recorded observations (the probe's "searches")."""
     return [o for o in observed if isinstance(o.get("searches"), dict)]

@@ -21,7 +21,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .invariance import VARIANT_WORDS, level_cells
+from dataclasses import replace
+
+from .catalog import SEARCH_TEST
+from .invariance import SEARCH_WHERE, VARIANT_WORDS, level_cells
 from .reasons import needs
 from .ruling import Ruling
 from .verdicts import Fact, Verdict, level_name, recorded_grids
@@ -97,6 +100,32 @@ def reading(v: Verdict) -> Reading:
 
 
 def _reading(v: Verdict) -> Reading:
+    if v.claim.search and v.verdict in (Ruling.SUPPORTED, Ruling.REFUTED):
+        return _searched(v)
+    return _judged(v)
+
+
+def _searched(v: Verdict) -> Reading:
+    """A claim judged with its search: the shrunk counter-examples first,
+    where it found one; else the rule's own line, then what the search
+    covered."""
+    level, _, variant = v.claim.search.partition(" | ")
+    found = re.search(r"the search found (\d+) counter-examples?: (.*?)(?:; beside it, |$)", v.reason)
+    if v.snippet and found:
+        first, count = found.group(2).split("; ")[0], int(found.group(1))
+        more = f" and {count - 1} more" if count > 1 else ""
+        flags = f", {VARIANT_WORDS[variant]}" if variant != "defaults" else ""
+        return Reading(f"{first}{more}: the search's counter-example{'s' * (count > 1)} {SEARCH_WHERE[level]}{flags}",
+                       [first])
+    rest = replace(v, facts=[f for f in v.facts if f.test != SEARCH_TEST])
+    said = _judged(rest) if rest.facts else Reading(own_words(v.reason), [own_words(v.reason)])
+    covered = v.reason.split("; no counter-example in ", 1)
+    if len(covered) == 2:
+        return Reading(f"{said.line}; the search found no counter-example in {covered[1]}", said.named)
+    return said
+
+
+def _judged(v: Verdict) -> Reading:
     claim = v.claim
     if claim.rule in ("out-of-scope", "across") or not v.facts:
         said = own_words(v.reason)

@@ -69,6 +69,19 @@ class SearchVerdictTest(unittest.TestCase):
             self.assertIn("torch.set_num_threads(side)", pv.snippet)
             compile(pv.snippet, platform, "exec")
 
+    def test_the_reason_line_leads_with_the_counter_example_or_the_coverage(self) -> None:
+        from reports.observe import reading
+        for pv in thread_claim(evidence()).platforms.values():
+            said = reading(pv)
+            self.assertRegex(said.line, r"^\w[\w ()-]* at n=\d+, \w+, \w+, \w+ and \d+ more: the search's "
+                                        r"counter-examples across the thread count, under "
+                                        r"torch.use_deterministic_algorithms\(True\)$")
+            self.assertTrue(said.line.startswith(said.named[0]))
+        for pv in thread_claim(evidence(found_nothing)).platforms.values():
+            said = reading(pv).line
+            self.assertTrue(said.startswith("all "), said)
+            self.assertIn("; the search found no counter-example in ", said)
+
     def test_a_search_that_found_nothing_supports_with_its_coverage(self) -> None:
         v = thread_claim(evidence(found_nothing))
         for platform, pv in v.platforms.items():
