@@ -131,7 +131,7 @@ class SearchVerdictTest(unittest.TestCase):
             failures = [f.get("message") for f in ET.parse(Path(tmp) / "claims.xml").iter("failure")]
             self.assertTrue(any("torch.set_num_threads(side)" in m for m in failures), failures)
             page = write_report(Path(tmp) / "page", report).read_text()
-        self.assertIn("The counter-example, as Python to run", page)
+        self.assertIn(", as Python to run</summary>", page)
         self.assertIn("torch.set_num_threads(side)", page)
 
 
