@@ -134,7 +134,8 @@ def program(op: Op, case: Case, level: Level, claim_state: Iterable[str] = ()) -
         f"for side in {tuple(level.sides)!r}:",
         f"    {level.set_side}{body}",
         f"    outs.append([t.detach().clone() for t in {result}])",
-        f"print(all(torch.equal(u, v) for o in outs[1:] for u, v in zip(outs[0], o)))  # {level.meaning}"]
+        "bits = lambda t: t.reshape(-1).view(torch.uint8)",
+        f"print(all(torch.equal(bits(u), bits(v)) for o in outs[1:] for u, v in zip(outs[0], o)))  # {level.meaning}"]
     return "\n".join(lines)
 
 
@@ -291,9 +292,11 @@ def search(ops: dict[str, Op], schedule: dict[str, list[int]], states: list[tupl
                 continue
             shrunk, outcome, used = shrink(case, evaluate)
             searched.cases += used
-            searched.found.append(Found(name, case, shrunk, outcome, snippet(shrunk), used))
-            live.remove(name)
-    searched.exhausted = not live
+            if outcome.differs:  # a difference its own re-run did not show again is no counter-example
+                searched.found.append(Found(name, case, shrunk, outcome, snippet(shrunk), used))
+                live.remove(name)
+    searched.exhausted = all(len(tried[name]) >= space(name) for name in ops if name not in set(skip)
+                             and name not in {f.op for f in searched.found})
     searched.refused = {name: said[0] for name, said in refused.items() if said and len(said) == len(tried[name])}
     searched.seconds = clock() - start
     return searched

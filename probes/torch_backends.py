@@ -30,6 +30,7 @@ import json
 import os
 import re
 import sys
+import time
 import traceback
 import warnings
 from pathlib import Path
@@ -203,30 +204,48 @@ def scope_from(line: str) -> dict:
         return {"state": line, "refused": said, "after": _snapshot()}
 
 
-def _forked(fn, *args) -> dict:
+def _forked(fn, *args, timeout: float = 60.0) -> dict:
     """fn(*args) in a forked copy of this process (torch imported, no
     computation started), as JSON through a pipe: a starting state that
     cannot be undone stays in the copy. {"error": ...} where the copy
-    failed."""
+    failed or did not answer within `timeout` (then it is killed)."""
+    import select
+    import signal
     read, write = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the copy
-        os.close(read)
+    if pid == 0:  # the copy: whatever happens, it answers once and exits
+        code = 0
         try:
-            out = json.dumps(fn(*args), default=str)
-        except BaseException as e:  # noqa: BLE001 - reported to the parent, which decides
-            out = json.dumps({"error": f"{type(e).__name__}: {e}"})
-        with os.fdopen(write, "w") as f:
-            f.write(out)
-        os._exit(0)
+            os.close(read)
+            try:
+                out = json.dumps(fn(*args), default=str)
+            except BaseException as e:  # noqa: BLE001 - reported to the parent, which decides
+                out = json.dumps({"error": f"{type(e).__name__}: {e}"})
+            with os.fdopen(write, "w") as f:
+                f.write(out)
+        except BaseException:  # noqa: BLE001 - the pipe broke: the parent sees no answer
+            code = 1
+        finally:
+            os._exit(code)
     os.close(write)
-    with os.fdopen(read) as f:
-        said = f.read()
+    chunks, deadline = [], time.monotonic() + timeout
+    with os.fdopen(read, "rb") as f:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([f], [], [], left)[0]:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return {"error": f"the forked copy did not answer within {timeout:g} s"}
+            chunk = os.read(f.fileno(), 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
     _, status = os.waitpid(pid, 0)
+    said = b"".join(chunks).decode(errors="replace")
     try:
         return json.loads(said)
     except ValueError:
-        return {"error": f"the forked copy ended with status {status} and said {said[:200]!r}"}
+        return {"error": f"the forked copy exited with {os.waitstatus_to_exitcode(status)} and said {said[:200]!r}"}
 
 
 def _scope_states() -> list[str]:
@@ -263,20 +282,22 @@ def flags_scope() -> tuple[bool, str, dict]:
         states[line] = got
     refused = {line: st["refused"] for line, st in states.items() if "refused" in st}
     unrestored = {line: st["changed"] for line, st in states.items() if "refused" not in st
-                  and not (st["restored"] and st["restored_after_error"] and st["set_inside"])}
+                  and not (st["restored"] and st["restored_after_error"])}
+    unset = [line for line, st in states.items() if "refused" not in st and not st["set_inside"]]
     ok = seen["bare_enabled"] is False and seen["set_inside"] and seen["restored"] and \
-        seen["restored_after_error"] and not refused and not unrestored
+        seen["restored_after_error"] and not refused and not unrestored and not unset
     by_message: dict[str, list[str]] = {}
     for line, said in refused.items():
         by_message.setdefault(said, []).append(f"`{line}`")
-    against = [f"after {' or '.join(lines)}, PyTorch refuses the scope on entry: {said}"
+    against = [f"after {' or '.join(lines)}, PyTorch refuses the scope: {said}"
                for said, lines in by_message.items()] + \
-        [f"after `{line}`, the scope does not restore {changed or 'what it set'}" for line, changed in unrestored.items()]
+        [f"after `{line}`, the scope does not restore {changed}" for line, changed in unrestored.items()] + \
+        [f"after `{line}`, the scope does not set what it is given" for line in unset]
     return ok, "; ".join(against + [
         f"bare flags(): enabled={seen['bare_enabled']}; inside flags(benchmark=True, deterministic=True, "
         f"allow_tf32=False): {'set' if seen['set_inside'] else 'NOT set'}; restored on exit: {seen['restored']}; "
         f"restored after an exception: {seen['restored_after_error']}; entered from the defaults and "
-        f"{len(states)} starting states, {len(states) - len(refused) - len(unrestored)} restored",
+        f"{len(states)} starting states, {len(states) - len(refused) - len(unrestored) - len(unset)} set and restored",
         f"cudnn.flags{tuple(parameters)}"]), {
             "bare_enabled": seen["bare_enabled"], "inside": seen["inside"], "after": seen["after"],
             "parameters": parameters, "states": states, "refused_from": refused, "not_restored_from": unrestored}

@@ -415,28 +415,46 @@ def coverage_line(coverage: dict[str, Any], threads: list[int]) -> str:
 
 
 def searched(found: list[dict[str, Any]], level: str, variant: str) -> dict[str, Any] | None:
-    """One level and variant of the recorded searches: whether the search is
-    trusted (its planted controls, and why not), its coverage line, the
-    counter-examples (the corpus's still seen first, then the search's, each
-    with its words and snippet), the corpus's cases no longer seen, and the
-    levers' checks on them; None where no search covered it."""
-    for seen in found:
-        one = seen["searches"].get(f"{level} | {variant}")
-        if one is None:
-            continue
+    """One level and variant of the recorded searches, every record of it
+    merged (a resumed or merged run holds several): trusted only where each
+    record's planted controls were found (and why not), the coverage line of
+    each, the counter-examples (the corpus's still seen first, then the
+    search's, each with its words and snippet, once each), the corpus's
+    cases no longer seen, the levers' checks, the operations searched, and
+    whether any case was evaluated at all; None where no search covered it."""
+    ones = [(seen, seen["searches"][f"{level} | {variant}"]) for seen in found
+            if f"{level} | {variant}" in seen.get("searches", {})]
+    if not ones:
+        return None
+    out: dict[str, Any] = {"trusted": True, "why": "", "lines": [], "counterexamples": [], "gone": [], "levers": [],
+                           "ops": set(), "evaluated": False}
+    words: set[str] = set()
+    for seen, one in ones:
         controls = seen.get("controls", {}).get(level, {})
+        if not controls.get("trusted"):
+            out["trusted"] = False
+            out["why"] = out["why"] or str(controls.get("why") or "no planted control was recorded")
+        coverage = one.get("coverage", {})
         replayed = one.get("corpus", [])
         gone = [c for c in replayed if c.get("state") == "no longer seen"]
         corpus = (f"; first the corpus's {len(replayed)} case{'s' if len(replayed) != 1 else ''} "
                   f"(catalog/corpus/): {len(replayed) - len(gone)} seen, {len(gone)} no longer seen here"
                   if replayed else "")
-        return {"trusted": bool(controls.get("trusted")), "why": str(controls.get("why", "")),
-                "line": coverage_line(one.get("coverage", {}), one.get("threads", [])) + corpus,
-                "counterexamples": [dict(c, op=c["case"]["op"]) for c in replayed if c.get("state") == "seen"]
-                + list(one.get("counterexamples", [])),
-                "gone": gone,
-                "levers": list(seen.get("levers", [])), "torch": seen.get("torch")}
-    return None
+        refused = coverage.get("refused") or {}
+        said_refused = (f"; PyTorch refused every case of {', '.join(sorted(refused))}" if refused else "")
+        out["lines"].append(coverage_line(coverage, one.get("threads", [])) + said_refused + corpus)
+        for c in [dict(c, op=c["case"]["op"]) for c in replayed if c.get("state") == "seen"] + list(
+                one.get("counterexamples", [])):
+            if c["words"] not in words:
+                words.add(c["words"])
+                out["counterexamples"].append(c)
+        out["gone"] += gone
+        out["levers"] = out["levers"] or list(seen.get("levers", []))
+        out["ops"] |= set(coverage.get("ops", [])) - set(refused)
+        out["evaluated"] = out["evaluated"] or bool(replayed) or bool(set(coverage.get("ops", [])) - set(refused))
+    out["line"] = "; and ".join(out.pop("lines"))
+    out["ops"] = sorted(out["ops"])
+    return out
 
 
 PRECISION_TEST = "TorchPython.CudaPrecisionSettings"
@@ -481,22 +499,23 @@ HOLDS_ALL = {"threads": "the same thread count (torch.set_num_threads) in every 
                       "and place"}
 
 
-def _found_at_threads(grid: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
+def _found_at_threads(grid: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str, set[str]]:
     """The search's counter-examples at the thread level (with the defaults
     and under the deterministic mode, once each), the levers' checks on
-    them, and the coverage line of the search with the defaults ("" where
-    no search ran)."""
+    them, the coverage line of the search with the defaults ("" where no
+    search ran) and the operations it ran."""
     found: dict[str, dict[str, Any]] = {}
     levers: list[dict[str, Any]] = []
-    line = ""
+    line, ops = "", set()
     for variant, one in (grid.get("search") or {}).items():
         if not one:
             continue
         line = line or one["line"]
         levers = levers or one["levers"]
+        ops |= set(one["ops"])
         for c in one["counterexamples"]:
             found.setdefault(c["words"], dict(c, variant=variant))
-    return list(found.values()), levers, line
+    return list(found.values()), levers, line, ops
 
 
 def card_lines(grid: dict[str, Any]) -> list[dict[str, Any]]:
@@ -512,7 +531,8 @@ def card_lines(grid: dict[str, Any]) -> list[dict[str, Any]]:
     lines = []
     for level in ("batch", "threads"):
         cells = {k.split(" | ")[0]: r[level] for k, r in grid["rows"].items() if k.endswith("| defaults")}
-        found, search_levers, coverage = _found_at_threads(grid) if level == "threads" else ([], [], "")
+        found, search_levers, coverage, searched_ops = _found_at_threads(grid) if level == "threads" else (
+            [], [], "", set())
         refuted = {c["op"] for c in found}
         differ = sorted(op for op, c in cells.items() if c["state"] == "differs")
         same = sorted(op for op, c in cells.items() if c["state"] == "invariant" and op not in refuted)
@@ -521,9 +541,12 @@ def card_lines(grid: dict[str, Any]) -> list[dict[str, Any]]:
         if shown:
             lines.append({"says": "Not invariant here", "level": name, "ops": ", ".join(shown), "count": len(shown)})
         if same:
+            both = [op for op in same if op in searched_ops]
             lines.append({"says": "Invariant here", "level": name, "ops": ", ".join(same), "count": len(same),
                           **({"searched": f"the grid's one shape each; the search found no counter-example for "
-                                          f"them in {coverage}"} if coverage else {})})
+                                          f"{', '.join(both)} in {coverage}" if both else
+                                          "the grid's one shape each; the search did not run them"}
+                             if coverage else {})})
         tried = {lv["setting"]: lv for lv in grid.get("levers", []) if lv["level"] == level
                  and not lv.get("not_evaluated")}
         checks = {c["lever"]: c for c in search_levers if "error" not in c}

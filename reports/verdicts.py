@@ -224,9 +224,15 @@ def _searched(claim: Claim, verdict: Verdict, search_facts: list[Fact]) -> Verdi
         first = (broken[0].message.strip().splitlines() or ["no message"])[0]
         return Verdict(claim, Ruling.ERROR, f"the search for a counter-example failed: {first}", verdict.facts)
     level, _, variant = claim.search.partition(" | ")
-    found = searched(searches([c["observed"] for f in search_facts if f.outcome == "passed" for r in f.records
-                               for c in r.get("checks", []) if isinstance(c.get("observed"), dict)]), level, variant)
+    found = searched(searches([c["observed"] for f in search_facts if f.outcome == "passed" and not f.mistrusted
+                               for r in f.records for c in r.get("checks", [])
+                               if isinstance(c.get("observed"), dict)]), level, variant)
     examples = found["counterexamples"] if found else []
+    if found is not None and not found["trusted"]:
+        # A planted control missed (or a holding one flagged): what the
+        # search saw, found or not, decides nothing.
+        said = f"the search's planted controls failed ({found['why']}), so what it found or did not find decides nothing"
+        return replace(verdict, verdict=Ruling.INCONCLUSIVE, reason=f"{said}; beside it, {verdict.reason}")
     if examples:
         said = (f"the search found {len(examples)} counter-example{'s' if len(examples) > 1 else ''}: "
                 + "; ".join(c["words"] for c in examples[:4])
@@ -241,10 +247,9 @@ def _searched(claim: Claim, verdict: Verdict, search_facts: list[Fact]) -> Verdi
         return replace(verdict, verdict=Ruling.NOT_EVALUATED, reason=f"no search for a counter-example ran ({why}); "
                                                                      f"a claim that holds everywhere needs one: "
                                                                      f"{verdict.reason}")
-    if not found["trusted"]:
-        return replace(verdict, verdict=Ruling.INCONCLUSIVE, reason=f"{verdict.reason}; but the search's planted "
-                                                                    f"controls failed ({found['why']}), so its "
-                                                                    f"finding nothing proves nothing")
+    if not found["evaluated"]:
+        return replace(verdict, verdict=Ruling.INCONCLUSIVE, reason=f"{verdict.reason}; but the search evaluated no "
+                                                                    f"case ({found['line']})")
     return replace(verdict, reason=f"{verdict.reason}; no counter-example in {found['line']}")
 
 
@@ -258,7 +263,7 @@ def _unsearched(claim: Claim, facts: list[Fact]) -> list[Fact]:
     out = []
     for f in facts:
         seen = [c.get("observed") for r in f.records for c in r.get("checks", []) if isinstance(c.get("observed"), dict)]
-        if f.outcome == "passed" and seen and not any(claim.searched in o for o in seen):
+        if f.outcome == "passed" and not any(claim.searched in o for o in seen):
             f = Fact(f.test, "skipped", f"this evidence holds no search for a counter-example ('{claim.searched}' "
                                         f"not recorded: it predates the search)", case=f.case, records=f.records,
                      test_outcome=f.test_outcome)

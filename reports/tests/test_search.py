@@ -101,6 +101,52 @@ class SearchVerdictTest(unittest.TestCase):
             self.assertEqual(pv.verdict, "inconclusive")
             self.assertIn("the planted threshold operation was not found", pv.reason)
 
+    def test_a_counter_example_beside_a_missed_control_decides_nothing(self) -> None:
+        """A holding control flagged: the harness saw differences where none
+        can be, so the search's counter-examples are not a refutation."""
+        def flagged(seen: dict) -> None:
+            seen["controls"]["threads"]["trusted"] = False
+            seen["controls"]["threads"]["why"] = "the holding one was flagged"
+        for pv in thread_claim(evidence(flagged)).platforms.values():
+            self.assertEqual(pv.verdict, "inconclusive", pv.reason)
+            self.assertIn("the holding one was flagged", pv.reason)
+            self.assertEqual(pv.snippet, "")
+
+    def test_a_search_that_evaluated_no_case_supports_nothing(self) -> None:
+        def empty(seen: dict) -> None:
+            found_nothing(seen)
+            for one in seen["searches"].values():
+                one["corpus"] = []
+                one["coverage"] = dict(one["coverage"], ops=["sum"], refused={"sum": "RuntimeError: no"}, cases=1)
+        for pv in thread_claim(evidence(empty)).platforms.values():
+            self.assertEqual(pv.verdict, "inconclusive", pv.reason)
+            self.assertIn("the search evaluated no case", pv.reason)
+            self.assertIn("PyTorch refused every case of sum", pv.reason)
+
+    def test_every_record_of_a_search_counts(self) -> None:
+        """Two records of one search (a resumed run): a counter-example in
+        the second refutes, whatever the first found."""
+        ev = evidence()
+        for platform_ev in ev.platforms.values():
+            records = platform_ev.cases[invariance.SEARCH_TEST]
+            clean = copy.deepcopy(next(r for r in records if r.get("checks")))
+            found_nothing(clean["checks"][0]["observed"])
+            records.insert(0, clean)
+            self.assertEqual(sum(bool(r.get("checks")) for r in records), 2)
+        for pv in thread_claim(ev).platforms.values():
+            self.assertEqual(pv.verdict, "refuted", pv.reason)
+
+    def test_a_passing_scope_fact_with_no_observation_supports_nothing(self) -> None:
+        ev = evidence()
+        for records in ev.cases.values():
+            for r in records:
+                if r.get("test") == "TorchPython.CudnnFlagsScopeSetsAndRestores":
+                    r["checks"] = []
+        claims = [c for c in load_catalog(ROOT / "catalog" / "claims.toml") if c.id == "flags-scope"]
+        [v] = judge_all(claims, [], ev, partial=True)
+        for pv in v.platforms.values():
+            self.assertEqual(pv.verdict, "not evaluated", pv.reason)
+
     def test_without_a_search_a_grid_that_held_is_not_evaluated(self) -> None:
         ev = evidence()
         for records in ev.cases.values():
@@ -190,7 +236,8 @@ class SearchCardTest(unittest.TestCase):
             same = lines.get(("Invariant here", "thread count"))
             if same:
                 self.assertNotIn("layer_norm", same["ops"].split(", "))
-                self.assertIn("the search found no counter-example for them in", same["searched"])
+                self.assertRegex(same["searched"], r"^the grid's one shape each; the search found no counter-example "
+                                                   r"for [\w, ]+ in \d+ operations")
             self.assertNotIn(("Invariant with", "thread count"), lines, "the lever holds no counter-example")
 
     def test_a_lever_that_holds_every_counter_example_is_named(self) -> None:
