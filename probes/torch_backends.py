@@ -272,14 +272,16 @@ def flags_scope() -> tuple[bool, str, dict]:
     line (SCOPE_STATES), each in a forked copy of this process; a state where PyTorch
     refuses the scope, or where it does not restore, is the claim's
     counter-example."""
-    seen = _scope()
-    parameters = _parameters(torch.backends.cudnn.flags)
+    # The copies first, from the state a fresh interpreter has: a scope
+    # entered and left here first would leave them another starting point.
     states = {}
     for line in _scope_states():
         got = _forked(scope_from, line)
         if "error" in got:
             raise RuntimeError(f"the scope's copy after {line!r} failed: {got['error']}")
         states[line] = got
+    seen = _scope()
+    parameters = _parameters(torch.backends.cudnn.flags)
     refused = {line: st["refused"] for line, st in states.items() if "refused" in st}
     unrestored = {line: st["changed"] for line, st in states.items() if "refused" not in st
                   and not (st["restored"] and st["restored_after_error"])}
