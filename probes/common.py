@@ -44,6 +44,19 @@ class NotHere(Exception):
     named, not judged."""
 
 
+def lacks(torch, what: str) -> str:
+    """'' when this torch has `what` (a dotted name under torch), else why
+    not, in a reader's words (1.13's torch.backends modules raise
+    AssertionError for a name they lack, later ones AttributeError)."""
+    value = torch
+    for part in what.split(".")[1:]:
+        try:
+            value = getattr(value, part)
+        except (AttributeError, AssertionError):
+            return f"PyTorch {torch.__version__} has no {what}"
+    return ""
+
+
 def first_line(said: BaseException | str) -> str:
     """The first non-empty line of an exception's message (its type's name
     where it says nothing) or of a text, cut at FIRST_LINE."""

@@ -44,7 +44,7 @@ from typing import Any
 import torch
 
 import children
-from common import compare, first_line
+from common import compare, first_line, lacks
 import search
 from search import Case, Level, Op, Outcome
 from search_ops import CONTROL_STATE, OPS, PLANTED_AT, controls
@@ -90,25 +90,8 @@ def levels() -> dict[str, Level]:
                            "int(torch.backends.cudnn.benchmark)")}
 
 
-_ABSENT = object()
-
-
-def _get(owner: Any, name: str) -> Any:
-    """owner.name, or _ABSENT (1.13's torch.backends modules raise
-    AssertionError for a name they lack, later ones AttributeError)."""
-    try:
-        return getattr(owner, name)
-    except (AttributeError, AssertionError):
-        return _ABSENT
-
-
 def _has(what: str) -> bool:
-    value: Any = torch
-    for part in what.split(".")[1:]:
-        value = _get(value, part)
-        if value is _ABSENT:
-            return False
-    return True
+    return not lacks(torch, what)
 
 
 def states(level: str = "threads") -> list[tuple[str, ...]]:
@@ -180,7 +163,7 @@ class _Restored:
                 out["matmul"] = None  # the mixed-API state: read through fp32_precision below
         for path in self.PRECISIONS:
             if _has(f"torch.backends.{path}"):
-                out[path] = _get(_owner(path), path.split(".")[-1])
+                out[path] = getattr(_owner(path), path.split(".")[-1])
         return out
 
     def __enter__(self) -> "_Restored":

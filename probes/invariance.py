@@ -52,7 +52,7 @@ from typing import Any, Callable
 import torch
 
 import children
-from common import compare, digest, median_seconds, order_digest, order_varies
+from common import compare, digest, lacks, median_seconds, order_digest, order_varies
 import readings
 
 F = torch.nn.functional
@@ -79,12 +79,7 @@ def _rand(*shape: int, seed: int) -> torch.Tensor:
 
 def _has(what: str) -> str:
     """'' when this torch has `what` (a dotted name under torch), else why not."""
-    value: Any = torch
-    for part in what.split(".")[1:]:
-        if not hasattr(value, part):
-            return f"PyTorch {torch.__version__} has no {what}"
-        value = getattr(value, part)
-    return ""
+    return lacks(torch, what)
 
 
 def _sdpa(backend: str) -> Callable[[], str]:

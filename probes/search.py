@@ -208,12 +208,11 @@ def _note(searched: Searched, case: Case) -> None:
     seen["state"].add("; ".join(case.state) or "the claim's own")
 
 
-def shrink(case: Case, evaluate: Callable[[Case], Outcome], holds_at: int = 0,
-           tries: int = SHRINK_TRIES) -> tuple[Case, Outcome, int]:
+def shrink(case: Case, evaluate: Callable[[Case], Outcome], tries: int = SHRINK_TRIES) -> tuple[Case, Outcome, int]:
     """The smallest and simplest case that still differs: each simplification
     (no starting state, then the state's lines one by one, float32, contiguous,
     forward) kept where the difference stays; then the least n, by bisection
-    between `holds_at` (a size that held, or 0) and the case's own n. Returns
+    between 0 and the case's own n. Returns
     the case, its outcome and the tries it took."""
     best, outcome = case, evaluate(case)
     used = 1
@@ -238,7 +237,7 @@ def shrink(case: Case, evaluate: Callable[[Case], Outcome], holds_at: int = 0,
     attempt(replace(best, layout=CONTIGUOUS))
     if best.passes == BACKWARD:
         attempt(replace(best, passes=FORWARD))
-    lo, hi = holds_at, best.n  # invariant: lo held (or is 0), hi differs
+    lo, hi = 0, best.n  # invariant: lo held (or is 0), hi differs
     while hi - lo > 1 and used < tries:
         mid = (lo + hi) // 2
         if attempt(replace(best, n=mid)):
