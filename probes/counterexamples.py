@@ -46,7 +46,7 @@ import torch
 import children
 from common import compare, first_line, lacks
 import search
-from search import Case, Level, Op, Outcome
+from search import FORWARD, Case, Level, Op, Outcome
 from search_ops import CONTROL_STATE, OPS, PLANTED_AT, controls
 
 # Where the corpus is (one JSON file per claim), and the search's budget in
@@ -71,8 +71,17 @@ CUDNN_FLAGS = "torch.backends.cudnn.enabled, torch.backends.cudnn.benchmark, tor
               "torch.backends.cudnn.allow_tf32"
 CUDNN_SIDES = ((True, False, False, True), (False, True, True, False))
 
-# The claims' own settings, by variant.
+# The claims' own settings, by variant (on CUDA the mode's cuBLAS setting
+# too, set before cuBLAS starts: CUDA_VARIANT_LINES).
 VARIANT_LINES = {"deterministic": ("torch.use_deterministic_algorithms(True)",), "defaults": ()}
+CUDA_VARIANT_LINES = {"deterministic": ("import os; os.environ['CUBLAS_WORKSPACE_CONFIG'] = ':4096:8'",
+                                        "torch.use_deterministic_algorithms(True)"), "defaults": ()}
+BATCH_MEANING = "False here: a sample's result depends on the batch it is computed in"
+CUDA_RUN_MEANING = "False here: two calls on the GPU gave other bits"
+STREAMS_MEANING = "False here: the bits change with the CUDA stream"
+# The CUDA levels' budget: a share of the GPU kit's call (ci/gpu-expected-seconds.json
+# holds the test's expected time, the kit's plan fits it into a call).
+CUDA_BUDGET = {"smoke": 10.0, "ci": 45.0, "nightly": 240.0}
 
 
 def thread_counts() -> tuple[int, ...]:
@@ -80,14 +89,39 @@ def thread_counts() -> tuple[int, ...]:
     return (1, 2) + ((cores,) if cores > 2 else ())
 
 
+BATCH_SIDE = "@BATCHED, = (t[:side] for t in whole)"
+# The levels whose sides are one setting run twice: a difference is the finding itself.
+RUN_LEVELS = ("run", "cuda-run")
+
+
 def levels() -> dict[str, Level]:
     """The levels searched: the thread count; run to run; cuDNN's flags on
-    the CPU (each flipped from its default, on 2 threads)."""
+    the CPU (each flipped from its default, on 2 threads); on a CUDA device,
+    run to run, the batch (a sample's first row computed in the whole batch
+    and alone) and the stream (the default one and a stream of its own).
+    The batch level runs on the CPU too (its mechanics, tested without a
+    GPU)."""
     return {"threads": Level("threads", thread_counts(), "torch.set_num_threads(side)", THREADS_MEANING,
                              "torch.get_num_threads()"),
             "run": Level("run", (1, 2), "torch.set_num_threads(2)", RUN_MEANING),
             "cudnn": Level("cudnn", CUDNN_SIDES, f"torch.set_num_threads(2); {CUDNN_FLAGS} = side", CUDNN_MEANING,
-                           "int(torch.backends.cudnn.benchmark)")}
+                           "int(torch.backends.cudnn.benchmark)"),
+            "batch": Level("batch", (None, 1), BATCH_SIDE, BATCH_MEANING, "len(x)", slices=True),
+            "cuda-run": Level("cuda-run", (1, 2), "torch.cuda.synchronize()", CUDA_RUN_MEANING, device="cuda"),
+            # The batch level on the GPU: the claim it searches (batch-invariant) is
+            # about both devices, so it is recorded as "batch", by its own test.
+            "cuda-batch": Level("batch", (None, 1), BATCH_SIDE, BATCH_MEANING, "len(x)", slices=True, device="cuda"),
+            "cuda-streams": Level("cuda-streams", (False, True), "torch.cuda.synchronize(); torch.cuda.set_stream("
+                                  "torch.cuda.Stream() if side else torch.cuda.default_stream())", STREAMS_MEANING,
+                                  "int(torch.cuda.current_stream() != torch.cuda.default_stream())", device="cuda")}
+
+
+def level_ops(level: Level, ops: dict[str, Op]) -> dict[str, Op]:
+    """The operations a level runs: at a slicing level those with a batched
+    input, forward only (a gradient of the parameters sums over the batch)."""
+    if not level.slices:
+        return ops
+    return {name: replace(op, passes=(FORWARD,)) for name, op in ops.items() if op.batched and FORWARD in op.passes}
 
 
 def _has(what: str) -> bool:
@@ -99,7 +133,10 @@ def states(level: str = "threads") -> list[tuple[str, ...]]:
     the claim's own setting: none, mkldnn off, the 'medium' float32 matmul
     precision, and bf16 through the fp32_precision settings (the versions
     that have them; not at the cuDNN level, whose sides set the legacy
-    allow_tf32 that PyTorch refuses to mix with them)."""
+    allow_tf32 that PyTorch refuses to mix with them). On CUDA: none,
+    cudnn.benchmark on, and the 'high' float32 matmul precision (TF32)."""
+    if level.startswith("cuda-"):
+        return [(), ("torch.backends.cudnn.benchmark = True",), ("torch.set_float32_matmul_precision('high')",)]
     out: list[tuple[str, ...]] = [(), ("torch.backends.mkldnn.enabled = False",)]
     if _has("torch.set_float32_matmul_precision"):
         out.append(("torch.set_float32_matmul_precision('medium')",))
@@ -164,6 +201,10 @@ class _Restored:
         for path in self.PRECISIONS:
             if _has(f"torch.backends.{path}"):
                 out[path] = getattr(_owner(path), path.split(".")[-1])
+        if _has("torch.get_default_device"):
+            out["device"] = str(torch.get_default_device())
+        if torch.cuda.is_available():
+            out["stream"] = torch.cuda.current_stream() == torch.cuda.default_stream()
         return out
 
     def __enter__(self) -> "_Restored":
@@ -183,6 +224,11 @@ class _Restored:
         for path in self.PRECISIONS:
             if path in s:
                 setattr(_owner(path), path.split(".")[-1], s[path])
+        if "device" in s:
+            torch.set_default_device(s["device"])
+        if s.get("stream"):
+            torch.cuda.synchronize()
+            torch.cuda.set_stream(torch.cuda.default_stream())
         if exc[0] is None and self._read() != s:
             raise RuntimeError(f"the search could not restore PyTorch's settings after a case: {self._read()} "
                                f"instead of {s}")
@@ -195,7 +241,7 @@ def evaluator(ops: dict[str, Op], level: Level, claim_state: tuple[str, ...]):
     raises, as the harness's error."""
     def evaluate(case: Case) -> Outcome:
         got = run(case, level)
-        if got.differs and level.name != "run":  # run to run, the sides are the same side already
+        if got.differs and level.name not in RUN_LEVELS:  # run to run, the sides are the same side already
             # The same side twice: a difference there is the operation's own
             # run-to-run variation, which the level's sides cannot be blamed for.
             again = run(case, replace(level, sides=(level.sides[0], level.sides[0])))
@@ -244,9 +290,10 @@ def _controls(level: Level, grain_value: int) -> dict[str, Any]:
     level's reading) searched as PyTorch's are: the threshold one found and
     shrunk to PLANTED_AT, the state one found in its state, the holding one
     not flagged."""
-    planted = controls(level.reading)
+    planted = level_ops(level, controls(level.reading))
     evaluate = evaluator(planted, level, ())
-    schedule = {name: search.sizes(op, {"grain": grain_value, "planted": PLANTED_AT}, thread_counts())
+    thresholds = {"grain": grain_value} if level.device == "cpu" else {}
+    schedule = {name: search.sizes(op, dict(thresholds, planted=PLANTED_AT), thread_counts())
                 for name, op in planted.items()}
     found = search.search(planted, schedule, [(), CONTROL_STATE], evaluate, CONTROL_BUDGET, DEFAULT_SEED,
                           lambda case: search.program(planted[case.op], case, level))
@@ -274,7 +321,7 @@ def _controls(level: Level, grain_value: int) -> dict[str, Any]:
 MAX_BUDGET = 360.0
 
 
-def budget(tier: str) -> float:
+def budget(tier: str, defaults: dict[str, float] = DEFAULT_BUDGET) -> float:
     said = os.environ.get(BUDGET, "")
     if said:
         try:
@@ -284,7 +331,7 @@ def budget(tier: str) -> float:
         if not value > 0:
             raise ValueError(f"{BUDGET}={said!r}: a positive number of seconds")
         return min(value, MAX_BUDGET)
-    return DEFAULT_BUDGET.get(tier, DEFAULT_BUDGET["ci"])
+    return defaults.get(tier, defaults["ci"])
 
 
 def corpus_dir() -> Path:
@@ -296,22 +343,26 @@ def run_level(level_name: str, variant: str, seconds: float, seed: int, grain_va
     (skipping the operations the corpus already shows), its coverage and
     each counter-example shrunk, with its snippet."""
     level = levels()[level_name]
-    claim_state = VARIANT_LINES[variant]
+    claim_state = (VARIANT_LINES if level.device == "cpu" else CUDA_VARIANT_LINES)[variant]
     ops, lacks = available(OPS)
+    ops = level_ops(level, ops)
     evaluate = evaluator(ops, level, claim_state)
     snippet = lambda case: search.program(ops[case.op], case, level, claim_state)  # noqa: E731
     replayed = []
-    for claim, cases in search.read_corpus(corpus_dir(), level_name, variant):
+    for claim, cases in search.read_corpus(corpus_dir(), level.name, variant):
         for entry in search.replay(cases, evaluate, ops):
             if entry["state"] == "seen":
                 entry["snippet"] = snippet(Case.from_json(entry["case"]))
             replayed.append(dict(entry, claim=claim))
     seen = {r["case"]["op"] for r in replayed if r["state"] == "seen"}
-    schedule = {name: search.sizes(op, {"grain": grain_value}, level.sides if level_name == "threads" else (1, 2))
+    # ATen's grain splits CPU work; on a GPU no library says where it changes
+    # its split (cuBLAS's and cuDNN's heuristics): the powers of two cover it.
+    thresholds = {"grain": grain_value} if level.device == "cpu" else {}
+    schedule = {name: search.sizes(op, thresholds, level.sides if level_name == "threads" else (1, 2))
                 for name, op in ops.items()}
     found = search.search(ops, schedule, states(level_name), evaluate, seconds, seed, snippet, skip=seen)
-    return {"level": level_name, "variant": variant, "claim_settings": list(claim_state),
-            "threads": list(level.sides) if level_name == "threads" else [2],
+    return {"level": level.name, "variant": variant, "claim_settings": list(claim_state), "device": level.device,
+            "threads": list(level.sides) if level_name == "threads" else [2] if level.device == "cpu" else [],
             "corpus": replayed, "coverage": found.coverage(), "not_run": lacks,
             "counterexamples": [f.to_json() for f in found.found]}
 
@@ -363,8 +414,8 @@ def run(tier: str) -> dict[str, Any]:
     seed = int(os.environ.get(SEED) or DEFAULT_SEED)
     g = grain()
     torch.set_num_threads(2)
-    plan = [("threads", "deterministic", 0.45), ("threads", "defaults", 0.2), ("cudnn", "defaults", 0.25),
-            ("run", "deterministic", 0.1)]
+    plan = [("threads", "deterministic", 0.4), ("threads", "defaults", 0.2), ("cudnn", "defaults", 0.2),
+            ("run", "deterministic", 0.1), ("batch", "defaults", 0.1)]
     checked = {lv: _controls(levels()[lv], g["value"]) for lv in dict.fromkeys(lv for lv, _, _ in plan)}
     searched = {f"{lv} | {variant}": run_level(lv, variant, seconds * share, seed, g["value"])
                 for lv, variant, share in plan}
@@ -376,6 +427,23 @@ def run(tier: str) -> dict[str, Any]:
     return {"torch": str(torch.__version__), "seed": seed, "budget_s": seconds, "grain": g,
             "controls": checked, "searches": searched, "thread_counts": list(thread_counts()),
             "levers": lever_check(unique)}
+
+
+# The CUDA levels and the share of the budget each takes: the mode's
+# promise run to run, the stream, the batch.
+CUDA_PLAN = (("cuda-run", "deterministic", 0.4), ("cuda-streams", "defaults", 0.3), ("cuda-batch", "defaults", 0.3))
+
+
+def run_cuda(tier: str) -> dict[str, Any]:
+    """The probe on a CUDA device: each CUDA level's planted controls, then
+    its search (the corpus replayed first), as run() does on the CPU."""
+    seconds = budget(tier, CUDA_BUDGET)
+    seed = int(os.environ.get(SEED) or DEFAULT_SEED)
+    checked = {levels()[lv].name: _controls(levels()[lv], GRAIN_DEFAULT) for lv, _, _ in CUDA_PLAN}
+    searched = {f"{levels()[lv].name} | {variant}": run_level(lv, variant, seconds * share, seed, GRAIN_DEFAULT)
+                for lv, variant, share in CUDA_PLAN}
+    return {"torch": str(torch.__version__), "device": torch.cuda.get_device_name(0), "seed": seed,
+            "budget_s": seconds, "controls": checked, "searches": searched}
 
 
 def main(argv: list[str]) -> int:

@@ -1079,7 +1079,29 @@ def cuda_det_alg_speed() -> tuple[bool | None, str, dict]:
                                    ("steady_ns",))
 
 
+# --- the search for counter-examples, on the GPU ------------------------------------
+
+def cuda_counterexamples() -> tuple[bool | None, str, dict]:
+    """The search for counter-examples at the CUDA levels
+    (counterexamples.run_cuda): under use_deterministic_algorithms(True)
+    run to run, across streams, across the batch; the corpus replayed
+    first, each level's planted controls, the tier's budget
+    (BACKENDCHECK_SEARCH_BUDGET where set). It records; the report judges
+    (det-alg-cuda-run, cuda-stream-invariant)."""
+    import torch
+    need_device(torch, "cuda_counterexamples")
+    import counterexamples as search
+    seen = search.run_cuda(os.environ.get("BACKENDCHECK_TIER", "ci"))
+    missed = [level for level, c in seen["controls"].items() if not c["trusted"]]
+    found = {key: [c["words"] for c in s["counterexamples"]] for key, s in seen["searches"].items()}
+    return True, (f"PyTorch {torch.__version__} on {seen['device']}: planted controls "
+                  + (f"MISSED at {', '.join(missed)}" if missed else "found") + "; "
+                  + "; ".join(f"{key}: {len(words)} counter-example(s) ({', '.join(words[:3])})"
+                              for key, words in found.items())), seen
+
+
 PROBES = {
+    "cuda_counterexamples": cuda_counterexamples,
     "cuda_sdpa_repeatable": cuda_sdpa_repeatable,
     "cuda_sdpa_deterministic": cuda_sdpa_deterministic,
     "cuda_sdpa_table": cuda_sdpa_table,

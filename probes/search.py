@@ -58,6 +58,7 @@ class Op:
     body: str = ""
     needs: str = ""
     shape: str = ""  # the main input's shape in words, for the coverage line
+    batched: str = ""  # the inputs whose first dimension is n, the batch (the batch level slices them)
 
 
 @dataclass(frozen=True)
@@ -105,12 +106,19 @@ class Level:
     """What a level's program does: the values its loop runs over, the line
     that sets one of them, and what a difference means, as the snippet's last
     comment says it; `reading` is an expression that differs between the
-    sides once the side is set (the planted controls add it)."""
+    sides once the side is set (the planted controls add it). A level that
+    `slices` runs each side on the first `side` rows of the operation's
+    batched inputs (`@BATCHED` in set_side names them; a side of None is the
+    whole batch) and compares the first row of each result: the batch
+    level, op(x)[:1] against op(x[:1]). `device` is where the program runs
+    ("cuda": the default device and the generator there)."""
     name: str
     sides: tuple[Any, ...]
     set_side: str
     meaning: str
     reading: str = "len(outs)"
+    slices: bool = False
+    device: str = "cpu"
 
 
 def program(op: Op, case: Case, level: Level, claim_state: Iterable[str] = ()) -> str:
@@ -128,12 +136,20 @@ def program(op: Op, case: Case, level: Level, claim_state: Iterable[str] = ()) -
               op.result if case.passes == STEP else f"[{op.result}]")
     settings = "; ".join(list(claim_state) + list(case.state))
     body = f"; {op.body}" if op.body else ""
-    lines = ["import torch; F = torch.nn.functional"] + ([settings] if settings else []) + [
-        f"n, dt, g, outs = {case.n}, {dt}, torch.Generator().manual_seed(0), []",
+    on = "" if level.device == "cpu" else f"; torch.set_default_device({level.device!r})"
+    generator = "torch.Generator()" if level.device == "cpu" else f"torch.Generator({level.device!r})"
+    set_side, keep = level.set_side, ""
+    if level.slices:
+        if not op.batched:
+            raise ValueError(f"{case.op} has no batched input: the {level.name} level cannot slice it")
+        setup += f"\nwhole = ({op.batched},)"
+        set_side, keep = set_side.replace("@BATCHED", op.batched), "[:1]"
+    lines = [f"import torch; F = torch.nn.functional{on}"] + ([settings] if settings else []) + [
+        f"n, dt, g, outs = {case.n}, {dt}, {generator}.manual_seed(0), []",
         *setup.splitlines(),
         f"for side in {tuple(level.sides)!r}:",
-        f"    {level.set_side}{body}",
-        f"    outs.append([t.detach().clone() for t in {result}])",
+        f"    {set_side}{body}",
+        f"    outs.append([t.detach().clone(){keep} for t in {result}])",
         "bits = lambda t: t.reshape(-1).view(torch.uint8)",
         f"print(all(torch.equal(bits(u), bits(v)) for o in outs[1:] for u, v in zip(outs[0], o)))  # {level.meaning}"]
     return "\n".join(lines)
@@ -341,7 +357,7 @@ def add_to_corpus(path: Path, claim: str, level: str, variant: str, cases: list[
     data = json.loads(path.read_text()) if path.exists() else {"claim": claim, "level": level, "variant": variant,
                                                                  "cases": []}
     have = [Case.from_json(c, str(path)) for c in data["cases"]]
-    new = [c for c in cases if c not in have]
+    new = list(dict.fromkeys(c for c in cases if c not in have))
     data["cases"] = [c.to_json() for c in sorted(have + new, key=lambda c: (c.op, c.n, c.dtype, c.passes))]
     body = ",\n".join("  " + json.dumps(c, sort_keys=True) for c in data["cases"])
     head = json.dumps({k: data[k] for k in ("claim", "level", "variant")})[1:-1]
@@ -349,15 +365,22 @@ def add_to_corpus(path: Path, claim: str, level: str, variant: str, cases: list[
     return len(new)
 
 
-SEARCH_TEST = "TorchPython.CounterExampleSearch"
+# The tests that record searches: on the CPU and on a CUDA device.
+SEARCH_TESTS = ("TorchPython.CounterExampleSearch", "TorchPython.CudaCounterExampleSearch")
 
 
 def claims_by_level(catalog: Path) -> dict[tuple[str, str], str]:
-    """(level, variant) -> the catalog's claim of rule "invariance" there."""
+    """(level, variant) -> the catalog's claim judged with the search there
+    (its `search`), else the claim of rule "invariance" at that level."""
     import tomllib
     data = tomllib.loads(catalog.read_text())
-    return {(c["evidence"]["level"], c["evidence"].get("variant", "defaults")): c["id"]
-            for c in data.get("claim", []) if c.get("evidence", {}).get("rule") == "invariance"}
+    out = {(c["evidence"]["level"], c["evidence"].get("variant", "defaults")): c["id"]
+           for c in data.get("claim", []) if c.get("evidence", {}).get("rule") == "invariance"}
+    for c in data.get("claim", []):
+        level, _, variant = str(c.get("evidence", {}).get("search", "")).partition(" | ")
+        if level:
+            out[(level, variant)] = c["id"]
+    return out
 
 
 def corpus_from_evidence(corpus: Path, catalog: Path, evidence: list[Path]) -> list[str]:
@@ -368,7 +391,7 @@ def corpus_from_evidence(corpus: Path, catalog: Path, evidence: list[Path]) -> l
     for directory in evidence:
         for path in sorted(directory.glob("*.jsonl")):
             for number, line in enumerate(path.read_text().splitlines(), 1):
-                if SEARCH_TEST not in line:
+                if not any(test in line for test in SEARCH_TESTS):
                     continue
                 try:
                     record = json.loads(line)

@@ -26,33 +26,33 @@ OPS: dict[str, Op] = {
     "cross_entropy": Op(f"x, y = torch.randn(n, 10, {G}), torch.randint(0, 10, (n,), generator=g)",
                         "F.cross_entropy(x, y)", unit=10, leaves="x", shape="(n, 10)"),
     "layer_norm": Op(f"x, w, b = torch.randn(n, 64, {G}), torch.randn(64, {G}), torch.randn(64, {G})",
-                     "F.layer_norm(x, (64,), w, b)", unit=64, leaves="x, w, b", shape="(n, 64)"),
+                     "F.layer_norm(x, (64,), w, b)", unit=64, leaves="x, w, b", shape="(n, 64)", batched="x"),
     "group_norm": Op(f"x, w, b = torch.randn(n, 8, 4, 4, {G})@CL, torch.randn(8, {G}), torch.randn(8, {G})",
                      "F.group_norm(x, 2, w, b)", unit=128, leaves="x, w, b", shape="(n, 8, 4, 4)",
-                     layouts=(CONTIGUOUS, CHANNELS_LAST)),
+                     layouts=(CONTIGUOUS, CHANNELS_LAST), batched="x"),
     "batch_norm": Op(f"x, w, b = torch.randn(n, 8, 4, 4, {G})@CL, torch.randn(8, {G}), torch.randn(8, {G})",
                      "F.batch_norm(x, None, None, w, b, training=True)", unit=128, leaves="x, w, b",
                      shape="(n, 8, 4, 4)", layouts=(CONTIGUOUS, CHANNELS_LAST)),
     "linear": Op(f"x, w, b = torch.randn(n, 64, {G}), torch.randn(32, 64, {G}), torch.randn(32, {G})",
-                 "F.linear(x, w, b)", unit=64, leaves="x, w, b", shape="(n, 64)", max_n=1 << 15),
+                 "F.linear(x, w, b)", unit=64, leaves="x, w, b", shape="(n, 64)", max_n=1 << 15, batched="x"),
     "mm": Op(f"x, w = torch.randn(n, 64, {G}), torch.randn(64, 32, {G})", "torch.mm(x, w)", unit=64,
-             leaves="x, w", shape="(n, 64)", max_n=1 << 15),
+             leaves="x, w", shape="(n, 64)", max_n=1 << 15, batched="x"),
     "bmm": Op(f"x, y = torch.randn(n, 8, 16, {G}), torch.randn(n, 16, 8, {G})", "torch.bmm(x, y)", unit=128,
-              leaves="x, y", shape="(n, 8, 16)", max_n=1 << 13),
+              leaves="x, y", shape="(n, 8, 16)", max_n=1 << 13, batched="x, y"),
     "conv1d": Op(f"x, w = torch.randn(n, 4, 64, {G}), torch.randn(8, 4, 5, {G})", "F.conv1d(x, w, padding=2)",
-                 unit=256, leaves="x, w", shape="(n, 4, 64)", max_n=1 << 11),
+                 unit=256, leaves="x, w", shape="(n, 4, 64)", max_n=1 << 11, batched="x"),
     "conv2d": Op(f"x, w = torch.randn(n, 4, 12, 12, {G})@CL, torch.randn(8, 4, 3, 3, {G})@CL",
                  "F.conv2d(x, w, padding=1)", unit=576, leaves="x, w", shape="(n, 4, 12, 12)", max_n=1 << 10,
-                 layouts=(CONTIGUOUS, CHANNELS_LAST)),
+                 layouts=(CONTIGUOUS, CHANNELS_LAST), batched="x"),
     "embedding_bag": Op(f"i, t = torch.randint(0, 100, (n, 8), generator=g), torch.randn(100, 16, {G})",
-                        "F.embedding_bag(i, t, mode='sum')", unit=8, leaves="t", shape="(n, 8) indices"),
+                        "F.embedding_bag(i, t, mode='sum')", unit=8, leaves="t", shape="(n, 8) indices", batched="i"),
     "index_add": Op(f"x, i = torch.randn(n, 16, {G}), torch.randint(0, 16, (n,), generator=g)",
                     "torch.zeros(16, 16, dtype=dt).index_add(0, i, x)", unit=16, leaves="x", shape="(n, 16)"),
     "scatter_add": Op(f"x, i = torch.randn(16, n, {G}), torch.randint(0, 16, (16, n), generator=g)",
                       "torch.zeros(16, 16, dtype=dt).scatter_add(1, i, x)", unit=16, leaves="x", shape="(16, n)"),
     "sdpa": Op(f"q, k, v = (torch.randn(n, 2, 16, 8, {G}) for _ in range(3))",
                "F.scaled_dot_product_attention(q, k, v)", unit=256, leaves="q, k, v", shape="(n, 2, 16, 8)",
-               max_n=1 << 12, needs="torch.nn.functional.scaled_dot_product_attention"),
+               max_n=1 << 12, needs="torch.nn.functional.scaled_dot_product_attention", batched="q, k, v"),
     "cnn step": Op(f"x, y = torch.randn(n, 3, 8, 8, {G})@CL, torch.randint(0, 10, (n,), generator=g)",
                    "list(m.parameters())", unit=192, shape="a batch of n 3x8x8 images", max_n=1 << 10,
                    passes=(STEP,), layouts=(CONTIGUOUS, CHANNELS_LAST),
@@ -67,9 +67,10 @@ OPS: dict[str, Op] = {
 }
 
 # The search's positive controls (planted operations, never PyTorch's),
-# for a level whose `reading` differs between its sides: a maximum (exact in
-# any order) plus the reading from PLANTED_AT elements on; the same in the
-# state mkldnn off only; the maximum plus a constant. Each is certain to
+# for a level whose `reading` differs between its sides: the input plus the
+# reading from PLANTED_AT elements on (elementwise: exact in any order, on
+# any batch); the same in the state mkldnn off only; the input plus a
+# constant. Each is certain to
 # vary where it is planted, and certain to hold elsewhere, on a busy machine
 # as on an idle one.
 PLANTED_AT = 5003
@@ -79,7 +80,7 @@ CONTROL_STATE = ("torch.backends.mkldnn.enabled = False",)
 def controls(reading: str) -> dict[str, Op]:
     """The planted operations of a level whose sides `reading` tells apart."""
     x = 'x = torch.randn(n, generator=g, dtype=dt)'
-    kw = {"passes": (FORWARD,), "dtypes": ("float32",), "max_n": 1 << 16}
-    return {"planted threshold": Op(x, f"x.max() + ({reading} if n >= {PLANTED_AT} else 0)", **kw),
-            "planted state": Op(x, f"x.max() + (0 if torch.backends.mkldnn.enabled else {reading})", **kw),
-            "planted holding": Op(x, "x.max() + 2", **kw)}
+    kw = {"passes": (FORWARD,), "dtypes": ("float32",), "max_n": 1 << 16, "batched": "x"}
+    return {"planted threshold": Op(x, f"x + ({reading} if n >= {PLANTED_AT} else 0)", **kw),
+            "planted state": Op(x, f"x + (0 if torch.backends.mkldnn.enabled else {reading})", **kw),
+            "planted holding": Op(x, "x + 2", **kw)}

@@ -30,10 +30,22 @@ POLARITIES = ("supports", "refutes")
 # is about), or any.
 SYSTEMS = systems() + ("any",)
 ABOUT = tuple(s for s in SYSTEMS if s != MODEL)
-# The search for counter-examples (probes/counterexamples.py): its test and
-# the levels it searches (a claim's `search`).
+# The search for counter-examples (probes/counterexamples.py): its tests
+# (the CPU's and the CUDA device's) and the levels each searches (a claim's
+# `search`).
 SEARCH_TEST = "TorchPython.CounterExampleSearch"
-SEARCH_LEVELS = ("threads", "run", "cudnn")
+CUDA_SEARCH_TEST = "TorchPython.CudaCounterExampleSearch"
+SEARCH_LEVELS = {"threads": (SEARCH_TEST,), "run": (SEARCH_TEST,), "cudnn": (SEARCH_TEST,),
+                 "batch": (SEARCH_TEST, CUDA_SEARCH_TEST), "cuda-run": (CUDA_SEARCH_TEST,),
+                 "cuda-streams": (CUDA_SEARCH_TEST,)}
+
+
+def search_tests(search: str) -> tuple[str, ...]:
+    """The tests that record a claim's search ("LEVEL | VARIANT"): the batch
+    level is searched on the CPU and on a CUDA device, each by its own."""
+    return SEARCH_LEVELS.get(search.partition(" | ")[0], (SEARCH_TEST,))
+
+
 CLAIM_KEYS = {"id", "statement", "source", "kind", "scope", "about", "evidence", "prediction", "card"}
 CARD_GOALS = ("reproducibility", "speed", "no effect")
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -199,8 +211,9 @@ def _evidence(ev: Any, here: tuple[str | int, ...], error: Any, claim: Claim) ->
         if level not in SEARCH_LEVELS or variant not in VARIANTS:
             raise error(here + ("search",), f"search is \"LEVEL | VARIANT\": a level of {', '.join(SEARCH_LEVELS)} "
                                             f"and a variant of {', '.join(VARIANTS)}")
-        if SEARCH_TEST not in claim.tests:
-            raise error(here + ("search",), f"a claim judged with its search lists its test, {SEARCH_TEST}")
+        if not set(search_tests(claim.search)) & set(claim.tests):
+            raise error(here + ("search",), f"a claim judged with its search lists its test, "
+                                            f"{' or '.join(search_tests(claim.search))}")
     if claim.searched and rule != "fact":
         raise error(here + ("searched",), "searched names what a fact's search recorded: rule = \"fact\" only")
     if not claim.tests and not claim.cases:

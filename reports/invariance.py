@@ -388,7 +388,8 @@ def _row_cell(row: dict[str, Any], level: str, grid: dict[str, Any]) -> dict[str
 
 # Where each searched level looks, as a reason line says it.
 SEARCH_WHERE = {"threads": "across the thread count", "run": "run to run",
-                "cudnn": "with cuDNN's flags flipped, on the CPU"}
+                "cudnn": "with cuDNN's flags flipped, on the CPU", "batch": "across the batch",
+                "cuda-run": "run to run on the GPU", "cuda-streams": "across CUDA streams"}
 
 
 def searches(observed: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -396,7 +397,7 @@ def searches(observed: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [o for o in observed if isinstance(o.get("searches"), dict)]
 
 
-def coverage_line(coverage: dict[str, Any], threads: list[int]) -> str:
+def coverage_line(coverage: dict[str, Any], threads: list[int], device: str = "cpu") -> str:
     """What a search covered, in one line: "26 operations x 75 sizes (n 1
     to 1,048,578), bfloat16, float32, float64, contiguous and channels_last,
     forward, backward and step, 4 starting states, 1 and 2 threads; 295
@@ -408,7 +409,8 @@ def coverage_line(coverage: dict[str, Any], threads: list[int]) -> str:
     return (f"{len(coverage.get('ops', []))} operations x {coverage.get('sizes')} sizes{sizes}, "
             f"{said(coverage.get('dtypes', []))}, {said(coverage.get('layouts', []))}, "
             f"{said(coverage.get('passes', []))}, {len(coverage.get('states', []))} starting states, "
-            f"{said([str(t) for t in threads])} thread{'s' if threads != [1] else ''}; {coverage.get('cases')} cases "
+            + (f"{said([str(t) for t in threads])} thread{'s' if threads != [1] else ''}" if device == "cpu"
+               else "on the GPU") + f"; {coverage.get('cases')} cases "
             f"in {coverage.get('seconds')} s of search (seed {coverage.get('seed')}, "
             + ("every case of the space" if coverage.get("exhausted") else f"budget {coverage.get('budget_s')} s")
             + ")")
@@ -442,7 +444,8 @@ def searched(found: list[dict[str, Any]], level: str, variant: str) -> dict[str,
                   if replayed else "")
         refused = coverage.get("refused") or {}
         said_refused = (f"; PyTorch refused every case of {', '.join(sorted(refused))}" if refused else "")
-        out["lines"].append(coverage_line(coverage, one.get("threads", [])) + said_refused + corpus)
+        out["lines"].append(coverage_line(coverage, one.get("threads", []), one.get("device", "cpu")) + said_refused
+                            + corpus)
         for c in [dict(c, op=c["case"]["op"]) for c in replayed if c.get("state") == "seen"] + list(
                 one.get("counterexamples", [])):
             if c["words"] not in words:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from dataclasses import replace
 
-from .catalog import SEARCH_TEST
+from .catalog import search_tests
 from .invariance import SEARCH_WHERE, VARIANT_WORDS, level_cells
 from .reasons import needs
 from .ruling import Ruling
@@ -117,7 +117,7 @@ def _searched(v: Verdict) -> Reading:
         flags = f", {VARIANT_WORDS[variant]}" if variant != "defaults" else ""
         return Reading(f"{first}{more}: the search's counter-example{'s' * (count > 1)} {SEARCH_WHERE[level]}{flags}",
                        [first])
-    rest = replace(v, facts=[f for f in v.facts if f.test != SEARCH_TEST])
+    rest = replace(v, facts=[f for f in v.facts if f.test not in search_tests(v.claim.search)])
     said = _judged(rest) if rest.facts else Reading(own_words(v.reason), [own_words(v.reason)])
     covered = v.reason.split("; no counter-example in ", 1)
     if len(covered) == 2:

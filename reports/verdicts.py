@@ -59,7 +59,7 @@ from typing import Any
 
 from inputs.repro import split_repro
 
-from .catalog import MIN_REPS, SEARCH_TEST, Claim
+from .catalog import MIN_REPS, Claim, search_tests
 from .evidence import PLATFORM_PARTS, Evidence, ctest_outcome, differing_parts
 from .invariance import LEVELS, VARIANT_WORDS, level_cells, searched, searches
 from .ruling import Ruling
@@ -232,25 +232,32 @@ def _searched(claim: Claim, verdict: Verdict, search_facts: list[Fact]) -> Verdi
         # A planted control missed (or a holding one flagged): what the
         # search saw, found or not, decides nothing.
         said = f"the search's planted controls failed ({found['why']}), so what it found or did not find decides nothing"
-        return replace(verdict, verdict=Ruling.INCONCLUSIVE, reason=f"{said}; beside it, {verdict.reason}")
+        return replace(verdict, verdict=Ruling.INCONCLUSIVE, reason=_beside(said, verdict.reason))
     if examples:
         said = (f"the search found {len(examples)} counter-example{'s' if len(examples) > 1 else ''}: "
                 + "; ".join(c["words"] for c in examples[:4])
                 + (f" and {len(examples) - 4} more" if len(examples) > 4 else ""))
-        reason = f"{verdict.reason}; {said}" if verdict.verdict == breaks else f"{said}; beside it, {verdict.reason}"
+        reason = f"{verdict.reason}; {said}" if verdict.verdict == breaks else _beside(said, verdict.reason)
         return replace(verdict, verdict=breaks, reason=reason, snippet=examples[0].get("snippet", ""))
     if verdict.verdict != holds:
         return verdict
     if found is None:
         why = next((f.message.strip() for f in search_facts if f.outcome in ("skipped", "not run")
                     and f.message.strip()), "this evidence holds no search")
-        return replace(verdict, verdict=Ruling.NOT_EVALUATED, reason=f"no search for a counter-example ran ({why}); "
-                                                                     f"a claim that holds everywhere needs one: "
-                                                                     f"{verdict.reason}")
+        said = f"no search for a counter-example ran ({why}); a claim that holds everywhere needs one"
+        return replace(verdict, verdict=Ruling.NOT_EVALUATED,
+                       reason=f"{said}: {verdict.reason}" if verdict.reason else said)
     if not found["evaluated"]:
-        return replace(verdict, verdict=Ruling.INCONCLUSIVE, reason=f"{verdict.reason}; but the search evaluated no "
-                                                                    f"case ({found['line']})")
-    return replace(verdict, reason=f"{verdict.reason}; no counter-example in {found['line']}")
+        said = f"the search evaluated no case ({found['line']})"
+        return replace(verdict, verdict=Ruling.INCONCLUSIVE,
+                       reason=f"{verdict.reason}; but {said}" if verdict.reason else said)
+    said = f"no counter-example in {found['line']}"
+    return replace(verdict, reason=f"{verdict.reason}; {said}" if verdict.reason else said[0].upper() + said[1:])
+
+
+def _beside(said: str, reason: str) -> str:
+    """What the search said, then the claim's other evidence (where it has any)."""
+    return f"{said}; beside it, {reason}" if reason else said
 
 
 def _unsearched(claim: Claim, facts: list[Fact]) -> list[Fact]:
@@ -656,7 +663,7 @@ def _judge_block(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidenc
         return Verdict(claim, Ruling.NOT_EVALUATED, "no case of this run's matrix addresses this claim", [])
     if not facts:
         return Verdict(claim, Ruling.ERROR, "the catalog's selectors match no test: fix catalog/claims.toml", [])
-    search_facts = [f for f in facts if f.test == SEARCH_TEST] if claim.search else []
+    search_facts = [f for f in facts if f.test in search_tests(claim.search)] if claim.search else []
     judged = [f for f in facts if f not in search_facts]
     if claim.rule == "ratio":
         verdict = _ratio(claim, judged)
@@ -664,6 +671,9 @@ def _judge_block(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidenc
         verdict = _invariance(claim, judged)
     elif claim.rule == "distribution":
         verdict = _distribution(claim, judged)
+    elif claim.search and not judged:
+        # A claim its search alone decides: what the search finds is the verdict.
+        verdict = Verdict(claim, Ruling.SUPPORTED if claim.polarity == "supports" else Ruling.REFUTED, "", [])
     else:
         verdict = _judge_facts(claim, _unsearched(claim, judged))
     if claim.search:

@@ -591,7 +591,7 @@ class RecordedH100PlanTest(unittest.TestCase):
         self.assertEqual([c["limit"] for c in calls], [600, 240])
         self.assertTrue(all(c["wall"] <= c["limit"] for c in calls), [c["wall"] for c in calls])
         never = [t for t in plan if lanes.get(t, {}).get("binary") == kit_steps.PROBES_BINARY and t not in recorded]
-        self.assertEqual(len(never), 26, never)
+        self.assertEqual(len(never), 27, never)
         first = {x["test"] for x in calls[0]["ran"]}
         self.assertEqual([t for t in never if t not in first], [], "every probe no GPU has run, in the first call")
         self.assertTrue(all(basis[t].startswith("estimate (ci/gpu-expected-seconds.json): ") for t in never),

@@ -155,10 +155,11 @@ class CorpusTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             said = search.corpus_from_evidence(Path(tmp), root / "catalog" / "claims.toml", recorded)
             self.assertEqual(len(said), 1, said)
-            self.assertIn("det-alg-thread-invariant.json", said[0])
-            [(claim, cases)] = search.read_corpus(Path(tmp), "threads", "deterministic")
-            self.assertEqual(claim, "det-alg-thread-invariant")
+            self.assertIn("batch-invariant.json", said[0])
+            [(claim, cases)] = search.read_corpus(Path(tmp), "batch", "defaults")
+            self.assertEqual(claim, "batch-invariant")
             self.assertTrue(cases)
+            self.assertEqual(len(cases), len(set(cases)), "a case found on both installs is kept once")
             again = search.corpus_from_evidence(Path(tmp), root / "catalog" / "claims.toml", recorded)
             self.assertIn(": 0 new of", again[0])
             bad = Path(tmp) / "bad"
@@ -193,6 +194,31 @@ class ProgramTest(unittest.TestCase):
                             self.assertIn("channels_last", text)
                         if passes == STEP:
                             self.assertIn(".step()", text)
+
+    def test_a_slicing_level_runs_each_side_on_the_first_rows_and_compares_the_first_row(self) -> None:
+        """The batch level (on the CPU and on a CUDA device): the batched
+        inputs sliced to each side's rows, the first row of each result
+        compared; on CUDA the default device and the generator are the
+        GPU's. An operation without a batched input cannot be sliced."""
+        batched = {name: op for name, op in {**search_ops.OPS, **search_ops.controls("len(x)")}.items() if op.batched}
+        self.assertTrue({"linear", "mm", "bmm", "conv2d", "layer_norm", "sdpa", "planted holding"} <= set(batched))
+        for device in ("cpu", "cuda"):
+            level = Level("batch", (None, 1), "@BATCHED, = (t[:side] for t in whole)", "False here", "len(x)",
+                          slices=True, device=device)
+            for name, op in batched.items():
+                for layout in op.layouts:
+                    case = Case(name, 5, op.dtypes[-1], layout, FORWARD, ("torch.backends.cudnn.benchmark = True",))
+                    text = search.program(op, case, level, ("torch.use_deterministic_algorithms(True)",))
+                    with self.subTest(device=device, case=case.words()):
+                        self.assertLessEqual(len(text.splitlines()), search.SNIPPET_LINES, text)
+                        compile(text, case.words(), "exec")
+                        self.assertIn(f"whole = ({op.batched},)", text)
+                        self.assertIn(f"    {op.batched}, = (t[:side] for t in whole)", text)
+                        self.assertIn(".clone()[:1] for t in", text)
+                        self.assertEqual("torch.set_default_device('cuda')" in text, device == "cuda")
+                        self.assertEqual("torch.Generator('cuda')" in text, device == "cuda")
+        with self.assertRaisesRegex(ValueError, "cnn step has no batched input"):
+            search.program(search_ops.OPS["cnn step"], Case("cnn step", 5, passes=STEP), level)
 
     def test_the_training_steps_and_backward_passes_are_searched(self) -> None:
         passes = {p for op in search_ops.OPS.values() for p in op.passes}

@@ -47,7 +47,7 @@ class Claims(unittest.TestCase):
     def test_every_claim_is_a_test(self) -> None:
         added = re.findall(r"^add_test\(\[==\[([^]]+)\]==\]", self.text, re.M)
         self.assertEqual(added, [f"claim.{c.id}" for c in self.claims] + [MODEL_TEST, REPORT_TEST])
-        self.assertEqual(len(self.claims), 72)
+        self.assertEqual(len(self.claims), 74)
         for claim in self.claims:
             props = re.search(rf"set_tests_properties\(\[==\[claim\.{re.escape(claim.id)}\]==\] PROPERTIES (.*)\)$",
                               self.text, re.M)

@@ -10,6 +10,9 @@ deterministic mode, and the search finds counter-examples."""
 from __future__ import annotations
 
 import copy
+import json
+import re
+import sys
 import tempfile
 import unittest
 import xml.etree.ElementTree as ET
@@ -25,6 +28,10 @@ from reports.pipeline import Report
 from reports.verdicts import judge_all
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "probes"))
+from search import Case, Level, program  # noqa: E402
+from search_ops import OPS  # noqa: E402
+
 DATA = ROOT / "reports" / "tests" / "data" / "search"
 CLAIM = "det-alg-thread-invariant"
 
@@ -194,7 +201,7 @@ class OtherUniversalClaimsTest(unittest.TestCase):
         for platform, pv in v.platforms.items():
             self.assertIn(pv.verdict, ("supported", "not evaluated"), (platform, pv.reason))
             if pv.verdict == "supported":
-                self.assertIn("no counter-example in", pv.reason)
+                self.assertIn("no counter-example in", pv.reason.lower())
 
     def test_a_cudnn_flag_that_moved_cpu_bits_refutes(self) -> None:
         def planted(seen: dict) -> None:
@@ -223,6 +230,104 @@ class OtherUniversalClaimsTest(unittest.TestCase):
             else:
                 self.assertEqual(pv.verdict, "supported", pv.reason)
                 self.assertIn("starting states", pv.reason)
+
+
+# The GPU levels, on constructed data: the record CudaCounterExampleSearch
+# writes on a CUDA device (probes/counterexamples.py run_cuda), built from
+# the 2.15 CPU record's controls and coverage, its counter-examples' snippets
+# the programs search.program() writes for the CUDA levels.
+CUDA_TEST = "TorchPython.CudaCounterExampleSearch"
+CUDA_RUN = Level("cuda-run", (1, 2), "torch.cuda.synchronize()", "False here: two calls on the GPU gave other bits",
+                 device="cuda")
+CUDA_BATCH = Level("batch", (None, 1), "@BATCHED, = (t[:side] for t in whole)",
+                   "False here: a sample's result depends on the batch it is computed in", "len(x)", slices=True,
+                   device="cuda")
+DETERMINISTIC = ("import os; os.environ['CUBLAS_WORKSPACE_CONFIG'] = ':4096:8'",
+                 "torch.use_deterministic_algorithms(True)")
+
+
+def found_on_cuda(op: str, n: int, level: Level, claim_state=()) -> dict:
+    case = Case(op, n)
+    return {"op": op, "case": case.to_json(), "found": case.to_json(), "words": case.words(), "fraction": 0.25,
+            "max_rel": 1e-6, "shrink_tries": 12, "snippet": program(OPS[op], case, level, claim_state)}
+
+
+def cuda_evidence(edit=None, skipped: str = ""):
+    """The 2.15 platform's recorded runs with a CUDA search record beside
+    them: one cuda-run counter-example (index_add under the mode), none
+    across streams, one across the batch (linear); `edit` changes the
+    observation; `skipped`, the record of a machine without a device."""
+    lines = [json.loads(line) for line in (DATA / "torch-2.15.0" / "search.jsonl").read_text().splitlines()]
+    cpu = next(r for r in lines if r.get("kind") == "case")["checks"][0]["observed"]
+    one = cpu["searches"]["run | deterministic"]
+    like = lambda level, found: dict(copy.deepcopy(one), level=level, device="cuda", threads=[],  # noqa: E731
+                                      corpus=[], counterexamples=found)
+    seen = {"torch": cpu["torch"], "device": "NVIDIA H100 80GB HBM3", "seed": cpu["seed"], "budget_s": 45.0,
+            "controls": {"cuda-run": cpu["controls"]["run"], "cuda-streams": cpu["controls"]["run"],
+                         "batch": cpu["controls"]["batch"]},
+            "searches": {"cuda-run | deterministic": like("cuda-run", [found_on_cuda("index_add", 4097, CUDA_RUN,
+                                                                                     DETERMINISTIC)]),
+                         "cuda-streams | defaults": like("cuda-streams", []),
+                         "batch | defaults": like("batch", [found_on_cuda("linear", 3, CUDA_BATCH)])}}
+    if edit is not None:
+        edit(seen)
+    check = ({"name": "cuda_counterexamples", "outcome": "skipped", "detail": skipped} if skipped else
+             {"name": "cuda_counterexamples", "outcome": "passed", "detail": "constructed", "observed": seen})
+    case = {"kind": "case", "schema": 1, "system": "pytorch", "test": CUDA_TEST, "checks": [check],
+            "repro": "cuda_questions.py cuda_counterexamples", **({"skip_reason": skipped} if skipped else {})}
+    result = {"kind": "result", "schema": 1, "test": CUDA_TEST, "outcome": "skipped" if skipped else "passed",
+              "elapsed_ms": 80000.0, "message": skipped}
+    tmp = tempfile.TemporaryDirectory()
+    folder = Path(tmp.name) / "torch-2.15.0"
+    folder.mkdir()
+    (folder / "search.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines + [case, result]))
+    ev = read_evidence([folder])
+    tmp.cleanup()
+    return ev
+
+
+class CudaSearchTest(unittest.TestCase):
+    def verdict(self, claim: str, ev):
+        [v] = judge_all([c for c in load_catalog(ROOT / "catalog" / "claims.toml") if c.id == claim], [], ev,
+                        partial=True)
+        [pv] = v.platforms.values()
+        return pv
+
+    def test_a_counter_example_run_to_run_on_the_gpu_refutes_the_mode_with_its_cuda_snippet(self) -> None:
+        pv = self.verdict("det-alg-cuda-run", cuda_evidence())
+        self.assertEqual(pv.verdict, "refuted", pv.reason)
+        self.assertIn("the search found 1 counter-example: index_add at n=4097", pv.reason)
+        self.assertIn("torch.set_default_device('cuda')", pv.snippet)
+        self.assertIn("CUBLAS_WORKSPACE_CONFIG", pv.snippet)
+        self.assertLessEqual(len(pv.snippet.splitlines()), 10)
+
+    def test_no_counter_example_across_streams_is_supported_with_what_was_searched_on_the_gpu(self) -> None:
+        pv = self.verdict("cuda-stream-invariant", cuda_evidence())
+        self.assertEqual(pv.verdict, "supported", pv.reason)
+        self.assertRegex(pv.reason, r"^No counter-example in \d+ operations x \d+ sizes .* on the GPU; ")
+
+    def test_missed_gpu_controls_decide_nothing(self) -> None:
+        def missed(seen: dict) -> None:
+            seen["controls"]["cuda-streams"] = {"trusted": False, "why": "the planted threshold operation was not found"}
+        pv = self.verdict("cuda-stream-invariant", cuda_evidence(missed))
+        self.assertEqual(pv.verdict, "inconclusive", pv.reason)
+        self.assertIn("planted threshold operation was not found", pv.reason)
+
+    def test_without_a_device_the_gpu_claims_are_not_evaluated_with_the_reason(self) -> None:
+        said = "needs a CUDA device: PyTorch 2.15.0+cu132 sees none (probe cuda_counterexamples)"
+        for claim in ("det-alg-cuda-run", "cuda-stream-invariant"):
+            pv = self.verdict(claim, cuda_evidence(skipped=said))
+            self.assertEqual(pv.verdict, "not evaluated", pv.reason)
+            self.assertIn("sees none", pv.reason)
+
+    def test_the_gpus_batch_search_joins_the_cpus_for_the_batch_claim(self) -> None:
+        pv = self.verdict("batch-invariant", cuda_evidence())
+        self.assertEqual(pv.verdict, "refuted", pv.reason)
+        [v] = judge_all([c for c in load_catalog(ROOT / "catalog" / "claims.toml") if c.id == "batch-invariant"], [],
+                        evidence(), partial=True)
+        cpu = next(p for name, p in v.platforms.items() if "2.15" in name)
+        count = lambda reason: int(re.search(r"the search found (\d+) counter-example", reason).group(1))  # noqa: E731
+        self.assertEqual(count(pv.reason), count(cpu.reason) + 1, (pv.reason, cpu.reason))
 
 
 class SearchCardTest(unittest.TestCase):
