@@ -14,7 +14,12 @@ For every OpInfo with a float32 CPU sample, on its first SAMPLES samples
 - for the operations that return uninitialized memory (empty, empty_like,
   new_empty, empty_strided, empty_permuted), is it filled (NaN) under the
   mode with torch.utils.deterministic.fill_uninitialized_memory, where the
-  version has it.
+  version has it;
+- past ATen's parallel grain (OpInfo's samples hold a few dozen elements,
+  below it): the OpInfo's own inputs (reference_inputs where it defines
+  them, sample_inputs otherwise) tiled along their first dimension until
+  the input holds more than the grain times 2 elements, run under
+  use_deterministic_algorithms(True) on 1 and 2 threads, each twice (_large).
 
 The operations run in a child process, one JSON line each; a crash or a
 hang costs that operation only (recorded as its error), and the census goes
@@ -57,6 +62,17 @@ CONFIRM = 3
 # An operation that has not answered in this long is hung.
 HANG_S = 60.0
 UNINITIALIZED = ("empty", "empty_like", "new_empty", "empty_strided", "empty_permuted")
+# Past the grain: at most this many enlarged samples per operation (the
+# nightly tier: LARGE_SAMPLES_ALL); an input tiled past this many elements is
+# not tried; a doubling step slower than LARGE_SLOW_S ends a sample's growth.
+LARGE_SAMPLES = 1
+LARGE_SAMPLES_ALL = 4
+# An operation past the grain starts no further input after this long, and
+# stops at PyTorch's refusal under the mode (its next inputs would be refused
+# as well) or at a step slower than LARGE_SLOW_S (the next would be slower).
+LARGE_OP_S = 2.0
+LARGE_MAX_ELEMENTS = 1 << 22
+LARGE_SLOW_S = 1.0
 
 
 def _op_db():
@@ -188,6 +204,158 @@ def _backward_repeats(op, sample, torch) -> bool | None:
     return grads[0] == grads[1]
 
 
+class _Tiled:
+    """A sample's operands, its tensors tiled (what _call reads of a sample)."""
+
+    def __init__(self, input: Any, args: Any, kwargs: dict[str, Any]) -> None:
+        self.input, self.args, self.kwargs = input, args, kwargs
+
+
+def _inputs(op, torch) -> tuple[str, Any]:
+    """Where an operation's inputs past the grain come from: its
+    reference_inputs where the OpInfo defines them, else its sample_inputs."""
+    if getattr(op, "reference_inputs_func", None) is not None:
+        return "reference_inputs", op.reference_inputs("cpu", torch.float32, requires_grad=False)
+    return "sample_inputs", op.sample_inputs("cpu", torch.float32, requires_grad=False)
+
+
+def _numel(outputs: Any, torch) -> int:
+    """The elements of an operation's tensor outputs, all together."""
+    return sum(t.numel() for t in _tensors(outputs, torch))
+
+
+def _enlarged(sample, times: int, torch) -> _Tiled | None:
+    """The sample with its input, and each tensor of the same rank and first
+    dimension, tiled `times` along that dimension (Tensor.repeat); None
+    where the input is not a strided tensor of one dimension or more."""
+    x = sample.input
+    if not isinstance(x, torch.Tensor) or x.layout != torch.strided or x.dim() == 0 or x.numel() == 0:
+        return None
+
+    def tile(v: Any) -> Any:
+        if isinstance(v, torch.Tensor) and v.layout == torch.strided and v.dim() == x.dim() and v.shape[0] == x.shape[0]:
+            return v.repeat(times, *([1] * (v.dim() - 1)))
+        if type(v) in (list, tuple):
+            return type(v)(tile(u) for u in v)
+        return v
+    return _Tiled(tile(x), tile(sample.args), {k: tile(v) for k, v in sample.kwargs.items()})
+
+
+def _target() -> int:
+    """The elements an enlarged input holds at least: twice ATen's parallel
+    grain as this torch reads it (counterexamples.grain), and a few more
+    (an odd size: a chunk boundary that falls inside a vector)."""
+    from counterexamples import grain
+    return 2 * grain()["value"] + 7
+
+
+def _grown(op, sample, target: int, torch) -> tuple[_Tiled | None, str]:
+    """The sample tiled until its input holds at least `target` elements,
+    doubling on the way, each step run once (on the current thread count):
+    None with the reason where a step's outputs grow faster than its input
+    (an outer product's, a correlation matrix's, which past the grain would
+    not fit) or a step takes longer than LARGE_SLOW_S (then the four runs
+    of the full size would take longer still: passed over, on its cost)."""
+    n = sample.input.numel()
+    final = -(-target // n)
+    if n * final > LARGE_MAX_ELEMENTS:
+        return None, "larger than the cap"
+    size, times = _numel(_call(op, sample, torch), torch), 1
+    while times < final:
+        times = min(2 * times, final)
+        step = _enlarged(sample, times, torch)
+        began = time.monotonic()
+        grown = _numel(_call(op, step, torch), torch)
+        if grown > 2 * size:
+            return None, "outputs grow faster than the input"
+        if time.monotonic() - began > LARGE_SLOW_S:
+            return None, f"slower than {LARGE_SLOW_S:g} s at {step.input.numel()} elements"
+        size = grown
+    return (step if final > 1 else _enlarged(sample, 1, torch)), ""
+
+
+def _large(op, torch, target: int, samples: int = LARGE_SAMPLES) -> dict[str, Any]:
+    """An operation past the grain, under use_deterministic_algorithms(True):
+    up to `samples` of its inputs (_inputs) tiled until the input holds at
+    least `target` elements (_grown), each run twice on 2 threads and twice
+    on 1. Counts the samples checked, those whose bits differ between the
+    counts while each count repeats itself, those that do not repeat on one
+    count; the largest input; the first shape that differed; PyTorch's
+    first refusal of an enlarged sample ("refused"), the first sample whose
+    tiled shapes do not fit the operation ("unfit"), the first passed over
+    and why ("passed")."""
+    out: dict[str, Any] = {"checked": 0, "threads_differ": 0, "run_differs": 0, "elements": 0}
+    began = time.monotonic()
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(2)
+    try:
+        out["from"], inputs = _inputs(op, torch)
+        for sample in inputs:
+            if out["checked"] >= samples or time.monotonic() - began > LARGE_OP_S:
+                break
+            if _enlarged(sample, 1, torch) is None:
+                continue
+            try:
+                big, why = _grown(op, sample, target, torch)
+                if big is None:
+                    out.setdefault("passed", why)
+                    if why.startswith("slower"):
+                        break
+                    continue
+                bits = lambda: digest(_tensors(_call(op, big, torch), torch))  # noqa: E731
+                twos = {bits(), bits()}
+                torch.set_num_threads(1)
+                ones = {bits(), bits()}
+            except Exception as e:  # noqa: BLE001 - the mode refused it, or its tiled shapes do not fit: recorded
+                if "deterministic implementation" in str(e):
+                    out["refused"] = _said(e)
+                    break
+                out.setdefault("unfit", _said(e))
+                continue
+            finally:
+                torch.set_num_threads(2)
+            out["checked"] += 1
+            out["elements"] = max(out["elements"], big.input.numel())
+            if len(ones) > 1 or len(twos) > 1:
+                out["run_differs"] += 1
+            elif ones != twos:
+                out["threads_differ"] += 1
+                out.setdefault("shape", list(big.input.shape))
+    except Exception as e:  # noqa: BLE001 - making the inputs failed: recorded, the census goes on
+        out["fails"] = _said(e)
+    finally:
+        torch.use_deterministic_algorithms(False)
+    out["seconds"] = round(time.monotonic() - began, 3)
+    return out
+
+
+class _Planted:
+    """The control past the grain: an elementwise operation that adds the
+    thread count to its result once its input holds `target` elements
+    (`reads`), or 2 (not `reads`: the same cost, and it holds). _large must
+    find the first and not the second, or nothing it says is trusted."""
+
+    reference_inputs_func = None
+
+    def __init__(self, torch, target: int, reads: bool) -> None:
+        self.torch, self.target, self.reads = torch, target, reads
+
+    def __call__(self, x: Any) -> Any:
+        return x + (self.torch.get_num_threads() if self.reads and x.numel() >= self.target else 2)
+
+    def sample_inputs(self, device: str, dtype: Any, requires_grad: bool = False):
+        yield _Tiled(self.torch.arange(12, dtype=dtype, device=device).reshape(4, 3), (), {})
+
+
+def control(torch, samples: int) -> dict[str, Any]:
+    """The planted operations through _large, and whether it told them
+    apart (found the one that reads the thread count, not the other)."""
+    target = _target()
+    planted, holds = (_large(_Planted(torch, target, reads), torch, target, samples) for reads in (True, False))
+    return {"planted": planted, "same_cost": holds,
+            "trusted": planted["threads_differ"] == 1 and holds["checked"] == 1 and holds["threads_differ"] == 0}
+
+
 def _tally(results: list[dict[str, Any]]) -> dict[str, Any]:
     """One operation's samples, counted: how many ran, raised the alert
     (with its first message), warned under warn_only, did not repeat their
@@ -226,6 +394,7 @@ def child(start: int, limit: int) -> int:
     "start" line before each (the parent's record of what hung or crashed)."""
     import torch
     op_db, _ = _op_db()
+    target = _target()
     for index, op in enumerate(op_db):
         if index < start:
             continue
@@ -241,7 +410,7 @@ def child(start: int, limit: int) -> int:
         except Exception as e:  # noqa: BLE001 - making the samples failed
             results.append({"no_sample": _said(e)})
         print(json.dumps({"index": index, "op": name, "opinfo": op.name, "aliases": [a.name for a in getattr(op, "aliases", [])],
-                          **_tally(results)}), flush=True)
+                          **_tally(results), "large": _large(op, torch, target, LARGE_SAMPLES if limit else LARGE_SAMPLES_ALL)}), flush=True)
     return 0
 
 
@@ -255,8 +424,8 @@ def one(name: str) -> int:
         return 3
     for op in op_db:
         if op.name + (f".{op.variant_test_name}" if getattr(op, "variant_test_name", "") else "") == name:
-            print(json.dumps({"op": name, **_tally([_check(op, s, torch) for _, s in _samples(op, torch, 0)])},
-                             indent=1))
+            print(json.dumps({"op": name, **_tally([_check(op, s, torch) for _, s in _samples(op, torch, 0)]),
+                              "large": _large(op, torch, _target(), LARGE_SAMPLES_ALL)}, indent=1))
             return 0
     print(json.dumps({"error": f"no OpInfo named {name} in PyTorch {torch.__version__}"}))
     return 2
@@ -277,7 +446,11 @@ def run(limit: int = SAMPLES) -> dict[str, Any]:
                                    total, HANG_S):
         ops[r["op"] + ("" if r["op"] not in ops else f"#{r['index']}")] = r
     listed = documented.parse(torch.use_deterministic_algorithms.__doc__ or "")
+    from counterexamples import grain
     return {"torch": str(torch.__version__), "samples_per_op": limit or "all", "opinfos": total,
+            "large": {"elements": _target(), "grain": grain(), "samples_per_op": LARGE_SAMPLES if limit
+                      else LARGE_SAMPLES_ALL, "slow_s": LARGE_SLOW_S, "cap": LARGE_MAX_ELEMENTS,
+                      "control": control(torch, LARGE_SAMPLES)},
             "seconds": round(time.monotonic() - began, 1), "ops": ops,
             "control": documented.control(torch),
             "listed": [{"list": e.list, "ops": e.ops, "devices": e.devices, "conditions": e.conditions,

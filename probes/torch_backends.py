@@ -623,8 +623,10 @@ def census() -> tuple[bool | None, str, dict]:
     per operation and float32 CPU sample, the alert under
     use_deterministic_algorithms(True), the warning under warn_only, the
     bits run to run, across threads and of the backward, and uninitialized
-    memory under fill_uninitialized_memory. It records; the report holds it
-    against the documented list. Not evaluated where this torch's OpInfo
+    memory under fill_uninitialized_memory; past ATen's parallel grain, its
+    inputs tiled, under the mode, on 1 and 2 threads, with a planted
+    control there. It records; the report holds it against the documented
+    list. Not evaluated where this torch's OpInfo
     table cannot be imported (naming the package); an operation that crashed
     or hung is the harness's error (None), the rest kept."""
     import census as opinfo
@@ -634,10 +636,13 @@ def census() -> tuple[bool | None, str, dict]:
     errors = {op: r["error"] for op, r in seen["ops"].items() if "error" in r}
     ran = sum(r.get("ran", 0) for r in seen["ops"].values())
     raised = sorted(op for op, r in seen["ops"].items() if r.get("raised"))
+    large = [op for op, r in seen["ops"].items() if (r.get("large") or {}).get("threads_differ")]
     return (None if errors else True), (
         f"PyTorch {torch.__version__}: {len(seen['ops'])} OpInfos, {ran} float32 CPU samples run "
         f"({seen['samples_per_op']} per operation) in {seen['seconds']} s; raised the alert: {', '.join(raised) or 'none'}"
-        + (f"; crashed or hung: {errors}" if errors else "")), seen
+        f"; past the grain ({seen['large']['elements']} elements, planted control "
+        f"{'found' if seen['large']['control']['trusted'] else 'MISSED'}), differ between 1 and 2 threads: "
+        f"{', '.join(large) or 'none'}" + (f"; crashed or hung: {errors}" if errors else "")), seen
 
 
 def invariance() -> tuple[bool | None, str, dict]:

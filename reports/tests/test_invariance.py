@@ -363,6 +363,41 @@ class RecordedCensusTest(unittest.TestCase):
         self.assertEqual(listed["sgn (varies but is not listed)"], census.BY_CHANCE)
         self.assertEqual(listed["mm (varies but is not listed)"], "")
 
+    def test_past_the_grain_a_difference_between_threads_is_a_finding_with_its_shape(self) -> None:
+        """Where OpInfo's samples hold but their tiled inputs differ between
+        1 and 2 threads under the mode, the operation varies (not by chance),
+        and the platform's line says what was tried past the grain."""
+        ran = {"ran": 4, "samples": 4, "raised": 0, "warned": 0, "run_differs": 0, "threads_differ": 0,
+               "backward_differs": 0}
+        large = {"checked": 1, "run_differs": 0, "elements": 65544, "from": "reference_inputs", "seconds": 0.02}
+        observed = {"ops": {"sum": {**ran, "large": {**large, "threads_differ": 1, "shape": [65544]}},
+                            "abs": {**ran, "large": {**large, "threads_differ": 0}},
+                            "outer": {**ran, "large": {**large, "checked": 0, "threads_differ": 0,
+                                                        "passed": "outputs grow faster than the input"}}},
+                    "listed": [], "large": {"elements": 65543, "grain": {"value": 32768, "source": "TensorIterator.h:5"},
+                                            "samples_per_op": 1, "control": {"trusted": True}}}
+
+        def judged(observed: dict) -> dict:
+            with tempfile.TemporaryDirectory() as tmp:
+                c, = census.judge(read_evidence([write_run(Path(tmp) / "run", environment("m1"), {census.TEST: [
+                    {"repro": "census", "checks": [{"name": "census", "outcome": "passed", "observed": observed}]}]})
+                    ])).values()
+            return c
+        c = judged(observed)
+        varies = {f["op"]: f for f in c["findings"]["varies_not_listed"]}
+        self.assertEqual(sorted(varies), ["sum"])
+        self.assertEqual(varies["sum"]["detail"], "past the grain, under the mode, 1 of 1 of its reference_inputs "
+                                                  "tiled to 65,544 elements differ between 1 and 2 threads (first at "
+                                                  "shape (65544,))")
+        self.assertFalse(varies["sum"]["by_chance"])
+        self.assertEqual({k: c["past_grain"][k] for k in ("checked", "of", "threads_differ", "not_tiled", "elements")},
+                         {"checked": 2, "of": 3, "threads_differ": ["sum"], "not_tiled": 1, "elements": 65543})
+        # The planted operation not found: nothing past the grain is a finding.
+        observed["large"]["control"] = {"trusted": False}
+        missed = judged(observed)
+        self.assertTrue(missed["past_grain"]["missed"])
+        self.assertEqual(missed["findings"]["varies_not_listed"], [])
+
     def test_base_names_match_entries_and_opinfos(self) -> None:
         self.assertEqual(census.base_name("torch.nn.MaxUnpool2d"), "max_unpool2d")
         self.assertEqual(census.base_name("nn.functional.max_unpool2d"), "max_unpool2d")
