@@ -350,7 +350,7 @@ def run_level(level_name: str, variant: str, seconds: float, seed: int, grain_va
     snippet = lambda case: search.program(ops[case.op], case, level, claim_state)  # noqa: E731
     replayed = []
     for claim, cases in search.read_corpus(corpus_dir(), level.name, variant):
-        for entry in search.replay(cases, evaluate, ops):
+        for entry in search.replay(cases, evaluate, ops, states(level_name)):
             if entry["state"] == "seen":
                 entry["snippet"] = snippet(Case.from_json(entry["case"]))
             replayed.append(dict(entry, claim=claim))

@@ -317,14 +317,19 @@ def search(ops: dict[str, Op], schedule: dict[str, list[int]], states: list[tupl
     return searched
 
 
-def replay(cases: list[Case], evaluate: Callable[[Case], Outcome], ops: dict[str, Op]) -> list[dict[str, Any]]:
+def replay(cases: list[Case], evaluate: Callable[[Case], Outcome], ops: dict[str, Op],
+           states: list[tuple[str, ...]] | None = None) -> list[dict[str, Any]]:
     """Each corpus case run again: seen (it still differs), no longer seen,
-    refused by PyTorch here, or not run (this torch lacks its operation)."""
+    refused by PyTorch here, or not run (this torch lacks its operation, or
+    its starting state is not among `states`, those a user of this torch
+    reaches: a setting another version has)."""
     out = []
     for case in cases:
-        if case.op not in ops:
-            out.append({"case": case.to_json(), "words": case.words(), "state": "not run",
-                        "why": f"no operation {case.op!r} here"})
+        why = (f"no operation {case.op!r} here" if case.op not in ops else
+               f"its starting state ({'; '.join(case.state)}) is not one this torch has"
+               if states is not None and case.state not in states else "")
+        if why:
+            out.append({"case": case.to_json(), "words": case.words(), "state": "not run", "why": why})
             continue
         got = evaluate(case)
         state = "refused" if got.refused else "seen" if got.differs else "no longer seen"

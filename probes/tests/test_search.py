@@ -135,6 +135,14 @@ class CorpusTest(unittest.TestCase):
             self.assertEqual(search.read_corpus(Path(tmp), "run", "deterministic"), [])
             replayed = {r["case"]["n"]: r["state"] for r in search.replay(read, planted, PLANTED)}
             self.assertEqual(replayed, {THRESHOLD: "seen", THRESHOLD - 1: "no longer seen", 9: "not run"})
+            # A case from a state this torch does not have (another version's
+            # setting) is not run: setting it would only add an attribute.
+            other = Case("threshold", THRESHOLD, state=("torch.backends.mkldnn.fp32_precision = 'bf16'",))
+            [entry] = search.replay([other], planted, PLANTED, [(), ("torch.backends.mkldnn.enabled = False",)])
+            self.assertEqual(entry["state"], "not run")
+            self.assertIn("is not one this torch has", entry["why"])
+            [entry] = search.replay([other], planted, PLANTED, [(), other.state])
+            self.assertEqual(entry["state"], "seen")
 
     def test_a_seen_corpus_operation_is_not_searched_again(self) -> None:
         self.assertNotIn("threshold", {f.op for f in run(skip=("threshold",)).found})
