@@ -30,7 +30,7 @@ import re
 import shlex
 from typing import Any
 
-from .evidence import Evidence, torch_of
+from .evidence import Evidence, rerun, torch_of
 from .ruling import Ruling
 
 TEST = "TorchPython.OpInfoCensus"
@@ -160,7 +160,7 @@ def judge(evidence: Evidence) -> dict[str, dict[str, Any]]:
             "warned": sorted(name for name, r in ops.items() if r.get("warned")),
             "uninitialized": {name: r.get("filled") for name, r in ops.items() if "filled" in r},
             "listed_entries_covered": covered, "control": seen.get("control", {}), "past_grain": past_grain,
-            "findings": findings, "evidence": f"{TEST} (./backendcheck run --case 'torch_backends.py census')"}
+            "findings": findings, "evidence": f"{TEST} ({rerun(env, TEST)})"}
     return out
 
 

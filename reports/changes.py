@@ -32,10 +32,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from inputs.repro import split_repro
 
 from . import census, documented, invariance
-from .evidence import Evidence, platform_of, torch_of
+from .evidence import Evidence, platform_of, rerun as repro, torch_of
 from .statistics import BETWEEN_RUNS_FACTOR, LEVEL, ratio_moved
 
 # Values shown in a change are cut to this many characters.
@@ -68,21 +67,6 @@ def pairs(evidence: Evidence) -> list[tuple[str, str]]:
 def _cut(value: Any) -> str:
     text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "…"
-
-
-def repro(env: dict[str, Any], test: str, record: dict[str, Any] | None) -> str:
-    """A command that shows this side again: the case's own repro on that
-    torch, or the one test through ctest in that torch's build."""
-    torch = env.get("torch")
-    python = str(torch.get("python", "")) if isinstance(torch, dict) else ""
-    named = f" --torch {python}" if python else ""
-    repro = (record or {}).get("repro", "")
-    schedule, settings = split_repro(repro)
-    if "device" in settings:
-        return f"./backendcheck run{named} --case '{repro}'"
-    if schedule == "torch_backends.py" and settings and python:
-        return f"{python} probes/torch_backends.py {repro.removeprefix('torch_backends.py ')}"
-    return f"./backendcheck test{named} -R '^{re.escape(test)}$'"
 
 
 def _observed(record: dict[str, Any]) -> dict[str, Any] | None:

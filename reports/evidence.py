@@ -23,6 +23,7 @@ from typing import Any
 from inputs import onednn_isa
 from inputs.engines import engines
 from inputs.errors import SpecError, read_regular
+from inputs.repro import split_repro
 
 from . import records as schema
 from .benchmarks import BenchmarkError
@@ -198,6 +199,21 @@ def torch_of(env: dict[str, Any]) -> str:
     """The version of the torch install an environment record names ("" for none)."""
     torch = env.get("torch")
     return str(torch.get("version", "")) if isinstance(torch, dict) else ""
+
+
+def rerun(env: dict[str, Any], test: str, record: dict[str, Any] | None = None) -> str:
+    """A command that shows this side again: the case's own repro on that
+    torch, or the one test through ctest in that torch's build."""
+    torch = env.get("torch")
+    python = str(torch.get("python", "")) if isinstance(torch, dict) else ""
+    named = f" --torch {python}" if python else ""
+    repro = (record or {}).get("repro", "")
+    schedule, settings = split_repro(repro)
+    if "device" in settings:
+        return f"./backendcheck run{named} --case '{repro}'"
+    if schedule == "torch_backends.py" and settings and python:
+        return f"{python} probes/torch_backends.py {repro.removeprefix('torch_backends.py ')}"
+    return f"./backendcheck test{named} -R '^{re.escape(test)}$'"
 
 
 # The probe of the torch install's own description (torch.__config__, and

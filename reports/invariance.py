@@ -25,11 +25,10 @@ hand but that table: every cell comes from the run's evidence.
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
 from .catalog import SEARCH_TEST
-from .evidence import Evidence, torch_of
+from .evidence import Evidence, rerun, torch_of
 from .ruling import Ruling
 
 TEST = "TorchPython.InvarianceGrid"
@@ -45,7 +44,6 @@ BLAME_TESTS = {"onednn": "Libraries/Blame.LibraryMatmulAcrossBatchSlices/onednn"
                "cblas": "Libraries/Blame.LibraryMatmulAcrossBatchSlices/cblas"}
 BLAMED_ROWS = ("mm | defaults", "addmm | defaults", "linear | defaults")
 
-_REPRO = "torch_backends.py invariance"
 _NOTES = "PyTorch docs, notes, "
 # level -> (its heading, what the documentation promises there, the source).
 LEVELS: dict[str, tuple[str, str, str]] = {
@@ -305,7 +303,7 @@ def judge(evidence: Evidence) -> dict[str, dict[str, Any]]:
                                     for o in [_observed(ev, SEARCH_TEST) or {}] for variant in ("defaults",
                                                                                                "deterministic")},
                          "cuda_device": str(cuda.get("device", "")) if cuda is not None else "",
-                         "evidence": f"{TEST} (./backendcheck run --case {shlex.quote(_REPRO)})"}
+                         "evidence": f"{TEST} ({rerun(env, TEST)})"}
     _release(out)
     return out
 

@@ -337,6 +337,9 @@ class RecordedCensusTest(unittest.TestCase):
         self.assertIn("fft.irfft", varies)
         self.assertIn("between 1 and 2 threads", varies["fft.irfft"]["detail"])
         self.assertTrue(varies["fft.irfft"]["repro"].endswith("probes/census.py op fft.irfft"))
+        self.assertRegex(self.by_torch["2.15.0"]["evidence"],
+                         r"^TorchPython.OpInfoCensus \(./backendcheck test --torch \S+python3? "
+                         r"-R '\^TorchPython\\.OpInfoCensus\$'\)$", "the test through ctest, on that torch")
         self.assertFalse([op for op in varies if op.startswith("empty")],
                          "uninitialized memory is not a finding of variation")
         self.assertTrue(all(self.by_torch["2.15.0"]["uninitialized"].values()),
@@ -397,6 +400,20 @@ class RecordedCensusTest(unittest.TestCase):
         missed = judged(observed)
         self.assertTrue(missed["past_grain"]["missed"])
         self.assertEqual(missed["findings"]["varies_not_listed"], [])
+
+    def test_a_census_not_evaluated_on_one_install_is_said_on_the_page(self) -> None:
+        """One install's census skipped (its OpInfo table cannot be imported)
+        beside one that ran: the page names the reason for the first and the
+        census for the second."""
+        why = "PyTorch 1.13.0a0's OpInfo table cannot be imported: No module named 'expecttest': not evaluated"
+        with tempfile.TemporaryDirectory() as tmp:
+            ev = read_evidence([write_run(Path(tmp) / "skipped", environment("m1"),
+                                          {census.TEST: [{"repro": "census", "skip_reason": why, "checks": []}]}),
+                                DATA / "torch-2.15.0"])
+            page = write_report(Path(tmp) / "out", Report.of([], [], ev)).read_text()
+        section = page.split('id="census"', 1)[1]
+        self.assertIn("No module named &#39;expecttest&#39;", section)
+        self.assertIn('class="census-past-grain', section)
 
     def test_base_names_match_entries_and_opinfos(self) -> None:
         self.assertEqual(census.base_name("torch.nn.MaxUnpool2d"), "max_unpool2d")
