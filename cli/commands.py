@@ -146,7 +146,8 @@ def configure_and_build(state: State, target: str = "") -> None:
     state.log(f"configuring (preset {o.preset}, tier {o.tier}) in {tree}")
     configure = ["cmake", "--preset", o.preset, "-B", str(tree), f"-DPython3_EXECUTABLE={state.python}",
                  f"-DBACKENDCHECK_TIER={o.tier}", f"-DBACKENDCHECK_SPECS={';'.join(specs)}",
-                 f"-DBACKENDCHECK_TORCH_PYTHON={torch.python}", f"-DBACKENDCHECK_ONEDNN_ROOT={state.onednn_root}"]
+                 f"-DBACKENDCHECK_TORCH_PYTHON={torch.python}", f"-DBACKENDCHECK_PROBE_PATH={torch.probe_path or ''}",
+                 f"-DBACKENDCHECK_ONEDNN_ROOT={state.onednn_root}"]
     # cmake reads CMakePresets.json from its working directory: the checkout's.
     r = subprocess.run(configure, cwd=ROOT, capture_output=True, text=True, env=env, check=False, errors="replace")
     tree.mkdir(parents=True, exist_ok=True)

@@ -52,6 +52,13 @@ endif()
 # path, and its version must match. Without it the pytorch engines report
 # "not built" and their tests skip with that reason.
 set(BACKENDCHECK_TORCH_PYTHON "" CACHE FILEPATH "Python interpreter whose torch is under test")
+# For a torch whose environment the harness does not manage (Debian's): the
+# wheels of the probes' pure-Python packages (requirements/torch.txt's
+# expecttest, opt-einsum), joined by ':', which every probe of that torch puts
+# first on its sys.path (cli/installs.py probe_path). Built into the probes'
+# tests, so that ctest run by hand finds them as ./backendcheck does.
+set(BACKENDCHECK_PROBE_PATH "$ENV{BACKENDCHECK_PROBE_PATH}" CACHE STRING
+    "Wheels of the probes' packages for an unmanaged torch, joined by ':'")
 set(BACKENDCHECK_WITH_TORCH AUTO CACHE STRING "Build the PyTorch engine: AUTO, ON or OFF")
 set_property(CACHE BACKENDCHECK_WITH_TORCH PROPERTY STRINGS AUTO ON OFF)
 set(BC_HAVE_TORCH OFF)

@@ -42,6 +42,9 @@
 #ifndef BC_SOURCE_DIR
 #define BC_SOURCE_DIR "."
 #endif
+#ifndef BC_PROBE_PATH
+#define BC_PROBE_PATH ""
+#endif
 #ifndef BC_CUDNN_LOG_TOOL
 #define BC_CUDNN_LOG_TOOL "bc_cudnn_log"
 #endif
@@ -74,11 +77,16 @@ std::vector<std::string> EnvironmentWithout(std::initializer_list<std::string_vi
 // probe ran, the probe's own processes aside) and fresh processes' choices
 // (a CrossProcess record), read by runner/records' CompareFromJson and
 // CrossProcessFromJson. The probes that log their children's cuDNN calls
-// find the log's reader at BACKENDCHECK_CUDNN_LOG_TOOL.
+// find the log's reader at BACKENDCHECK_CUDNN_LOG_TOOL, and a torch whose
+// environment the harness does not manage the wheels of the probes' packages
+// at BACKENDCHECK_PROBE_PATH (the build's, unless the environment names one).
 void RunTorchProbe(const std::string& probe) {
   std::vector<std::string> env = EnvironmentWithout({});
-  if (const char* tool = std::getenv("BACKENDCHECK_CUDNN_LOG_TOOL"); tool == nullptr || *tool == '\0') {
-    env.push_back(std::string("BACKENDCHECK_CUDNN_LOG_TOOL=") + BC_CUDNN_LOG_TOOL);
+  for (const auto& [name, built] : {std::pair<const char*, const char*>{"BACKENDCHECK_CUDNN_LOG_TOOL", BC_CUDNN_LOG_TOOL},
+                                    {"BACKENDCHECK_PROBE_PATH", BC_PROBE_PATH}}) {
+    if (const char* v = std::getenv(name); (v == nullptr || *v == '\0') && *built != '\0') {
+      env.push_back(std::string(name) + "=" + built);
+    }
   }
   const CpuTimes began = ReadCpuTimes();
   const double children_began = ChildrenCpuSeconds();
