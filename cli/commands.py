@@ -227,6 +227,14 @@ def run_ctest(state: State, ctest_args: list[str], require: str = "", report: bo
     resources = (["--resource-spec-file", os.environ["BACKENDCHECK_RESOURCE_SPEC"]]
                  if os.environ.get("BACKENDCHECK_RESOURCE_SPEC") else [])
     args = ["ctest", *ctest_args, "--output-junit", str(build / "ctest-junit.xml"), *label, *resources]
+    # The cases run in batches (runner/batch.py): each batch runs those of
+    # its cases that this selection holds.
+    env.pop("BACKENDCHECK_BATCH", None)
+    if not state.options.one_process_per_case:
+        selection = build / "ctest-selected.json"
+        with selection.open("w") as f:
+            subprocess.run(["ctest", *ctest_args, *label, "--show-only=json-v1"], stdout=f, env=env, check=False)
+        env["BACKENDCHECK_BATCH"] = str(selection)
 
     def interrupt(signum: int, frame: object) -> None:
         raise Interrupted()

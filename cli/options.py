@@ -124,6 +124,7 @@ class Options:
     matrix: list[Path] = field(default_factory=list)
     max_cases: int | None = None
     search_budget: float | None = None
+    one_process_per_case: bool = False
     require: str = ""
     jobs: int = 1
     offline: bool = False
@@ -220,6 +221,9 @@ def build_parser(cwd: Path, root: Path = ROOT) -> Parser:
         p.add_argument("--search-budget", type=positive_seconds, default=None, metavar="SECONDS",
                        help="seconds the search for counter-examples spends (default: the tier's, "
                             "probes/counterexamples.py)")
+        p.add_argument("--one-process-per-case", action="store_true",
+                       help="run each generated case in a process of its own, as plain ctest does, rather than "
+                            "in batches (runner/batch.py)")
 
     def reports(p: Parser) -> None:
         p.add_argument("--out", type=path_in(cwd), default=None, metavar="DIR")

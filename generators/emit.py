@@ -15,6 +15,11 @@ from .fixtures import BINARIES, FIXTURES
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 MANIFEST_SCHEMA = 1
+# The most cases of one batch (runner/batch.py): a binary's cases are dealt
+# round-robin into ceil(n / BATCH_CASES) batches, so that cases of one kind
+# (and so of one cost) spread evenly over the batches that ctest runs side
+# by side.
+BATCH_CASES = 40
 
 
 def _environment() -> jinja2.Environment:
@@ -61,6 +66,7 @@ def emit(cases: list[Case], out: Path, specs: list[str]) -> None:
                      "\nendif()")
         for c in mine:
             lines.append(f"set_tests_properties([==[{c.test}]==] PROPERTIES LABELS \"{';'.join(c.labels)}\")")
+        lines += _batches(binary, mine)
         _write_if_changed(out / f"{binary}_labels.cmake", "\n".join(lines) + "\n")
     manifest = {
         "schema": MANIFEST_SCHEMA,
@@ -73,3 +79,26 @@ def emit(cases: list[Case], out: Path, specs: list[str]) -> None:
     }
     # Compact: json's C encoder runs only without indentation (10,000 cases in well under a second).
     _write_if_changed(out / "cases.json", json.dumps(manifest, sort_keys=True, separators=(",", ":")) + "\n")
+
+
+def batches(cases: list[Case]) -> list[list[Case]]:
+    """A binary's cases dealt round-robin into batches of at most BATCH_CASES."""
+    n = -(-len(cases) // BATCH_CASES)
+    return [cases[i::n] for i in range(n)]
+
+
+def _batches(binary: str, cases: list[Case]) -> list[str]:
+    """ctest's batch tests of a binary (runner/batch.py), each ahead of its
+    cases (DEPENDS) and labelled with all of theirs, so that any selection
+    of its cases selects it. The command and properties come from the
+    binary's directory (bc_batch_<binary>, CMakeLists.txt's bc_test_binary)."""
+    lines = [f"if(DEFINED bc_batch_{binary})"]
+    for i, group in enumerate(batches(cases), 1):
+        name = f"batch.{binary}.{i}"
+        labels = sorted({label for c in group for label in c.labels} | {"batch"})
+        tests = " ".join(f"[==[{c.test}]==]" for c in group)
+        lines += [f"  add_test([==[{name}]==] ${{bc_batch_{binary}}} --name {name} {tests})",
+                  f"  set_tests_properties([==[{name}]==] PROPERTIES LABELS \"{';'.join(labels)}\" "
+                  f"${{bc_batch_{binary}_properties}})",
+                  f"  set_tests_properties({tests} PROPERTIES DEPENDS [==[{name}]==])"]
+    return lines + ["endif()"]

@@ -3,16 +3,23 @@
 // the first failure) as a "result" record, and closes the file on exit.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
-#include <sstream>
-#include <thread>
 #include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "harness/evidence.h"
 #include "runner/case_table.h"
@@ -89,6 +96,94 @@ void StartAgainWithCaseEnvironment(const std::vector<char*>& original_argv) {
   std::perror("backendcheck: execv");  // only reached on failure; the case then skips with the reason
 }
 
+// A generated case whose repro names environment variables this process
+// does not have: it needs a process that starts with them.
+bool NeedsItsOwnProcess(const std::string& name) {
+  const bc::CaseRow* row = bc::FindGeneratedCase(name.c_str());
+  if (row == nullptr) return false;
+  bc::Result<bc::CaseSpec> spec = bc::ParseCaseSpec(row->repro);
+  return spec.ok() && !spec->MissingEnv().empty();
+}
+
+// Batch mode (runner/batch.py): BACKENDCHECK_BATCH_LIST names a file of
+// test names, one a line, run in this one process; BACKENDCHECK_BATCH_OUT a
+// directory where each case leaves what a process of its own would have
+// shown: NAME.out (its stdout and stderr) and then NAME.json (its outcome
+// and time), NAME with '/' written %2F. NAME.out is opened as the case
+// starts, so that the runner knows the case a crash or a hang stopped in. A case that needs its own process (environment variables its
+// libraries read as they start) is left out: NAME.json says so, and its
+// test runs it alone.
+std::string BatchFile(const std::string& name) {
+  std::string out;
+  for (char c : name) out += c == '/' ? std::string("%2F") : std::string(1, c);
+  return out;
+}
+
+class BatchRecorder : public testing::EmptyTestEventListener {
+ public:
+  explicit BatchRecorder(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  void OnTestStart(const testing::TestInfo& info) override {
+    const std::string name = std::string(info.test_suite_name()) + "." + info.name();
+    Flush();
+    saved_out_ = ::dup(1);
+    saved_err_ = ::dup(2);
+    const int fd = ::open((dir_ / (BatchFile(name) + ".out")).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      ::close(fd);
+    }
+  }
+  void OnTestEnd(const testing::TestInfo& info) override {
+    Flush();
+    if (saved_out_ >= 0) ::dup2(saved_out_, 1), ::close(saved_out_), saved_out_ = -1;
+    if (saved_err_ >= 0) ::dup2(saved_err_, 2), ::close(saved_err_), saved_err_ = -1;
+    const testing::TestResult& r = *info.result();
+    const std::string name = std::string(info.test_suite_name()) + "." + info.name();
+    WriteWhole(dir_ / (BatchFile(name) + ".json"),
+               nlohmann::json{{"test", name},
+                              {"outcome", r.Skipped() ? "skipped" : r.Failed() ? "failed" : "passed"},
+                              {"ms", r.elapsed_time()}}.dump());
+  }
+  static void WriteWhole(const std::filesystem::path& path, const std::string& text) {
+    const std::filesystem::path tmp = path.string() + ".tmp";
+    std::ofstream(tmp) << text << "\n";
+    std::filesystem::rename(tmp, path);
+  }
+
+ private:
+  static void Flush() {
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(stdout);
+    std::fflush(stderr);
+  }
+  std::filesystem::path dir_;
+  int saved_out_ = -1;
+  int saved_err_ = -1;
+};
+
+// The batch's filter: its list less the cases that need their own process.
+// Returns the directory of its outcomes, or empty outside batch mode.
+std::filesystem::path StartBatch() {
+  const char* list = std::getenv("BACKENDCHECK_BATCH_LIST");
+  const char* out = std::getenv("BACKENDCHECK_BATCH_OUT");
+  if (list == nullptr || *list == '\0' || out == nullptr || *out == '\0') return {};
+  std::ifstream in(list);
+  std::string name, filter;
+  while (std::getline(in, name)) {
+    if (name.empty()) continue;
+    if (NeedsItsOwnProcess(name)) {
+      BatchRecorder::WriteWhole(std::filesystem::path(out) / (BatchFile(name) + ".json"),
+                                nlohmann::json{{"test", name}, {"outcome", "own process"}}.dump());
+      continue;
+    }
+    filter += (filter.empty() ? "" : ":") + name;
+  }
+  testing::GTEST_FLAG(filter) = filter.empty() ? "-*" : filter;
+  return out;
+}
+
 // Under a resource spec (ci/gpu-resource-spec.py; cmake/GpuResources.cmake),
 // a GPU test is given one GPU as CTEST_RESOURCE_GROUP_0_GPUS="id:N,slots:K":
 // make it the only device this process and its children see, before
@@ -120,6 +215,7 @@ int main(int argc, char** argv) {
   original_argv.push_back(nullptr);
   testing::InitGoogleTest(&argc, argv);
   if (!testing::GTEST_FLAG(list_tests)) StartAgainWithCaseEnvironment(original_argv);
+  const std::filesystem::path batch = testing::GTEST_FLAG(list_tests) ? std::filesystem::path() : StartBatch();
   const char* dir = std::getenv("BACKENDCHECK_EVIDENCE_DIR");
   if (dir == nullptr || *dir == '\0') dir = std::getenv("BACKENDCHECK_DEFAULT_EVIDENCE_DIR");
   if (dir != nullptr && *dir != '\0' && !testing::GTEST_FLAG(list_tests)) {
@@ -130,6 +226,8 @@ int main(int argc, char** argv) {
     }
     testing::UnitTest::GetInstance()->listeners().Append(new ResultRecorder);
   }
+  // Before the fault injector: a case's name is its batch's before it starts.
+  if (!batch.empty()) testing::UnitTest::GetInstance()->listeners().Append(new BatchRecorder(batch));
   if (const char* faults = std::getenv("BACKENDCHECK_INJECT_FAULT"); faults != nullptr && *faults != '\0') {
     testing::UnitTest::GetInstance()->listeners().Append(new FaultInjector(faults));
   }

@@ -11,7 +11,7 @@ import textwrap
 import unittest
 from pathlib import Path
 
-from generators.emit import emit
+from generators.emit import BATCH_CASES, batches, emit
 from inputs.errors import SpecError
 from generators.expand import expand
 from inputs.flags import load_flags
@@ -121,9 +121,28 @@ class ExpandTest(SpecTestCase):
         self.assertIn('PROPERTIES LABELS "determinism;cpu;ci;nightly")', labels)
         self.assertIn("set(bc_untiered ${bc_tests_determinism_tests})", labels)
         self.assertIn('set_tests_properties(${bc_untiered} PROPERTIES LABELS "smoke;ci;nightly")', labels)
+        # One batch test ahead of the cases, with their labels and "batch",
+        # its command and properties from the binary's directory.
+        self.assertIn("if(DEFINED bc_batch_determinism_tests)", labels)
+        self.assertIn("add_test([==[batch.determinism_tests.1]==] ${bc_batch_determinism_tests} "
+                      "--name batch.determinism_tests.1 [==[Demo/Determinism.Bitwise/", labels)
+        self.assertIn('set_tests_properties([==[batch.determinism_tests.1]==] PROPERTIES LABELS '
+                      '"batch;ci;cpu;determinism;nightly" ${bc_batch_determinism_tests_properties})', labels)
+        self.assertIn("PROPERTIES DEPENDS [==[batch.determinism_tests.1]==])", labels)
         before = (out / "cases.json").stat().st_mtime_ns
         emit(cases, out, ["spec.toml"])
         self.assertEqual((out / "cases.json").stat().st_mtime_ns, before, "unchanged output is not rewritten")
+
+    def test_batches_deal_cases_round_robin(self) -> None:
+        """Cases of one kind spread over the batches; none holds more than
+        BATCH_CASES; every case is in exactly one."""
+        cases = list(range(2 * BATCH_CASES + 1))
+        dealt = batches(cases)  # type: ignore[arg-type]
+        self.assertEqual(len(dealt), 3)
+        self.assertLessEqual(max(map(len, dealt)), BATCH_CASES)
+        self.assertEqual(sorted(c for b in dealt for c in b), cases)
+        self.assertEqual(dealt[0][:3], [0, 3, 6])
+        self.assertEqual(batches([]), [])
 
     def test_default_specs_are_valid(self) -> None:
         specs = [load_spec(ROOT / "catalog/matrices" / n, self.flags) for n in ("cpu.toml", "gpu.toml")]

@@ -7,6 +7,9 @@
    a time, with a 10 s timeout each: the report must show exactly those three
    as crashed or timed out and every other case passed, and every evidence
    line of the nine processes must be whole (no interleaving under -j2).
+   Then the same nine in one batch (runner/batch.py), as ./backendcheck runs
+   them: the same outcomes, the six others run in the batch, each fault
+   costing its own case only (which its own test then runs alone).
 2. A test binary is killed with SIGKILL mid-run: every record it completed
    is read back, and a truncated line appended to its file is reported with
    its file and line, not fatal.
@@ -34,31 +37,43 @@ FAULTS = {NORMAL[1]: "crash", NORMAL[4]: "abort", NORMAL[7]: "hang"}
 TIMEOUT_S = 10
 
 
-def _project(tmp: Path, binary: Path, evidence: Path) -> Path:
-    """A ctest project of one test per case, as gtest_discover_tests makes them."""
+BATCH = ROOT / "runner" / "batch.py"
+
+
+def _project(tmp: Path, binary: Path, evidence: Path, batched: bool) -> Path:
+    """A ctest project of one test per case, as gtest_discover_tests makes
+    them; `batched`: with the case's command through batch.py and a batch
+    test ahead of them, as bc_test_binary and generators/emit.py make them."""
     project = tmp / "project"
     project.mkdir()
     faults = ",".join(f"{mode}={test}" for test, mode in FAULTS.items())
+    env = f"BACKENDCHECK_EVIDENCE_DIR={evidence};BACKENDCHECK_INJECT_FAULT={faults}"
     lines = []
+    if batched:
+        lines.append(f'add_test("batch.1" "{sys.executable}" "{BATCH}" shard --binary "{binary}" '
+                     f'--timeout {TIMEOUT_S} --name batch.1 ' + " ".join(f'"{t}"' for t in NORMAL) + ")")
+        lines.append(f'set_tests_properties("batch.1" PROPERTIES TIMEOUT 300 ENVIRONMENT "{env}")')
     for test in NORMAL:
-        lines.append(f'add_test("{test}" "{binary}" "--gtest_filter={test}")')
-        lines.append(f'set_tests_properties("{test}" PROPERTIES TIMEOUT {TIMEOUT_S} ENVIRONMENT '
-                     f'"BACKENDCHECK_EVIDENCE_DIR={evidence};BACKENDCHECK_INJECT_FAULT={faults}")')
+        through = f'"{sys.executable}" "{BATCH}" case ' if batched else ""
+        lines.append(f'add_test("{test}" {through}"{binary}" "--gtest_filter={test}")')
+        lines.append(f'set_tests_properties("{test}" PROPERTIES TIMEOUT {TIMEOUT_S} ENVIRONMENT "{env}"'
+                     + (' DEPENDS "batch.1")' if batched else ")"))
     (project / "CTestTestfile.cmake").write_text("\n".join(lines) + "\n")
     return project
 
 
-def check_faults(build: Path, tmp: Path) -> list[str]:
+def check_faults(build: Path, tmp: Path, batched: bool = False) -> list[str]:
     problems: list[str] = []
     evidence = tmp / "evidence"
-    project = _project(tmp, build / "suites" / "cpu" / "determinism_tests", evidence)
+    project = _project(tmp, build / "suites" / "cpu" / "determinism_tests", evidence, batched)
     junit = tmp / "junit.xml"
-    started = time.monotonic()
-    subprocess.run(["ctest", "--test-dir", str(project), "-j2", "--output-junit", str(junit)],
-                   capture_output=True, text=True, check=False, timeout=300)
     tests = tmp / "tests.json"
     tests.write_text(subprocess.run(["ctest", "--test-dir", str(project), "--show-only=json-v1"],
                                     capture_output=True, text=True, check=True).stdout)
+    started = time.monotonic()
+    subprocess.run(["ctest", "--test-dir", str(project), "-j2", "--output-junit", str(junit)],
+                   capture_output=True, text=True, check=False, timeout=300,
+                   env={**os.environ, "BACKENDCHECK_BATCH": str(tests)} if batched else None)
     elapsed = time.monotonic() - started
     out = tmp / "report"
     r = subprocess.run([sys.executable, "-m", "reports", "--claims", str(ROOT / "catalog" / "claims.toml"),
@@ -79,7 +94,19 @@ def check_faults(build: Path, tmp: Path) -> list[str]:
     if others:
         problems.append(f"cases that did not run show outcomes: {others[:3]}")
     files = sorted(evidence.glob("*.jsonl*"))
-    if len(files) != len(NORMAL):
+    if batched:
+        # The batch: the six in it, a fresh process after each fault; each
+        # fault's test then ran its case alone.
+        seen = {t: (json.loads(p.read_text()) if p.exists() else {}).get("outcome", "missing")
+                for t in NORMAL for p in [evidence / "batch" / (t.replace("/", "%2F") + ".json")]}
+        wrong = {t: o for t, o in seen.items() if o != ("left" if t in FAULTS else "passed")}
+        if wrong:
+            problems.append(f"in the batch: {wrong} (a fault leaves its case to its own test, the others pass)")
+        processes = len(list((evidence / "batch" / ".state" / "batch.1").glob("process-*.log")))
+        if not 1 < processes <= 1 + len(FAULTS) or len(files) != processes + len(FAULTS):
+            problems.append(f"{len(files)} evidence files for {processes} batch processes (at most one after each "
+                            f"fault) and {len(FAULTS)} cases alone")
+    elif len(files) != len(NORMAL):
         problems.append(f"{len(files)} evidence files for {len(NORMAL)} processes")
     for f in files:
         for number, line in enumerate(f.read_text().splitlines(), 1):
@@ -87,7 +114,8 @@ def check_faults(build: Path, tmp: Path) -> list[str]:
                 json.loads(line)
             except ValueError:
                 problems.append(f"{f}:{number}: not one whole record (interleaved or torn)")
-    print(f"  ctest -j2 ran {len(NORMAL)} cases with 3 faults in {elapsed:.1f} s; {len(files)} evidence files")
+    print(f"  ctest -j2 ran {len(NORMAL)} cases with 3 faults{' in a batch' if batched else ''} in {elapsed:.1f} s; "
+          f"{len(files)} evidence files")
     return problems
 
 
@@ -138,9 +166,10 @@ def main(argv: list[str]) -> int:
         print("skipped: this build has not generated the default matrix's CPU determinism cases "
               "(a user's --matrix build); the check runs with the default specs")
         return SKIP
-    with tempfile.TemporaryDirectory() as d:
-        tmp = Path(d)
-        problems = check_faults(build, tmp) + check_kill(build, tmp)
+    problems = []
+    for check in (check_faults, lambda b, t: check_faults(b, t, batched=True), check_kill):
+        with tempfile.TemporaryDirectory() as d:
+            problems += check(build, Path(d))
     for p in problems:
         print(f"FAIL: {p}")
     return 1 if problems else 0
