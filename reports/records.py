@@ -77,8 +77,27 @@ def _explain(error: ValidationError) -> str:
     return f"'{where}': {error.message}" if where else error.message
 
 
+# Records already checked in this process, by their canonical text: the
+# same record read again (another report over the same runs, a file of
+# which a test altered one record) is not checked again.
+_CHECKED: dict[str, str | None] = {}
+_CHECKED_MAX = 200_000
+
+
 def problem(record: Any) -> str | None:
     """Why the record is refused, or None when it fits."""
+    try:
+        key = json.dumps(record, sort_keys=True)
+    except (TypeError, ValueError):
+        return _problem(record)
+    if key not in _CHECKED:
+        if len(_CHECKED) >= _CHECKED_MAX:
+            _CHECKED.clear()
+        _CHECKED[key] = _problem(record)
+    return _CHECKED[key]
+
+
+def _problem(record: Any) -> str | None:
     if not isinstance(record, dict):
         return f"a record must be a JSON object, not {_type_name(record)}"
     kind = record.get("kind")

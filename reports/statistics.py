@@ -13,6 +13,7 @@ that A/A runs of one configuration still show.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 import statistics
@@ -55,7 +56,13 @@ def paired_ratios(a: list[float], b: list[float]) -> list[float]:
 
 
 def bootstrap_median_ci(values: list[float], level: float = LEVEL) -> tuple[float, float]:
-    """Percentile interval of the median, resampling the values."""
+    """Percentile interval of the median, resampling the values (seeded: the
+    same values give the same interval, so it is computed once a process)."""
+    return _bootstrap(tuple(values), level)
+
+
+@functools.lru_cache(maxsize=4096)
+def _bootstrap(values: tuple[float, ...], level: float) -> tuple[float, float]:
     rng = random.Random(BOOTSTRAP_SEED)
     medians = sorted(statistics.median([rng.choice(values) for _ in values]) for _ in range(BOOTSTRAP_RESAMPLES))
     return medians[int((1 - level) / 2 * (len(medians) - 1))], medians[int((1 + level) / 2 * (len(medians) - 1))]
