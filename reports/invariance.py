@@ -538,7 +538,8 @@ def card_lines(grid: dict[str, Any]) -> list[dict[str, Any]]:
         differ = sorted(op for op, c in cells.items() if c["state"] == "differs")
         same = sorted(op for op, c in cells.items() if c["state"] == "invariant" and op not in refuted)
         name = LEVELS[level][0]
-        shown = differ + [c["words"] for c in found if c["op"] not in differ]
+        # The search's counter-examples by their words, not in the order it happened to find them.
+        shown = differ + sorted(c["words"] for c in found if c["op"] not in differ)
         if shown:
             lines.append({"says": "Not invariant here", "level": name, "ops": ", ".join(shown), "count": len(shown)})
         if same:
@@ -555,8 +556,8 @@ def card_lines(grid: dict[str, Any]) -> list[dict[str, Any]]:
         for setting in settings:
             lv, check = tried.get(setting, {}), checks.get(setting, {})
             fixes = list(lv.get("fixes", []))
-            not_held = [op for op in differ if op not in fixes] + list(check.get("not_held", []))
-            held = fixes + list(check.get("held", []))
+            not_held = [op for op in differ if op not in fixes] + sorted(check.get("not_held", []))
+            held = fixes + sorted(check.get("held", []))
             cost = lv.get("cost", "cost not measured")
             if held and not not_held:
                 lines.append({"says": "Invariant with", "level": name, "setting": setting,

@@ -346,6 +346,17 @@ class SearchCardTest(unittest.TestCase):
                                                    r"for [\w, ]+ in \d+ operations")
             self.assertNotIn(("Invariant with", "thread count"), lines, "the lever holds no counter-example")
 
+    def test_the_card_says_the_same_whatever_order_the_search_found_its_counter_examples(self) -> None:
+        """Two runs find the same counter-examples in another order (the
+        search is timed): the card's lines are the same."""
+        def reversed_order(seen: dict) -> None:
+            for one in seen["searches"].values():
+                one["counterexamples"].reverse()
+            for lever in seen["levers"]:
+                lever["held"].reverse()
+                lever["not_held"].reverse()
+        self.assertEqual(self.lines(evidence(reversed_order)), self.lines(evidence()))
+
     def test_a_lever_that_holds_every_counter_example_is_named(self) -> None:
         def held_all(seen: dict) -> None:
             for lever in seen["levers"]:
