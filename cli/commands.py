@@ -231,9 +231,11 @@ def run_ctest(state: State, ctest_args: list[str], require: str = "", report: bo
     # its cases that this selection holds.
     env.pop("BACKENDCHECK_BATCH", None)
     if not state.options.one_process_per_case:
-        selection = build / "ctest-selected.json"
-        with selection.open("w") as f:
-            subprocess.run(["ctest", *ctest_args, *label, "--show-only=json-v1"], stdout=f, env=env, check=False)
+        selection = build / "ctest-tests.json"
+        if label:  # the registered tests above less those the label leaves out
+            selection = build / "ctest-selected.json"
+            with selection.open("w") as f:
+                subprocess.run(["ctest", *ctest_args, *label, "--show-only=json-v1"], stdout=f, env=env, check=False)
         env["BACKENDCHECK_BATCH"] = str(selection)
 
     def interrupt(signum: int, frame: object) -> None:

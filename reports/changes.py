@@ -32,7 +32,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-
 from . import census, documented, invariance
 from .evidence import Evidence, platform_of, rerun as repro, torch_of
 from .statistics import BETWEEN_RUNS_FACTOR, LEVEL, ratio_moved

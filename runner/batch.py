@@ -98,24 +98,28 @@ def shard(binary: str, timeout: float, name: str, tests: list[str]) -> int:
             proc = subprocess.Popen([binary], env={**env, "BACKENDCHECK_BATCH_LIST": str(listing),
                                                    "BACKENDCHECK_BATCH_OUT": str(directory)},
                                     stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-            began: dict[str, float] = {}
+            # The cases run one at a time: the one started and not ended is
+            # the one that may run past its time.
+            waiting, running, since = list(todo), "", 0.0
             while proc.poll() is None:
                 time.sleep(POLL_S)
-                for t in todo:
-                    if t not in began and _started(directory, t) and outcome(directory, t) is None:
-                        began[t] = time.monotonic()
-                late = [t for t, at in began.items() if time.monotonic() - at > timeout
-                        and outcome(directory, t) is None]
-                if late:
+                if running and _ended(directory, running):
+                    running = ""
+                if not running:
+                    running = next((t for t in waiting if _started(directory, t) and not _ended(directory, t)), "")
+                    if running:
+                        waiting.remove(running)
+                        since = time.monotonic()
+                if running and time.monotonic() - since > timeout:
                     os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
-                    _left(directory, late[0], f"ran past {timeout:g} s in batch {name}")
+                    _left(directory, running, f"ran past {timeout:g} s in batch {name}")
         # The case the process was in when it ended (a signal, an abort, an
         # exit) is left to its own test; a fresh process goes on after it.
         for t in todo:
-            if _started(directory, t) and outcome(directory, t) is None:
+            if _started(directory, t) and not _ended(directory, t):
                 _left(directory, t, f"its batch process ({name}) ended there: {_status(proc.returncode)}")
-        rest = [t for t in todo if outcome(directory, t) is None]
+        rest = [t for t in todo if not _ended(directory, t)]
         if len(rest) == len(todo):
             # No case started: every one runs alone.
             for t in rest:
@@ -131,6 +135,11 @@ def _started(directory: Path, test: str) -> bool:
     """Whether `test` has started: its output file exists (test_main.cc's
     batch mode opens it as the case starts)."""
     return (directory / f"{quoted(test)}.out").exists()
+
+
+def _ended(directory: Path, test: str) -> bool:
+    """Whether `test` has its outcome (written whole, by a rename)."""
+    return (directory / f"{quoted(test)}.json").exists()
 
 
 def _status(rc: int | None) -> str:

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -28,10 +29,15 @@
 
 namespace {
 
+// A test's full gtest name, as a filter names it: "Prefix/Suite.Test/param".
+std::string FullName(const testing::TestInfo& info) {
+  return std::string(info.test_suite_name()) + "." + info.name();
+}
+
 class ResultRecorder : public testing::EmptyTestEventListener {
   void OnTestEnd(const testing::TestInfo& info) override {
     const testing::TestResult& result = *info.result();
-    bc::ResultRecord r{.test = std::string(info.test_suite_name()) + "." + info.name(),
+    bc::ResultRecord r{.test = FullName(info),
                        .outcome = result.Skipped()  ? bc::ResultOutcome::kSkipped
                                   : result.Failed() ? bc::ResultOutcome::kFailed
                                                     : bc::ResultOutcome::kPassed,
@@ -59,7 +65,7 @@ class FaultInjector : public testing::EmptyTestEventListener {
  public:
   explicit FaultInjector(std::string spec) : spec_(std::move(spec)) {}
   void OnTestStart(const testing::TestInfo& info) override {
-    const std::string name = std::string(info.test_suite_name()) + "." + info.name();
+    const std::string name = FullName(info);
     std::stringstream rules(spec_);
     std::string rule;
     while (std::getline(rules, rule, ',')) {
@@ -80,29 +86,27 @@ class FaultInjector : public testing::EmptyTestEventListener {
   std::string spec_;
 };
 
-// A generated case whose repro names environment variables must run in a
-// process that starts with them (libraries read them when they initialise).
-// ctest runs one case per process: set them and start this process again.
+// The case of a generated test whose repro names environment variables this
+// process lacks (libraries read them when they initialise), or nothing: such
+// a case must run in a process that starts with them.
+std::optional<bc::CaseSpec> NeedingItsOwnProcess(const std::string& test) {
+  const bc::CaseRow* row = bc::FindGeneratedCase(test.c_str());
+  if (row == nullptr) return std::nullopt;
+  bc::Result<bc::CaseSpec> spec = bc::ParseCaseSpec(row->repro);
+  if (!spec.ok() || spec->MissingEnv().empty()) return std::nullopt;
+  return *spec;
+}
+
+// ctest runs one such case per process: set them and start this process again.
 void StartAgainWithCaseEnvironment(const std::vector<char*>& original_argv) {
   const std::string filter = testing::GTEST_FLAG(filter);
   if (filter.find_first_of("*?:-") != std::string::npos || std::getenv("BACKENDCHECK_ENV_APPLIED") != nullptr) return;
-  const bc::CaseRow* row = bc::FindGeneratedCase(filter.c_str());
-  if (row == nullptr) return;
-  bc::Result<bc::CaseSpec> spec = bc::ParseCaseSpec(row->repro);
-  if (!spec.ok() || spec->MissingEnv().empty()) return;
+  const std::optional<bc::CaseSpec> spec = NeedingItsOwnProcess(filter);
+  if (!spec) return;
   for (const auto& [name, value] : spec->env) ::setenv(name.c_str(), value.c_str(), 1);
   ::setenv("BACKENDCHECK_ENV_APPLIED", "1", 1);
   ::execv("/proc/self/exe", original_argv.data());
   std::perror("backendcheck: execv");  // only reached on failure; the case then skips with the reason
-}
-
-// A generated case whose repro names environment variables this process
-// does not have: it needs a process that starts with them.
-bool NeedsItsOwnProcess(const std::string& name) {
-  const bc::CaseRow* row = bc::FindGeneratedCase(name.c_str());
-  if (row == nullptr) return false;
-  bc::Result<bc::CaseSpec> spec = bc::ParseCaseSpec(row->repro);
-  return spec.ok() && !spec->MissingEnv().empty();
 }
 
 // Batch mode (runner/batch.py): BACKENDCHECK_BATCH_LIST names a file of
@@ -110,9 +114,9 @@ bool NeedsItsOwnProcess(const std::string& name) {
 // directory where each case leaves what a process of its own would have
 // shown: NAME.out (its stdout and stderr) and then NAME.json (its outcome
 // and time), NAME with '/' written %2F. NAME.out is opened as the case
-// starts, so that the runner knows the case a crash or a hang stopped in. A case that needs its own process (environment variables its
-// libraries read as they start) is left out: NAME.json says so, and its
-// test runs it alone.
+// starts, so that the runner knows the case a crash or a hang stopped in.
+// A case that needs its own process (NeedingItsOwnProcess) is left out:
+// NAME.json says so, and its test runs it alone.
 std::string BatchFile(const std::string& name) {
   std::string out;
   for (char c : name) out += c == '/' ? std::string("%2F") : std::string(1, c);
@@ -123,7 +127,7 @@ class BatchRecorder : public testing::EmptyTestEventListener {
  public:
   explicit BatchRecorder(std::filesystem::path dir) : dir_(std::move(dir)) {}
   void OnTestStart(const testing::TestInfo& info) override {
-    const std::string name = std::string(info.test_suite_name()) + "." + info.name();
+    const std::string name = FullName(info);
     Flush();
     saved_out_ = ::dup(1);
     saved_err_ = ::dup(2);
@@ -139,7 +143,7 @@ class BatchRecorder : public testing::EmptyTestEventListener {
     if (saved_out_ >= 0) ::dup2(saved_out_, 1), ::close(saved_out_), saved_out_ = -1;
     if (saved_err_ >= 0) ::dup2(saved_err_, 2), ::close(saved_err_), saved_err_ = -1;
     const testing::TestResult& r = *info.result();
-    const std::string name = std::string(info.test_suite_name()) + "." + info.name();
+    const std::string name = FullName(info);
     WriteWhole(dir_ / (BatchFile(name) + ".json"),
                nlohmann::json{{"test", name},
                               {"outcome", r.Skipped() ? "skipped" : r.Failed() ? "failed" : "passed"},
@@ -173,7 +177,7 @@ std::filesystem::path StartBatch() {
   std::string name, filter;
   while (std::getline(in, name)) {
     if (name.empty()) continue;
-    if (NeedsItsOwnProcess(name)) {
+    if (NeedingItsOwnProcess(name)) {
       BatchRecorder::WriteWhole(std::filesystem::path(out) / (BatchFile(name) + ".json"),
                                 nlohmann::json{{"test", name}, {"outcome", "own process"}}.dump());
       continue;
