@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -238,6 +240,12 @@ def run_ctest(state: State, ctest_args: list[str], require: str = "", report: bo
                 subprocess.run(["ctest", *ctest_args, *label, "--show-only=json-v1"], stdout=f, env=env, check=False)
         env["BACKENDCHECK_BATCH"] = str(selection)
 
+    # PyTorch's CPU probes run in children of one interpreter that imported
+    # torch once for this run (probes/shared_child.py); it ends with the
+    # directory, when ctest is done.
+    shared = Path(tempfile.mkdtemp(prefix="backendcheck-probes-"))
+    env["BACKENDCHECK_PROBE_SHARED_DIR"] = str(shared)
+
     def interrupt(signum: int, frame: object) -> None:
         raise Interrupted()
     old = {s: signal.signal(s, interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -263,6 +271,7 @@ def run_ctest(state: State, ctest_args: list[str], require: str = "", report: bo
     finally:
         for s, handler in old.items():
             signal.signal(s, handler)
+        shutil.rmtree(shared, ignore_errors=True)
     skips = subprocess.run([state.python, "-m", "reports.tools.skips", *(["--require", require] if require else []),
                             "--tests", str(build / "ctest-tests.json"), str(state.run_dir)], env=env_with(),
                            check=False)

@@ -37,6 +37,7 @@ FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
     "processors": ((int,), "a positive integer"),
     "lock": ((str,), "a resource lock's name, such as \"cuda-questions-child\""),
     "tier": ((bool,), "true or false"),
+    "fresh": ((str,), "why the probe needs an interpreter of its own, such as \"it times torch's import\""),
 }
 REQUIRED = ("name", "test", "module")
 
@@ -52,7 +53,19 @@ class Probe:
     processors: int | None = None
     lock: str | None = None
     tier: bool = False  # the probe reads the build's tier (BACKENDCHECK_TIER)
+    fresh: str | None = None  # why it needs an interpreter of its own (else it is forked: forked())
     line: int = 1
+
+    @property
+    def forked(self) -> bool:
+        """Whether the probe runs in a child of the run's forking interpreter
+        where the run names a place for it (probes/shared_child.py
+        serve_forks): one that declares no need of a fresh interpreter. The
+        forking interpreter never starts CUDA, so a GPU probe's child starts
+        its own, as a fresh interpreter would; the probes of a group that
+        shares one interpreter (cuda_questions.SHARED_CHILD) are answered
+        there instead."""
+        return self.fresh is None
 
     @property
     def full_name(self) -> str:
@@ -115,6 +128,8 @@ def load_declared(path: Path) -> list[Probe]:
         for key, pattern in checks:
             if key in entry and not pattern.match(entry[key]):
                 raise SpecError(where, index.line(("probe", i, key)), f"probe: {key} must be {FIELDS[key][1]}")
+        if "fresh" in entry and not entry["fresh"].strip():
+            raise SpecError(where, index.line(("probe", i, "fresh")), f"probe: fresh must be {FIELDS['fresh'][1]}")
         if entry.get("device", "cpu") not in DEVICES:
             raise SpecError(where, index.line(("probe", i, "device")), f"probe: device must be {FIELDS['device'][1]}")
         for key in ("timeout", "processors"):

@@ -22,6 +22,18 @@ started it: the tests of one run share theirs. One that dies while it
 answers leaves the test an error naming what it last wrote (its log,
 DIR/GROUP.log), never a finding.
 
+A second kind of shared interpreter serves the other probes: one that
+imported torch and nothing more forks a child for each probe (serve_forks,
+relay_fork). The child is that probe's interpreter: it starts from the state
+a fresh interpreter has once it has imported torch (no flag set, no kernel
+run, no thread pool started), runs with the test's stdin, stdout and stderr
+(passed over the socket) and its exit status or the signal that ended it is
+the test's. So the probes keep a process each, and pay torch's import once
+per run; several run at once. The interpreter that forks is chosen by the
+test's whole environment, its working directory and its Python
+(fork_group): what torch reads at import is the test's own. A probe that
+needs an interpreter of its own says so (probes/declared.toml, `fresh`).
+
 Kept apart from torch: tested with plain Python servers
 (probes/tests/test_shared_child.py).
 """
@@ -32,6 +44,8 @@ import fcntl
 import hashlib
 import json
 import os
+import selectors
+import signal
 import socket
 import sys
 import time
@@ -98,13 +112,15 @@ def _listening(address: str, group: str, server: list[str], directory: Path, log
         return conn
 
 
-def relay(probe: str, group: str, server: list[str], directory: Path) -> tuple[int, str] | None:
-    """The answer of the group's interpreter to `probe`: (exit status, the
-    JSON line to print), starting that interpreter (`server`, a command)
-    where none listens; None where it could not start (no torch there, say):
-    the probe then runs in the test's own interpreter, as without one. A
-    connection refused or reset before the question was taken (an
-    interpreter that was ending) is made once more."""
+def _ask(probe: str, group: str, server: list[str], directory: Path,
+         send: Callable[[socket.socket], None]) -> tuple[bytes, Path] | None:
+    """The reply of the group's interpreter to the question `send` puts
+    (up to its first newline, or all it wrote), with that interpreter's log,
+    starting it (`server`, a command) where none listens; None where it
+    could not start (no torch there, say): the probe then runs in the test's
+    own interpreter, as without one. A connection refused or reset before
+    the question was taken (an interpreter that was ending) is made once
+    more."""
     directory.mkdir(parents=True, exist_ok=True)
     address, log = _address(directory, group), directory / f"{group}.log"
     for attempt in (1, 2):
@@ -117,14 +133,25 @@ def relay(probe: str, group: str, server: list[str], directory: Path) -> tuple[i
         reply = b""
         try:
             with conn:
-                conn.sendall(probe.encode() + b"\n")
-                while chunk := conn.recv(1 << 16):
+                send(conn)
+                while not reply.endswith(b"\n") and (chunk := conn.recv(1 << 16)):
                     reply += chunk
         except (ConnectionResetError, BrokenPipeError):
-            if attempt == 1:
+            if attempt == 1 and not reply:
                 time.sleep(0.2)
                 continue
         break
+    return reply, log
+
+
+def relay(probe: str, group: str, server: list[str], directory: Path) -> tuple[int, str] | None:
+    """The answer of the group's interpreter to `probe`: (exit status, the
+    JSON line to print), starting that interpreter (`server`, a command)
+    where none listens; None where it could not start (_ask)."""
+    asked = _ask(probe, group, server, directory, lambda conn: conn.sendall(probe.encode() + b"\n"))
+    if asked is None:
+        return None
+    reply, log = asked
     try:
         answer = json.loads(reply)
         return int(answer["exit"]), str(answer["line"])
@@ -160,6 +187,158 @@ def serve(directory: Path, group: str, answer: Callable[[str], tuple[int, str]],
                 conn.sendall(json.dumps({"exit": code, "line": line}).encode())
             except OSError:  # the test was cut while its probe ran: nobody to tell
                 pass
+
+
+def fork_group() -> str:
+    """The name of the forking interpreter that serves this process: one per
+    environment, working directory and Python, so that what torch reads at
+    its import (OMP_NUM_THREADS, ATEN_CPU_CAPABILITY, ...) is the test's."""
+    env = "\0".join(f"{k}={v}" for k, v in sorted(os.environ.items()))
+    key = hashlib.sha256(f"{sys.executable}\0{os.getcwd()}\0{env}".encode()).hexdigest()[:16]
+    return f"forks-{key}"
+
+
+def relay_fork(argv: list[str], server: list[str], directory: Path) -> int | None:
+    """Runs `argv` (a probe's command line) in a child of the forking
+    interpreter of this environment (started with `server` where none
+    listens), with this process's stdin, stdout and stderr; returns its exit
+    status, or ends this process with the signal that ended it. None where
+    that interpreter could not start: the probe then runs here."""
+    probe = argv[-1] if argv else ""
+
+    def send(conn: socket.socket) -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        socket.send_fds(conn, [json.dumps({"argv": argv}).encode() + b"\n"], [0, 1, 2])
+    asked = _ask(probe, fork_group(), server, directory, send)
+    if asked is None:
+        return None
+    reply, log = asked
+    try:
+        code = int(json.loads(reply)["exit"])
+    except (ValueError, KeyError, TypeError):
+        print(json.dumps({"error": f"the interpreter that forks the probes ended while it ran {probe}: "
+                                   f"{_last_line(log)}"}), flush=True)
+        return HARNESS_ERROR
+    if code < 0:  # the probe's child died of a signal: so does this process, as a fresh one would have
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    return code
+
+
+def serve_forks(directory: Path, run: Callable[[list[str]], int], idle_s: float = IDLE_S) -> int:
+    """Forks a child for each probe a test relays (relay_fork), which runs
+    `run(argv)` with the test's stdin, stdout and stderr and exits with what
+    it returns; tells each test its child's exit status (negative: the
+    signal that ended it) and kills a child whose test went away (ctest's
+    timeout, say). Exits once no child runs and none was asked for
+    `idle_s` seconds, or when `directory` is gone (the run is over)."""
+    group = fork_group()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(_address(directory, group))
+    listener.listen(16)
+    listener.setblocking(False)
+    sel = selectors.DefaultSelector()
+    sel.register(listener, selectors.EVENT_READ)
+    running: dict[int, socket.socket] = {}  # child pid -> its test's connection
+    print(f"shared_child: pid {os.getpid()} forks the probes of {group}", file=sys.stderr, flush=True)
+    last = time.monotonic()
+    while True:
+        for key, _ in sel.select(timeout=0.05):
+            if key.fileobj is listener:
+                try:
+                    conn, _ = listener.accept()
+                except BlockingIOError:
+                    continue
+                pid = _fork_one(conn, listener, sel, running, run)
+                if pid is not None:
+                    running[pid] = conn
+                    sel.register(conn, selectors.EVENT_READ, pid)
+            else:  # a test's connection readable while its child runs: the test is gone
+                pid = key.data
+                print(f"shared_child: the test of child {pid} went away: killed", file=sys.stderr, flush=True)
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                sel.unregister(key.fileobj)
+        while running:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            conn = running.pop(pid, None)
+            if conn is None:
+                continue
+            if conn.fileno() != -1 and sel.get_map().get(conn.fileno()) is not None:
+                sel.unregister(conn)
+            try:
+                conn.sendall(json.dumps({"exit": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
+            except OSError:
+                pass
+            conn.close()
+        if running:
+            last = time.monotonic()
+        elif not directory.exists():
+            print("shared_child: the run is over: done", file=sys.stderr, flush=True)
+            return 0
+        elif time.monotonic() - last > idle_s:
+            print(f"shared_child: no question for {idle_s:g} s: done", file=sys.stderr, flush=True)
+            return 0
+
+
+def _fork_one(conn: socket.socket, listener: socket.socket, sel: selectors.BaseSelector,
+              running: dict[int, socket.socket], run: Callable[[list[str]], int]) -> int | None:
+    """The child that runs the probe `conn` asks for, with the fds it
+    passed as its stdin, stdout and stderr (None where the question was
+    unreadable: the test then hears nothing and reports that)."""
+    conn.setblocking(True)
+    conn.settimeout(10)
+    try:
+        message, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
+        argv = [str(a) for a in json.loads(message)["argv"]]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print(f"shared_child: an unreadable question ({e})", file=sys.stderr, flush=True)
+        conn.close()
+        return None
+    if len(fds) != 3:
+        for fd in fds:
+            os.close(fd)
+        conn.close()
+        return None
+    print(f"shared_child: {' '.join(argv[1:])}", file=sys.stderr, flush=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the probe's interpreter: nothing of the server's but what it imported
+        code = 1
+        try:
+            sel.close()
+            listener.close()
+            conn.close()
+            for other in running.values():
+                other.close()
+            for target, fd in enumerate(fds):
+                os.dup2(fd, target)
+                os.close(fd)
+            sys.argv = argv
+            code = run(argv)
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        except BaseException:  # noqa: BLE001 - as an interpreter would: the traceback on stderr, status 1
+            import traceback
+            traceback.print_exc()
+        finally:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            finally:
+                os._exit(code)
+    for fd in fds:
+        os.close(fd)
+    return pid
 
 
 def shared_directory() -> Path | None:

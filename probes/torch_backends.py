@@ -2,6 +2,10 @@
 suites/pytorch_python_test.cc with an interpreter that imports torch.
 
 Usage: python3 torch_backends.py PROBE
+       python3 torch_backends.py --serve-forks DIR   (the interpreter that
+           imported torch once and forks a child for each probe of
+           probes/declared.toml that needs no interpreter of its own, where
+           BACKENDCHECK_PROBE_SHARED_DIR names DIR: shared_child.py)
        python3 torch_backends.py --serve DIR GROUP   (the interpreter a group
            of probes shares, shared_child.py; a probe of cuda_questions'
            SHARED_CHILD is relayed to it where BACKENDCHECK_PROBE_SHARED_DIR
@@ -55,6 +59,17 @@ if __name__ == "__main__" and len(sys.argv) == 2:
     if _answer is not None:
         print(_answer[1])
         sys.exit(_answer[0])
+    # A probe that needs no interpreter of its own (probes/declared.toml)
+    # runs in a child of the run's forking interpreter, which imported torch
+    # once for the run (shared_child.serve_forks).
+    if _where is not None and not _group:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        from inputs.probes import DECLARED, load_declared  # noqa: E402 - TOML only, no torch
+        if any(p.name == sys.argv[1] and p.forked for p in load_declared(DECLARED)):
+            _code = _shared.relay_fork([__file__, sys.argv[1]], [sys.executable, __file__, "--serve-forks", str(_where)],
+                                       _where)
+            if _code is not None:
+                sys.exit(_code)
 
 try:
     import torch
@@ -844,6 +859,12 @@ def answer(probe: str) -> tuple[int, str]:
 
 
 def main(argv: list[str]) -> int:
+    if len(argv) == 3 and argv[1] == "--serve-forks":  # the interpreter that forks the probes (shared_child.py)
+        import shared_child
+        if torch.cuda.is_initialized():  # a fork could not start CUDA again: the probes keep their own interpreters
+            print("shared_child: CUDA started at torch's import: no forks", file=sys.stderr)
+            return 1
+        return shared_child.serve_forks(Path(argv[2]), main)
     if len(argv) == 4 and argv[1] == "--serve":  # the interpreter a group of probes shares (shared_child.py)
         import shared_child
         return shared_child.serve(Path(argv[2]), argv[3],

@@ -4,11 +4,19 @@ shared_child.py), with plain Python servers in place of torch_backends.py
 once even when two ask at once; one that dies while it answers leaves the
 test the harness's error with its last words; one that cannot start leaves
 the probe to its own interpreter; an idle one exits. And the group of
-cuda_questions.SHARED_CHILD is the one its tests' declared lock names."""
+cuda_questions.SHARED_CHILD is the one its tests' declared lock names.
+
+The forking interpreter (serve_forks, relay_fork), with a plain Python
+server too: each probe runs in a child of its own, with the test's stdout
+and exit status, or dies of the signal its child died of; a child whose
+test went away is killed; another environment gets another server; the
+server ends with its run's directory."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -102,6 +110,131 @@ class SharedChildTest(unittest.TestCase):
         self.assertEqual(env_free.stdout.strip(), "None")
 
 
+# A stand-in for torch_backends.py --serve-forks DIR, and for a test's
+# torch_backends.py PROBE that relays to it.
+FORK_SERVER = r"""
+import json, os, sys, time
+from pathlib import Path
+sys.path.insert(0, {probes!r})
+import shared_child
+WHERE = Path(sys.argv[2])
+
+def run(argv):
+    probe = argv[-1]
+    if probe == "segv":
+        os.kill(os.getpid(), 11)
+    if probe == "sleeps":
+        (WHERE / "sleeping").write_text(str(os.getpid()))
+        time.sleep(120)
+    if probe == "raises":
+        raise RuntimeError("a fault in the probe")
+    print(json.dumps({{"probe": probe, "pid": os.getpid(), "server": os.getppid(),
+                      "stdin": sys.stdin.read(), "env": os.environ.get("PROBE_ENV", "")}}))
+    return 3 if probe == "absent" else 0
+
+sys.exit(shared_child.serve_forks(WHERE, run, idle_s=float(sys.argv[3])))
+"""
+FORK_CLIENT = r"""
+import sys
+from pathlib import Path
+sys.path.insert(0, {probes!r})
+import shared_child
+where = Path(sys.argv[1])
+code = shared_child.relay_fork([__file__, sys.argv[2]], [sys.executable, {server!r}, "--serve-forks", str(where),
+                               sys.argv[3]], where)
+print("ran here" if code is None else "", end="")
+sys.exit(code or 0)
+"""
+
+
+class ForkingServerTest(unittest.TestCase):
+    def setUp(self) -> None:
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.t = Path(tmp.name)
+        self.server = self.t / "server.py"
+        self.server.write_text(FORK_SERVER.format(probes=str(PROBES)))
+        self.client = self.t / "client.py"
+        self.client.write_text(FORK_CLIENT.format(probes=str(PROBES), server=str(self.server)))
+        self.dir = self.t / "shared"
+
+    def ask(self, probe: str, idle_s: float = 5.0, env: dict[str, str] | None = None,
+            stdin: str = "") -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, str(self.client), str(self.dir), probe, str(idle_s)],
+                              input=stdin, capture_output=True, text=True, timeout=60,
+                              env=dict(os.environ, **(env or {})))
+
+    def logs(self) -> str:
+        return "".join(p.read_text() for p in sorted(self.dir.glob("forks-*.log")))
+
+    def test_each_probe_runs_in_a_child_of_its_own_with_the_test_s_streams_and_status(self) -> None:
+        first = self.ask("first", stdin="the test's stdin")
+        self.assertEqual(first.returncode, 0, first.stderr)
+        seen = json.loads(first.stdout)
+        self.assertEqual((seen["probe"], seen["stdin"]), ("first", "the test's stdin"))
+        answers: list[subprocess.CompletedProcess] = []
+        threads = [threading.Thread(target=lambda p=p: answers.append(self.ask(p))) for p in ("a", "b", "absent")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        self.assertEqual(sorted((r.returncode, json.loads(r.stdout)["probe"]) for r in answers),
+                         [(0, "a"), (0, "b"), (3, "absent")], "each probe's output and exit status are its test's")
+        outputs = [json.loads(r.stdout) for r in answers] + [seen]
+        self.assertEqual(len({o["pid"] for o in outputs}), 4, "a process for each probe")
+        self.assertEqual(len({o["server"] for o in outputs}), 1, "all forked by one interpreter")
+        self.assertEqual(self.logs().count("forks the probes of"), 1, self.logs())
+
+    def test_a_probe_that_dies_of_a_signal_kills_its_test_with_it(self) -> None:
+        died = self.ask("segv")
+        self.assertEqual(died.returncode, -11, died.stderr)
+        raised = self.ask("raises")
+        self.assertEqual(raised.returncode, 1)
+        self.assertIn("RuntimeError: a fault in the probe", raised.stderr, "the traceback on the test's stderr")
+        self.assertEqual(self.ask("after").returncode, 0, "the server outlives its children")
+
+    def test_a_probe_whose_test_went_away_is_killed(self) -> None:
+        test = subprocess.Popen([sys.executable, str(self.client), str(self.dir), "sleeps", "5"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(test.wait)
+        marker = self.dir / "sleeping"
+        deadline = time.monotonic() + 30
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        child = int(marker.read_text())
+        test.kill()
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{child}").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertFalse(Path(f"/proc/{child}").exists(), "the probe's child outlived its test")
+        self.assertIn(f"the test of child {child} went away: killed", self.logs())
+
+    def test_another_environment_is_served_by_another_interpreter(self) -> None:
+        one, other = self.ask("p", env={"PROBE_ENV": "one"}), self.ask("p", env={"PROBE_ENV": "other"})
+        self.assertEqual((json.loads(one.stdout)["env"], json.loads(other.stdout)["env"]), ("one", "other"))
+        self.assertNotEqual(json.loads(one.stdout)["server"], json.loads(other.stdout)["server"])
+
+    def test_the_server_ends_with_its_run_s_directory_or_when_idle(self) -> None:
+        server = json.loads(self.ask("p", idle_s=60).stdout)["server"]
+        log = self.logs()
+        shutil.rmtree(self.dir)
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{server}").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertFalse(Path(f"/proc/{server}").exists(), log)
+        self.ask("q", idle_s=0.3)
+        deadline = time.monotonic() + 10
+        while "done" not in self.logs() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertIn("no question for 0.3 s: done", self.logs())
+
+    def test_a_server_that_cannot_start_leaves_the_probe_to_its_test(self) -> None:
+        self.server.write_text("import sys\nprint('cannot import torch', file=sys.stderr)\nsys.exit(3)\n")
+        r = self.ask("p")
+        self.assertEqual((r.returncode, r.stdout), (0, "ran here"))
+        self.assertIn("did not listen (cannot import torch): p runs in its own interpreter", self.logs())
+
+
 class SharedGroupTest(unittest.TestCase):
     def test_the_group_is_its_tests_lock_and_names_untimed_probes_only(self) -> None:
         declared = load_declared(DECLARED)
@@ -111,6 +244,12 @@ class SharedGroupTest(unittest.TestCase):
             self.assertTrue(set(probes) <= set(cuda_questions.PROBES), group)
             serial = {p.name for p in declared if p.serial}
             self.assertEqual(set(probes) & serial, set(), "a probe that times the device keeps its own interpreter")
+
+    def test_the_probes_are_forked_unless_they_say_why_not(self) -> None:
+        declared = load_declared(DECLARED)
+        forked = {p.name for p in declared if p.forked}
+        self.assertTrue(forked, "some probe is forked")
+        self.assertFalse(forked & {p.name for p in declared if p.fresh}, "a probe that says why keeps its own")
 
 if __name__ == "__main__":
     unittest.main()
