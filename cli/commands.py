@@ -301,9 +301,18 @@ def judging_env(state: State, report: bool) -> dict[str, str | None]:
     if o.search_budget is not None:  # else the environment's, or the tier's (probes/counterexamples.py)
         env["BACKENDCHECK_SEARCH_BUDGET"] = f"{o.search_budget:g}"
     if report and state.report_dir is not None and state.build_dir is not None:
-        more = [*o.report_args(), *o.finding_args(), "--tests", str(state.build_dir / "ctest-tests.json")]
+        more = [*o.report_args(), *o.finding_args(), *self_bench_args(), "--tests",
+                str(state.build_dir / "ctest-tests.json")]
         env.update(BACKENDCHECK_REPORT_DIR=str(state.report_dir), BACKENDCHECK_REPORT_OPTIONS=json.dumps(more))
     return env
+
+
+def self_bench_args() -> list[str]:
+    """The harness's own speed for the report's environment section, where
+    bench --self measured it on this checkout (build/self-bench.json)."""
+    from cli.selfbench import RESULT
+    path = ROOT / "build" / RESULT
+    return ["--self-bench", str(path)] if path.is_file() else []
 
 
 def failed_tests(junit: Path) -> list[str] | None:
@@ -344,7 +353,7 @@ def make_report(state: State, inputs: list[str] | None = None, quiet: bool = Fal
                   "--tests", str(build / "ctest-tests.json"), str(state.run_dir)]
     partial = ["--partial"] if o.matrix or o.tier != "nightly" else []
     args = [state.python, "-m", "reports", "--claims", str(ROOT / "catalog" / "claims.toml"), "--out",
-            str(state.report_dir), *partial, *o.known_args(ROOT), *o.report_args(), *inputs]
+            str(state.report_dir), *partial, *o.known_args(ROOT), *o.report_args(), *self_bench_args(), *inputs]
     return subprocess.run(args, env=env_with(), stdout=subprocess.DEVNULL if quiet else None, check=False).returncode
 
 
@@ -516,8 +525,11 @@ def cmd_setup(state: State) -> int:
 def cmd_bench(state: State) -> int:
     """Build, then the performance suite into a fresh run directory of its
     own (benchmarks.json), which also holds the last tests' evidence (hard
-    links, else copies), so that the report redone from it has both."""
+    links, else copies), so that the report redone from it has both. With
+    --self, the harness's own speed instead (cmd_self_bench)."""
     o = state.options
+    if o.self_parts:
+        return cmd_self_bench(state)
     try:
         setup(state, select_torches(o, "run")[0])
         configure_and_build(state)
@@ -544,6 +556,22 @@ def cmd_bench(state: State) -> int:
         state.report_dir = o.out or state.build_dir / "report"
         return final_status(0, make_report(state))
     return exits.OK
+
+
+def cmd_self_bench(state: State) -> int:
+    """bench --self: the harness's own speed on fresh clones of this
+    checkout's commit (cli/selfbench.py), into BENCHMARKS.md's table and
+    build/self-bench.json (the report's environment section shows it); 0
+    when every command it timed exited 0."""
+    from cli import selfbench
+    result = selfbench.measure(ROOT, state.options.self_parts, state.log)
+    out = ROOT / "build" / selfbench.RESULT
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    selfbench.record(result, ROOT / selfbench.BENCHMARKS)
+    state.log(f"the harness's own speed: {selfbench.summary(result)} (in {out} and {selfbench.BENCHMARKS})")
+    failed = [k for k, v in result.items() if k.endswith("_rc") and v != 0]
+    return exits.TOOL if failed else exits.OK
 
 
 def built_tree(options: Options, env: dict[str, str] | None = None) -> Path | None:

@@ -141,6 +141,7 @@ class Options:
     evidence: list[Path] = field(default_factory=list)
     specs: list[Path] = field(default_factory=list)
     bench_flags: list[str] = field(default_factory=list)
+    self_parts: tuple[str, ...] = ()  # bench --self: what of the harness's own speed to measure (cli/selfbench.py)
     cwd: Path = field(default_factory=Path.cwd)
 
     def report_args(self) -> list[str]:
@@ -179,6 +180,9 @@ USAGE = """./backendcheck COMMAND [OPTIONS]
            those labelled torch-free on the first one only; default installs: requirements/test-torches.txt
   bench    build, run the performance suite (3 repetitions, medians) into a fresh run directory's
            benchmarks.json, and redo the report; --benchmark_*=... and --mb=N go to backend_benchmarks
+  bench --self[=run|test]   the harness's own speed on fresh clones of this commit: cold and warm run, the
+           per-case overhead of the evidence tests (run), ./backendcheck test (test); both by default (about an
+           hour on 2 cores); into BENCHMARKS.md and build/self-bench.json, which the report's environment shows
   validate SPEC...   check matrix specs, one line per error
   list SPEC...       print every case: id, test name, repro
   report [EVIDENCE_DIR...]   the report of one or more runs' evidence (several machines: merged, judged per
@@ -246,6 +250,8 @@ def build_parser(cwd: Path, root: Path = ROOT) -> Parser:
             p.add_argument("--case", default="", metavar="REPRO")
             p.add_argument("--repeats", type=positive_int, default=5, metavar="N")
     p = command("bench", "the performance suite")
+    p.add_argument("--self", dest="self_parts", nargs="?", const=",".join(SELF_PARTS), default=None,
+                   type=self_parts, metavar="PARTS")
     installs(p)
     builds(p)
     reports(p)
@@ -261,6 +267,18 @@ def build_parser(cwd: Path, root: Path = ROOT) -> Parser:
     installs(p)
     command("help", "this text")
     return top
+
+
+SELF_PARTS = ("run", "test")  # cli/selfbench.py PARTS
+
+
+def self_parts(value: str) -> tuple[str, ...]:
+    """bench --self's parts: run, test, or both (comma-separated)."""
+    parts = tuple(dict.fromkeys(p.strip() for p in value.split(",") if p.strip()))
+    wrong = [p for p in parts if p not in SELF_PARTS]
+    if not parts or wrong:
+        raise argparse.ArgumentTypeError(f"{value!r}: --self takes {' or '.join(SELF_PARTS)}, or both")
+    return parts
 
 
 def parse(argv: list[str], cwd: Path, env: dict[str, str] | None = None, root: Path = ROOT) -> Options:

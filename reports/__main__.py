@@ -96,6 +96,9 @@ def _arguments(argv: list[str] | None) -> Inputs:
                         help="exit 3 on every refuted guarantee, known or not")
     parser.add_argument("--install", action="append", default=[], type=Path, dest="installs",
                         help="the state file of one torch install of a run across versions (repeatable)")
+    parser.add_argument("--self-bench", type=Path, metavar="FILE",
+                        help="the harness's own speed as ./backendcheck bench --self recorded it (build/"
+                             "self-bench.json): shown with the environment")
     parser.add_argument("evidence", nargs="*", type=Path)
     return Inputs(**vars(parser.parse_args(argv)))
 

@@ -13,6 +13,7 @@ Every problem with the inputs is a SpecError, printed as one line
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ from inputs import install_state
 from inputs.errors import SpecError, read_regular
 
 from . import baseline as since_baseline
-from . import census, documented, invariance, known, new_findings
+from . import census, documented, invariance, known, new_findings, self_speed
 from .card import cards
 from .catalog import Claim, load_catalog
 from .changes import between_versions
@@ -72,6 +73,7 @@ class Inputs:
     fail_on_change: bool = False  # a verdict moved since the baseline, or a platform missing, fails the run
     expect_platform: list[str] = field(default_factory=list)  # platforms that should have reported
     expect_platforms: list[Path] = field(default_factory=list)  # files of them, one a line
+    self_bench: Path | None = None  # the harness's own speed (./backendcheck bench --self, cli/selfbench.py)
 
 
 @dataclass
@@ -103,6 +105,8 @@ class Report:
     # each claim on each platform held to what is known (reports/known.py)
     held: list[known.Held] = field(default_factory=list)
     strict: bool = False
+    # the harness's own speed, its last measurement (read_self_bench), shown with the environment
+    self_bench: dict[str, Any] | None = None
 
     @property
     def unexpected(self) -> list[known.Held]:
@@ -203,7 +207,20 @@ def build(inputs: Inputs) -> Report:
                      installs=j.installs, baseline=baseline, held=j.held, strict=inputs.strict,
                      fail_on_change=inputs.fail_on_change,
                      since=since_baseline.compare(baseline, j.verdicts, j.evidence.platform_env, expected),
-                     run=since_baseline.this_run())
+                     run=since_baseline.this_run(),
+                     self_bench=read_self_bench(inputs.self_bench) if inputs.self_bench else None)
+
+
+def read_self_bench(path: Path) -> dict[str, Any]:
+    """The measurement `./backendcheck bench --self` wrote (cli/selfbench.py),
+    with the line the report shows; SpecError where it cannot be read."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return {"line": self_speed.summary(data), "file": str(path)}
+    except (OSError, ValueError) as e:
+        raise SpecError(str(path), getattr(e, "lineno", 1), f"the harness's own speed: {e}") from None
+    except (KeyError, TypeError, AttributeError) as e:
+        raise SpecError(str(path), 1, f"the harness's own speed: not bench --self's record ({e!r})") from None
 
 
 def _merge_ctest(evidence: Evidence, inputs: Inputs, installs: list[dict[str, Any]]) -> None:

@@ -223,6 +223,7 @@ def to_json(report: Report) -> dict[str, Any]:
         "machines": evidence.environments,
         "platforms": platforms,
         "platform_env": evidence.platform_env,
+        "self_bench": report.self_bench,
         "summary": dict(Counter(v.verdict for v in verdicts)),
         # The report's exit status (reports/__main__.py), for a caller that
         # ran it as ctest's report test and has only ctest's pass or fail.

@@ -17,7 +17,7 @@ from inputs import install_state
 from inputs.errors import SpecError
 from reports.catalog import Claim, load_catalog
 from reports.evidence import Evidence, read_evidence, read_junit
-from reports.pipeline import Report
+from reports.pipeline import Report, read_self_bench
 from reports.page.render import write_report
 from reports.verdicts import judge, judge_all, refuted_guarantees
 
@@ -178,6 +178,29 @@ class RenderTest(unittest.TestCase):
             data = json.loads((Path(tmp) / "report.json").read_text())
             self.assertEqual(data["claims"][0]["verdict"], "refuted")
             self.assertEqual(data["summary"], {"refuted": 1})
+
+    def test_the_harness_s_own_speed_is_shown_with_the_environment(self) -> None:
+        speed = {"date": "2026-12-07", "commit": "abc1234", "machine": "AMD EPYC (avx2), 2 cores",
+                 "warm_run_s": 363.0, "warm_run_rc": 0, "overhead": {"median_s": 0.044, "cases": 657, "batched": True}}
+        with tempfile.TemporaryDirectory() as tmp:
+            t = Path(tmp)
+            (t / "self-bench.json").write_text(json.dumps(speed))
+            read = read_self_bench(t / "self-bench.json")
+            page = write_report(t / "out", Report.of([], [], Evidence(), self_bench=read))
+            html = page.read_text()
+            self.assertIn("warm run 363 s, per-case overhead of the evidence tests 0.044 s (657 cases, in batches) "
+                          "(median), test not measured; measured 2026-12-07 on a fresh clone of abc1234, AMD EPYC "
+                          "(avx2), 2 cores", html)
+            self.assertEqual(json.loads((t / "out" / "report.json").read_text())["self_bench"]["line"], read["line"])
+            self.assertNotIn("harness-speed", write_report(t / "none", Report.of([], [], Evidence())).read_text())
+            (t / "bad.json").write_text('{"date": "2026-12-07",\n "machine": }')
+            with self.assertRaises(SpecError) as e:
+                read_self_bench(t / "bad.json")
+            self.assertTrue(str(e.exception).startswith(f"{t / 'bad.json'}:2: the harness's own speed: "), e.exception)
+            (t / "other.json").write_text('{"a": 1}')
+            with self.assertRaises(SpecError) as e:
+                read_self_bench(t / "other.json")
+            self.assertIn("not bench --self's record", str(e.exception))
 
     def test_cli_exit_status_for_refuted_guarantee(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
