@@ -89,6 +89,20 @@ class BrowserTest(unittest.TestCase):
         failures = check(self.t / "out", None)
         self.assertTrue(any("below the first" in f for f in failures), failures)
         self.assertTrue(any("first claims end" in f for f in failures), failures)
+        # A claim's section gone, a decided claim's observation gone and the
+        # first claim's grid row gone: each is caught.
+        data = json.loads((self.t / "out" / "report.json").read_text())
+        decided = [c["id"] for c in data["claims"][1:] if c["verdict"] in ("supported", "refuted")]
+        gone, unobserved = decided[0], decided[1]
+        cell = html.index('<td class="observation"', html.index(f'data-claim="{unobserved}">'))
+        broken = html[:cell] + '<td class="observation-gone"' + html[cell + len('<td class="observation"'):]
+        broken = broken.replace(f'id="claim-{gone}"', f'id="claim-{gone}-gone"', 1)
+        broken = broken.replace('<tr class="claim-row"', '<tr class="claim-gone"', 1)
+        page.write_text(broken)
+        failures = check(self.t / "out", None)
+        self.assertIn(f"claim {gone}: its statement is not rendered as text", failures)
+        self.assertTrue(any(f.startswith(f"claim {unobserved}: no observation sentence") for f in failures), failures)
+        self.assertTrue(any(f.startswith("claim rows differ from report.json") for f in failures), failures)
 
 
     def test_the_first_screen_holds_on_the_worst_case(self) -> None:

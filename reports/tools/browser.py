@@ -79,21 +79,30 @@ def check(report_dir: Path, screenshot: Path | None) -> list[str]:
             screenshot.parent.mkdir(parents=True, exist_ok=True)
             driver.get_screenshot_as_file(str(screenshot))
         failures += _cards(driver, data)
-        rows = driver.find_elements(By.CSS_SELECTOR, "tr.claim-row")
-        rendered = [r.get_attribute("data-claim") for r in rows]
+        # The grid's rows and the claims' sections, read in one call (a call
+        # a row and a section was most of the check's time).
+        page = driver.execute_script(
+            "const rows = Array.from(document.querySelectorAll('tr.claim-row'));"
+            "const cell = r => r.querySelector('td.observation');"
+            "return {rows: rows.map(r => [r.dataset.claim, cell(r) === null ? null : cell(r).textContent]),"
+            " sections: Object.fromEntries(arguments[0].map(id => {"
+            "  const s = document.getElementById('claim-' + id); return [id, s === null ? null : s.innerText]; }))};",
+            [c["id"] for c in claims])
+        rendered = [claim for claim, _ in page["rows"]]
         if rendered != [c["id"] for c in claims]:
             missing = sorted({c["id"] for c in claims} - set(rendered))
             failures.append(f"claim rows differ from report.json: {len(rendered)} rendered, {len(claims)} claims; "
                             f"missing: {', '.join(missing) or '-'}")
         for c in claims:  # every claim's text shows as text, whatever it contains
-            section = driver.find_elements(By.ID, f"claim-{c['id']}")
-            if not section or c["statement"] not in section[0].text:
+            section = page["sections"].get(c["id"])
+            if section is None or c["statement"] not in section:
                 failures.append(f"claim {c['id']}: its statement is not rendered as text")
-        for row in rows:  # what was observed, in the grid, for every claim decided one way or another
-            c = next((c for c in claims if c["id"] == row.get_attribute("data-claim")), None)
+        by_id = {c["id"]: c for c in claims}
+        for claim, observation in page["rows"]:  # what was observed, for every claim decided one way or another
+            c = by_id.get(claim)
             if c is None or c["verdict"] == Ruling.NOT_EVALUATED:
                 continue
-            said = (row.find_element(By.CSS_SELECTOR, "td.observation").get_attribute("textContent") or "").strip()
+            said = (observation or "").strip()
             if not said or "fact(s) hold" in said:
                 failures.append(f"claim {c['id']}: no observation sentence in its row ({said[:80]!r})")
 
@@ -164,8 +173,10 @@ return out;"""
 # The claims grid's lines and each section's platform lines, as shown.
 _LINES = """
 const grid = {}, rows = {};
-for (const r of document.querySelectorAll('tr.claim-row'))
-  grid[r.dataset.claim] = r.querySelector('td.observation').textContent.trim();
+for (const r of document.querySelectorAll('tr.claim-row')) {
+  const cell = r.querySelector('td.observation');
+  grid[r.dataset.claim] = cell === null ? '' : cell.textContent.trim();
+}
 for (const li of document.querySelectorAll('div.claim li.claim-platform')) {
   const id = li.closest('div.claim').id.replace(/^claim-/, '');
   for (const p of JSON.parse(li.dataset.platforms || '[]'))
