@@ -115,7 +115,7 @@ def _case_matches(case: dict[str, Any], selector: dict[str, Any]) -> bool:
 
 def select_tests(tests: list[str], cases: dict[str, Any], manifest: list[dict[str, Any]],
                  evidence: Evidence) -> list[str]:
-    known = {c["test"] for c in manifest} | set(evidence.results) | set(evidence.ctest) | evidence.registered
+    known = _derived(manifest, evidence).known
     chosen: list[str] = []
     for pattern in tests:
         chosen += sorted(t for t in known if fnmatch.fnmatchcase(t, pattern))
@@ -202,10 +202,35 @@ def fact_for(test: str, manifest_by_test: dict[str, dict[str, Any]], evidence: E
                 test_outcome=ran)
 
 
+@dataclass
+class _Derived:
+    """What every claim's judgement reads of one evidence and manifest."""
+    known: set[str]  # every test named: by the manifest, a result, ctest
+    by_test: dict[str, dict[str, Any]]  # the manifest's cases by test
+    missed: dict[str, str]  # missed_controls
+    conflicts: dict[str, list[str]]  # Evidence.conflicts
+
+
+# While judge_all judges (the evidence does not change): _Derived by the
+# identity of the manifest and the evidence (both held, so that no other
+# object takes their identity meanwhile), computed once for all claims.
+_JUDGING: dict[tuple[int, int], tuple[list[dict[str, Any]], Evidence, _Derived]] | None = None
+
+
+def _derived(manifest: list[dict[str, Any]], evidence: Evidence) -> _Derived:
+    key = (id(manifest), id(evidence))
+    if _JUDGING is not None and key in _JUDGING:
+        return _JUDGING[key][2]
+    d = _Derived({c["test"] for c in manifest} | set(evidence.results) | set(evidence.ctest) | evidence.registered,
+                 {c["test"]: c for c in manifest}, missed_controls(evidence), evidence.conflicts())
+    if _JUDGING is not None:
+        _JUDGING[key] = (manifest, evidence, d)
+    return d
+
+
 def _facts(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) -> list[Fact]:
-    by_test = {c["test"]: c for c in manifest}
-    missed, conflicts = missed_controls(evidence), evidence.conflicts()  # once per claim, not per fact
-    return [fact_for(t, by_test, evidence, claim.check, missed, conflicts, claim.system)
+    d = _derived(manifest, evidence)
+    return [fact_for(t, d.by_test, evidence, claim.check, d.missed, d.conflicts, claim.system)
             for t in select_tests(claim.tests, claim.cases, manifest, evidence)]
 
 
@@ -702,7 +727,14 @@ def judge_platforms(claim: Claim, manifest: list[dict[str, Any]], evidence: Evid
 
 def judge_all(claims: list[Claim], manifest: list[dict[str, Any]], evidence: Evidence,
               partial: bool = False) -> list[Verdict]:
-    return [judge_platforms(c, manifest, evidence, partial) for c in claims]
+    """Every claim's verdict; what all of them read of the evidence is
+    computed once (_derived), not once per claim and platform."""
+    global _JUDGING
+    outer, _JUDGING = _JUDGING, ({} if _JUDGING is None else _JUDGING)
+    try:
+        return [judge_platforms(c, manifest, evidence, partial) for c in claims]
+    finally:
+        _JUDGING = outer
 
 
 def refuted_guarantees(verdicts: list[Verdict]) -> list[Verdict]:

@@ -60,12 +60,18 @@ class RecordedRuns:
         (the first `count` times), failing where the records do not hold it."""
         done = 0
         for f in sorted(directory.glob("*.jsonl")):
-            lines = f.read_text().splitlines(keepends=True)
+            if done >= count:
+                break
+            text = f.read_text()
+            if old not in text:
+                continue
+            lines = text.splitlines(keepends=True)
             for i, line in enumerate(lines):
                 if done < count and f'"test":"{test}"' in line.replace(" ", "") and old in line:
                     lines[i] = line.replace(old, new)
                     done += 1
-            f.write_text("".join(lines))
+            if "".join(lines) != text:
+                f.write_text("".join(lines))
         if done < count:
             raise AssertionError(f"{old!r} not found {count} time(s) in the records of {test} under {directory}")
 
