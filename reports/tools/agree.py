@@ -69,6 +69,38 @@ def real_changes(report: dict[str, Any]) -> set[str]:
             for g in grouped.get("groups", []) for c in g.get("changes", []) if not c.get("noise")}
 
 
+def reduced(report: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a report that this comparison reads, and nothing else:
+    a report.json of the same verdicts, card lines and real changes, small
+    enough to keep as test data (reports/tests/data/agree/)."""
+    def verdict_of(v: Any) -> Any:
+        return v if isinstance(v, str) else {"verdict": v.get("verdict", "")} if isinstance(v, dict) else v
+
+    def items(xs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{"claim": x.get("claim") or x.get("id"), "verdict": x.get("verdict", "")} for x in xs]
+    claims = [{"id": c["id"], "verdict": c.get("verdict", ""),
+               "platforms": {p: verdict_of(v) for p, v in (c.get("platforms") or {}).items()},
+               **({"prediction": {"verdict": c["prediction"].get("verdict", "")}}
+                  if isinstance(c.get("prediction"), dict) else {})} for c in report.get("claims", [])]
+    card = {platform: {"sections": [{"lines": [{"goal": line.get("goal"), "setting": line.get("setting"),
+                                                 "says": line.get("says"), "verdict": line.get("verdict"),
+                                                 "claims": items(line.get("claims", [])),
+                                                 "figures": items(line.get("figures", [])),
+                                                 "cost": items(line.get("cost", [])),
+                                                 "error": [None] * len(line.get("error", []))}
+                                                for line in section.get("lines", [])]}
+                                    for section in c.get("sections", [])],
+                       "invariance": [{k: row.get(k) for k in ("level", "says", "ops")}
+                                      for row in c.get("invariance", [])],
+                       "not_evaluated": [{"why": g.get("why"), "claims": items(g.get("claims", []))}
+                                         for g in c.get("not_evaluated", [])]}
+            for platform, c in (report.get("card") or {}).items()}
+    grouped = report.get("changes_grouped") or {}
+    changes = {"groups": [{"changes": [{k: c.get(k) for k in ("kind", "what", "cause", "noise")}
+                                       for c in g.get("changes", [])]} for g in grouped.get("groups", [])]}
+    return {"run": report.get("run", {}), "claims": claims, "card": card, "changes_grouped": changes}
+
+
 def differences(first: dict[str, Any], other: dict[str, Any]) -> list[str]:
     """One line per way `other` differs from `first`."""
     lines = []
