@@ -383,7 +383,9 @@ def final_status(tests_rc: int, report_rc: int) -> int:
     if report_rc in exits.REPORT_SAYS:
         print(f"backendcheck: {exits.REPORT_SAYS[report_rc]}", file=sys.stderr)
         return report_rc
-    print(f"backendcheck: the report failed (exit {report_rc})", file=sys.stderr)
+    said = ": a claim in error (its ERROR line above says which), or input it could not read" \
+        if report_rc == exits.TOOL else ""
+    print(f"backendcheck: the report failed (exit {report_rc}){said}", file=sys.stderr)
     return exits.TOOL
 
 

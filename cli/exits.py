@@ -15,8 +15,9 @@ INTERRUPTED = 130
 MEANINGS = {
     OK: "the tests ran, and every verdict is what is known for its platform",
     TOOL: "a test failed (the tool's own health: a selftest, a probe or harness that crashed, a missed positive "
-          "control), a torch install failed, bad input (one line FILE:LINE: message), or the report failed its "
-          "browser check (test)",
+          "control), a torch install failed, bad input (one line FILE:LINE: message), a claim's verdict is an error "
+          "(the harness could not decide it; the ERROR lines say which), or the report failed its browser check "
+          "(test)",
     USAGE: "the command line was wrong (an unknown command or option, a missing or bad value, a missing file, "
            "report with no build): one line, and nothing ran",
     REFUTED: "a guarantee refuted with no known finding (--strict: any refuted guarantee)",

@@ -388,7 +388,9 @@ def judge(findings: list[Finding], verdicts: list[Verdict], evidence: Evidence, 
             pv = v.on(platform)
             finding, overrides = _deciding([f for f in by_claim.get(v.claim.id, []) if f.when.holds(values)],
                                            v.claim.id, platform)
-            if pv.verdict in (Ruling.NOT_EVALUATED, Ruling.ERROR) or pv.withheld:
+            if pv.verdict == Ruling.ERROR:  # the harness's failure, never a finding known or not seen (exit 1)
+                continue
+            if pv.verdict == Ruling.NOT_EVALUATED or pv.withheld:
                 if finding is not None and not (partial and pv.verdict == Ruling.NOT_EVALUATED):
                     held.append(Held(v.claim.id, platform, v.claim.kind, pv.verdict, "not seen", finding.verdicts,
                                      finding, f"{pv.verdict} here: {pv.reason[:200]}", overrides=overrides))

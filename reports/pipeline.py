@@ -32,6 +32,10 @@ from .evidence import Evidence, read_evidence, read_junit, read_manifest, read_r
 from .ruling import Ruling
 from .verdicts import Verdict, judge_all, refuted_guarantees
 
+# A claim whose verdict is an error on some platform: the harness could not
+# decide it (a probe that raised, a test that crashed), as a failed test
+# fails `run` (cli/exits.py TOOL).
+EXIT_ERROR = 1
 # A guarantee refuted with no known finding (any refuted guarantee, --strict).
 EXIT_REFUTED_GUARANTEE = 3
 # Any other verdict that is not what is known for its platform: a folklore
@@ -129,6 +133,16 @@ class Report:
                    between_versions(verdicts, evidence, listed, grids, censuses),
                    conformance_summary(evidence), card, grids=grids, censuses=censuses, **more)
 
+    def errors(self) -> list[tuple[Verdict, str]]:
+        """Each claim in error and the platform where it is (its gravest
+        platform's; "" where the claim is judged once for all)."""
+        out = []
+        for v in self.verdicts:
+            where = [p for p, pv in v.platforms.items() if pv.verdict == Ruling.ERROR]
+            if where or v.verdict == Ruling.ERROR:
+                out.append((v, where[0] if where else ""))
+        return out
+
     def exit_code(self) -> int:
         """0 when every verdict is what is known for its platform; 3 when a
         guarantee is refuted with no known finding (with strict: when any
@@ -137,7 +151,9 @@ class Report:
         to read past); 4 for any other unexpected verdict (a folklore verdict
         that moved, a known finding no longer seen); with fail_on_change, 6
         when a verdict moved on a platform since the baseline or a platform
-        the baseline or the expected list names is missing."""
+        the baseline or the expected list names is missing; else 1 when a
+        claim's verdict is an error (the harness could not decide it: what
+        was found is named first, the harness's failure after it)."""
         unexpected = self.unexpected
         if any(h.kind == "guarantee" and h.got == Ruling.REFUTED for h in unexpected) or (
                 self.strict and refuted_guarantees(self.verdicts)):
@@ -146,7 +162,9 @@ class Report:
             return EXIT_UNEXPLAINED_DISAGREEMENT
         if unexpected:
             return EXIT_UNEXPECTED
-        return since_baseline.EXIT_CHANGED if self.fail_on_change and since_baseline.failed(self.since) else 0
+        if self.fail_on_change and since_baseline.failed(self.since):
+            return since_baseline.EXIT_CHANGED
+        return EXIT_ERROR if self.errors() else 0
 
 
 @dataclass

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from .. import baseline
 from ..evidence import torch_of
+from ..known import one_line
 from ..ruling import VERDICTS, Ruling
 from ..verdicts import Verdict, refuted_guarantees
 from ..changes import grouped
@@ -131,6 +132,8 @@ def alarms(report: Report) -> list[str]:
     with fail_on_change, each verdict moved since the baseline and each
     missing platform; with strict, every refuted guarantee)."""
     out = [f"warning: {problem}" for problem in dict.fromkeys(report.evidence.problems)]
+    out += [f"ERROR {v.claim.id}{f' on {where}' if where else ''}: the harness could not decide it: "
+            f"{one_line((v.on(where) if where else v).reason, 200)}" for v, where in report.errors()]
     out += [disagreement_line(d) for d in [d for d in report.conformance["disagreements"] if not d["why"]][:MAX_SHOWN]]
     for h in report.unexpected:
         out.extend(h.lines())

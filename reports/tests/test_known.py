@@ -121,12 +121,18 @@ class RecordedRunsTest(unittest.TestCase):
                             out=self.runs.root / "out", evidence=self.runs.evidence(), partial=True, known=KNOWN,
                             strict=strict))
 
-    def test_the_recorded_runs_pass_with_every_finding_known(self) -> None:
+    def test_the_recorded_runs_hold_every_finding_known_and_their_two_errors_fail(self) -> None:
         r = self.report()
         self.assertEqual([h.line() for h in r.unexpected], [])
         self.assertEqual(r.conformance["unexplained"], 0, [d["test"] for d in r.conformance["disagreements"]
                                                            if not d["why"]])
-        self.assertEqual(r.exit_code(), 0)
+        # On 1.13 the invariance grid's child under ONEDNN_MAX_CPU_ISA failed:
+        # the two claims it decides are errors there, which fail the report
+        # (exit 1), never a finding read past.
+        platform = "vm (amd-avx512_bf16-2t-torch1.13.0a0)"
+        self.assertEqual(sorted((v.claim.id, where) for v, where in r.errors()),
+                         [("batch-invariant", platform), ("det-alg-thread-invariant", platform)])
+        self.assertEqual(r.exit_code(), 1)
         # 1.13's model ran Winograd where PyTorch ran a direct kernel: a class named with its cause.
         wino = [d for d in r.conformance["disagreements"] if "convolution_auto" in d["why"]]
         self.assertEqual(sorted({d["test"].rsplit("/", 1)[1] for d in wino}), ["BwdWeights_R50B1L33x3",

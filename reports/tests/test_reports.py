@@ -202,6 +202,31 @@ class RenderTest(unittest.TestCase):
                 read_self_bench(t / "other.json")
             self.assertIn("not bench --self's record", str(e.exception))
 
+    def test_an_error_verdict_exits_1_and_is_never_known(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            t = Path(tmp)
+            (t / "claims.toml").write_text('[[claim]]\nid = "g"\nstatement = "s"\nsource = "s"\nkind = "folklore"\n'
+                                           'about = "any"\n[claim.evidence]\nrule = "fact"\nsystem = "any"\n'
+                                           'tests = ["T.a"]\n')
+            (t / "cases.json").write_text('{"cases": []}')
+            (t / "ev").mkdir()
+            (t / "ev" / "x-1.jsonl").write_text(json.dumps({
+                "kind": "case", "schema": 1, "test": "T.a", "repro": "torch_backends.py a", "system": "pytorch",
+                "checks": [{"name": "a", "outcome": "error", "detail": "the probe raised AttributeError"}]}) + "\n"
+                + json.dumps({"kind": "result", "schema": 1, "test": "T.a", "outcome": "failed"}) + "\n")
+            (t / "known.toml").write_text('[[finding]]\nclaim = "g"\nverdict = "refuted"\nreason = "seen before"\n'
+                                          'first_seen = 2026-11-26\n')
+            env = {**os.environ, "PYTHONPATH": str(ROOT)}
+            r = subprocess.run([sys.executable, "-m", "reports", "--claims", str(t / "claims.toml"), "--manifest",
+                                str(t / "cases.json"), "--out", str(t / "out"), "--known", str(t / "known.toml"),
+                                str(t / "ev")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn("ERROR g on unknown (unknown): the harness could not decide it: ", r.stderr)
+            data = json.loads((t / "out" / "report.json").read_text())
+            self.assertEqual((data["claims"][0]["verdict"], data["exit_status"]), ("error", 1))
+            self.assertEqual(data["known"]["held"], [], "an error is neither known nor a known finding not seen")
+            self.assertNotIn("a known finding, not evaluated here", (t / "out" / "index.html").read_text())
+
     def test_cli_exit_status_for_refuted_guarantee(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             t = Path(tmp)
