@@ -287,7 +287,13 @@ class ScriptsTest(unittest.TestCase):
             for version, digest in (("2.11.0+cu130", "aaaa"), ("2.15.0+cu132", "bbbb")):
                 write_machine_folder(Path(tmp) / f"h100-torch{version.split('+')[0]}", "h100", version, digest)
             r = run("ci/merge-reports.sh", "--in", tmp, "--out", f"{tmp}/report")
-            self.assertIn(r.returncode, (0, 3), r.stderr)
+            # Two folders of a few tests each against the whole catalog: the
+            # claims none of their tests addresses are errors (exit 1), and
+            # nothing else is.
+            self.assertIn(r.returncode, (0, 1, 3), r.stderr)
+            errors = [line for line in r.stderr.splitlines() if line.startswith("ERROR ")]
+            self.assertEqual([e for e in errors if not e.endswith("the catalog's selectors match no test: fix "
+                                                                  "catalog/claims.toml")], [])
             report = json.loads((Path(tmp) / "report" / "report.json").read_text())
             self.assertEqual(len(report["platforms"]), 2)
             bits = [c for c in report["changes"] if c["kind"] == "bits"]
