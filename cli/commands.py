@@ -566,12 +566,13 @@ def cmd_self_bench(state: State) -> int:
     build/self-bench.json (the report's environment section shows it); 0
     when every command it timed exited 0."""
     from cli import selfbench
+    from reports.self_speed import summary
     result = selfbench.measure(ROOT, state.options.self_parts, state.log)
     out = ROOT / "build" / selfbench.RESULT
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     selfbench.record(result, ROOT / selfbench.BENCHMARKS)
-    state.log(f"the harness's own speed: {selfbench.summary(result)} (in {out} and {selfbench.BENCHMARKS})")
+    state.log(f"the harness's own speed: {summary(result)} (in {out} and {selfbench.BENCHMARKS})")
     failed = [k for k, v in result.items() if k.endswith("_rc") and v != 0]
     return exits.TOOL if failed else exits.OK
 

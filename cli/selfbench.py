@@ -146,7 +146,10 @@ def measure(root: Path, parts: tuple[str, ...], say) -> dict:
             result["overhead"] = overhead(*last) if last else {"median_s": None, "cases": 0, "batched": False}
         if "test" in parts:
             where = Path(tmp) / "test"
-            result["commit"] = clone(root, where)
+            commit = clone(root, where)  # HEAD may have moved while the run part ran
+            if result["commit"] not in (None, commit):
+                result["test_commit"] = commit
+            result["commit"] = result["commit"] or commit
             say(f"test: ./backendcheck test in a fresh clone ({where}); log {logs / 'test.log'}")
             result["test_s"], result["test_rc"] = timed(["./backendcheck", "test"], where, logs / "test.log")
     return result

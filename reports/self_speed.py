@@ -23,7 +23,10 @@ def _overhead(result: dict) -> str:
 
 def row(result: dict) -> str:
     """The BENCHMARKS.md table row of one measurement."""
-    return (f"| {result['date']} | {result.get('commit') or '?'} | {result['machine']} | "
+    commit = result.get("commit") or "?"
+    if result.get("test_commit"):
+        commit += f" (test: {result['test_commit']})"
+    return (f"| {result['date']} | {commit} | {result['machine']} | "
             f"{_seconds(result, 'cold_run_s')} | {_seconds(result, 'warm_run_s')} | {_overhead(result)} | "
             f"{_seconds(result, 'test_s')} |\n")
 

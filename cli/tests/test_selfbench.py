@@ -105,6 +105,24 @@ class RecordTest(unittest.TestCase):
                       text)
 
 
+class CommandTest(unittest.TestCase):
+    def test_bench_self_writes_its_record_and_its_row_and_says_its_line(self) -> None:
+        from unittest import mock
+        from cli import commands
+        from cli.options import parse
+        result = {**RecordTest.RESULT, "test_commit": "fff0000"}
+        with tempfile.TemporaryDirectory() as tmp, mock.patch.object(commands, "ROOT", Path(tmp)), \
+                mock.patch.object(selfbench, "measure", return_value=result):
+            said: list[str] = []
+            state = commands.State(parse(["bench", "--self"], Path(tmp)))
+            with mock.patch.object(state, "log", said.append):
+                status = commands.cmd_bench(state)
+            self.assertEqual(status, 1, "a timed command exited 1")
+            self.assertEqual(json.loads((Path(tmp) / "build" / selfbench.RESULT).read_text()), result)
+            self.assertIn("| abc1234 (test: fff0000) |", (Path(tmp) / selfbench.BENCHMARKS).read_text())
+            self.assertTrue(said[-1].startswith("the harness's own speed: cold run 900 s"), said)
+
+
 class CommandLineTest(unittest.TestCase):
     def test_self_takes_run_test_or_both(self) -> None:
         cwd = Path.cwd()
