@@ -240,7 +240,7 @@ def run_ctest(state: State, ctest_args: list[str], require: str = "", report: bo
                 subprocess.run(["ctest", *ctest_args, *label, "--show-only=json-v1"], stdout=f, env=env, check=False)
         env["BACKENDCHECK_BATCH"] = str(selection)
 
-    # PyTorch's CPU probes run in children of one interpreter that imported
+    # PyTorch's probes run in children of one interpreter that imported
     # torch once for this run (probes/shared_child.py); it ends with the
     # directory, when ctest is done.
     shared = Path(tempfile.mkdtemp(prefix="backendcheck-probes-"))
