@@ -391,7 +391,7 @@ def _read_file(path: Path, ev: Evidence, validated: schema.Validated | None = No
         except (ValueError, RecursionError) as e:  # a number too long, nesting too deep
             ev.refused.append(f"{path}:{number}: unreadable record ({type(e).__name__}: {str(e)[:80]})")
             continue
-        why = None if checked else schema.problem(record)
+        why = None if checked else schema.problem(record, line)
         if why is not None:
             ev.refused.append(f"{path}:{number}: record refused: {why}")
             continue

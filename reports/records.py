@@ -77,19 +77,24 @@ def _explain(error: ValidationError) -> str:
     return f"'{where}': {error.message}" if where else error.message
 
 
-# Records already checked in this process, by their canonical text: the
+# Records already checked in this process, by their text: the
 # same record read again (another report over the same runs, a file of
 # which a test altered one record) is not checked again.
 _CHECKED: dict[str, str | None] = {}
 _CHECKED_MAX = 200_000
 
 
-def problem(record: Any) -> str | None:
-    """Why the record is refused, or None when it fits."""
-    try:
-        key = json.dumps(record, sort_keys=True)
-    except (TypeError, ValueError):
-        return _problem(record)
+def problem(record: Any, text: str | None = None) -> str | None:
+    """Why the record is refused, or None when it fits. `text`: the JSON text
+    the record was read from, which then keys the memo (else its canonical
+    text)."""
+    if text is not None:
+        key = text
+    else:
+        try:
+            key = json.dumps(record, sort_keys=True)
+        except (TypeError, ValueError):
+            return _problem(record)
     if key not in _CHECKED:
         if len(_CHECKED) >= _CHECKED_MAX:
             _CHECKED.clear()

@@ -64,7 +64,14 @@ def bootstrap_median_ci(values: list[float], level: float = LEVEL) -> tuple[floa
 @functools.lru_cache(maxsize=4096)
 def _bootstrap(values: tuple[float, ...], level: float) -> tuple[float, float]:
     rng = random.Random(BOOTSTRAP_SEED)
-    medians = sorted(statistics.median([rng.choice(values) for _ in values]) for _ in range(BOOTSTRAP_RESAMPLES))
+    # rng.choice(values), drawn as choice draws it (the same seeded stream),
+    # and statistics.median's own arithmetic, without a call per value
+    pick, n, half = rng._randbelow, len(values), len(values) // 2
+    medians = []
+    for _ in range(BOOTSTRAP_RESAMPLES):
+        draw = sorted([values[pick(n)] for _ in values])
+        medians.append(draw[half] if n % 2 else (draw[half - 1] + draw[half]) / 2)
+    medians.sort()
     return medians[int((1 - level) / 2 * (len(medians) - 1))], medians[int((1 + level) / 2 * (len(medians) - 1))]
 
 

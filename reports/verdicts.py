@@ -53,6 +53,7 @@ reasons), error (crashed facts, or selectors that match nothing).
 from __future__ import annotations
 
 import fnmatch
+import json
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -115,12 +116,17 @@ def _case_matches(case: dict[str, Any], selector: dict[str, Any]) -> bool:
 
 def select_tests(tests: list[str], cases: dict[str, Any], manifest: list[dict[str, Any]],
                  evidence: Evidence) -> list[str]:
-    known = _derived(manifest, evidence).known
+    d = _derived(manifest, evidence)
     chosen: list[str] = []
     for pattern in tests:
-        chosen += sorted(t for t in known if fnmatch.fnmatchcase(t, pattern))
+        if pattern not in d.matching:
+            d.matching[pattern] = sorted(t for t in d.known if fnmatch.fnmatchcase(t, pattern))
+        chosen += d.matching[pattern]
     if cases:
-        chosen += [c["test"] for c in manifest if _case_matches(c, cases)]
+        key = json.dumps(cases, sort_keys=True, default=str)
+        if key not in d.selected:
+            d.selected[key] = [c["test"] for c in manifest if _case_matches(c, cases)]
+        chosen += d.selected[key]
     return list(dict.fromkeys(chosen))
 
 
@@ -209,6 +215,9 @@ class _Derived:
     by_test: dict[str, dict[str, Any]]  # the manifest's cases by test
     missed: dict[str, str]  # missed_controls
     conflicts: dict[str, list[str]]  # Evidence.conflicts
+    # select_tests's answers: a pattern's tests, a selector's (by its JSON text)
+    matching: dict[str, list[str]] = field(default_factory=dict)
+    selected: dict[str, list[str]] = field(default_factory=dict)
 
 
 # While judge_all judges (the evidence does not change): _Derived by the
@@ -589,8 +598,8 @@ def _across(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence) ->
             groups.setdefault(key, {}).setdefault(side, set()).add(str(digest))
             where.setdefault(key, {})[side] = test
     spanning = {k: g for k, g in groups.items() if len(g) > 1}
-    by_test = {c["test"]: c for c in manifest}
-    facts = [fact_for(t, by_test, evidence) for t in tests if t in evidence.cases]
+    d = _derived(manifest, evidence)
+    facts = [fact_for(t, d.by_test, evidence, conflicts=d.conflicts) for t in tests if t in evidence.cases]
     for f in facts:
         f.figures = {"groups": {k: {side: sorted(ds) for side, ds in g.items()}
                                 for k, g in spanning.items() if f.test in where[k].values()}}

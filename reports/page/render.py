@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -257,14 +258,20 @@ def write_report(out: Path, report: Report) -> Path:
     return write_page(out, to_json(report))
 
 
+@functools.lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    """The page's templates, compiled once a process (jinja2 recompiles a
+    template whose file changed since)."""
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+
+
 def write_page(out: Path, data: dict[str, Any]) -> Path:
     """report.json and index.html of the report's data (to_json), the page's
     path returned."""
     out.mkdir(parents=True, exist_ok=True)
     _atomic_write(out / "report.json", json.dumps(data, indent=1, sort_keys=True) + "\n")
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    html = env.get_template("report.html.j2").render(
+    html = _environment().get_template("report.html.j2").render(
         data=data, verdict_order=VERDICTS, slug=lambda s: "".join(c if c.isalnum() else "-" for c in s),
         strip=strip_plot, interval=interval_plot, roofline=roofline_plot)
     page = out / "index.html"

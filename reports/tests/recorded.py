@@ -5,6 +5,8 @@ kit's four calls, kept unpacked."""
 
 from __future__ import annotations
 
+import atexit
+import functools
 import shutil
 import tarfile
 import tempfile
@@ -21,15 +23,31 @@ def unpack_zen5(into: Path, machine: Path = ZEN5) -> dict[str, Path]:
     """The two torch installs' run directories (their evidence/, and for the
     AVX-512 BF16 CPU's their cases.json and ctest-tests.json), unpacked
     under `into`: torch version -> run directory. `machine`: the folder of
-    another CPU's archives (XEON)."""
+    another CPU's archives (XEON). Each archive is unpacked once a test
+    session and copied from there, so that a test may alter its copy."""
     runs = {}
     for archive in sorted(machine.glob("torch-*.tar.gz")):
         version = archive.name.removesuffix(".tar.gz").removeprefix("torch-")
-        with tarfile.open(archive) as tf:
-            # the "data" filter where this Python has it (3.11.4 on; Debian 12's is 3.11.2)
-            tf.extractall(into / version, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+        shutil.copytree(_unpacked(archive), into / version)
         runs[version] = into / version / f"torch-{version}"
     return runs
+
+
+_SESSION: Path | None = None
+
+
+@functools.lru_cache(maxsize=None)
+def _unpacked(archive: Path) -> Path:
+    """The archive unpacked in this process's own directory, removed at its exit."""
+    global _SESSION
+    if _SESSION is None:
+        _SESSION = Path(tempfile.mkdtemp(prefix="backendcheck-recorded-archives-"))
+        atexit.register(shutil.rmtree, _SESSION, True)
+    into = _SESSION / f"{archive.parent.name}-{archive.name}"
+    with tarfile.open(archive) as tf:
+        # the "data" filter where this Python has it (3.11.4 on; Debian 12's is 3.11.2)
+        tf.extractall(into, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+    return into
 
 
 def copy_h100(into: Path) -> dict[str, Path]:

@@ -342,6 +342,21 @@ class StatisticsTest(unittest.TestCase):
         self.assertGreaterEqual(hi, 2.0)
         self.assertEqual(bootstrap_median_ci(r), (lo, hi), "seeded: reproducible")
 
+    def test_the_bootstrap_draws_as_random_choice_and_statistics_median_would(self) -> None:
+        """The interval is the one of its plain statement (choice and median
+        per resample, from the seed), for odd and even counts and ties."""
+        import random
+        import statistics
+        from reports.statistics import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, LEVEL, _bootstrap
+        def plain(values):
+            rng = random.Random(BOOTSTRAP_SEED)
+            m = sorted(statistics.median([rng.choice(values) for _ in values]) for _ in range(BOOTSTRAP_RESAMPLES))
+            return m[int((1 - LEVEL) / 2 * (len(m) - 1))], m[int((1 + LEVEL) / 2 * (len(m) - 1))]
+        gen = random.Random(7)
+        for values in [(1.0,), (1.0, 3.0), (2.0, 2.0, 1.0, 5.0)] + \
+                [tuple(gen.random() for _ in range(n)) for n in (3, 6, 9, 16)]:
+            self.assertEqual(_bootstrap.__wrapped__(values, LEVEL), plain(values), values)
+
     def test_a_drifting_machine_is_cancelled_by_pairing(self) -> None:
         """The two speed states of a shared host: each side's samples are
         bimodal, B is 15% slower in every rep. Pooled medians cannot see it;
