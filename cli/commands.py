@@ -245,6 +245,11 @@ def run_ctest(state: State, ctest_args: list[str], require: str = "", report: bo
     # directory, when ctest is done.
     shared = Path(tempfile.mkdtemp(prefix="backendcheck-probes-"))
     env["BACKENDCHECK_PROBE_SHARED_DIR"] = str(shared)
+    # The evidence files found to fit the records' contract, remembered for
+    # this run's test processes (reports/records.py Validated): the report's
+    # tests, one process per module, read the same recorded runs.
+    records = Path(tempfile.mkdtemp(prefix="backendcheck-records-"))
+    env.setdefault("BACKENDCHECK_RECORD_CACHE", str(records))
 
     def interrupt(signum: int, frame: object) -> None:
         raise Interrupted()
@@ -272,6 +277,7 @@ def run_ctest(state: State, ctest_args: list[str], require: str = "", report: bo
         for s, handler in old.items():
             signal.signal(s, handler)
         shutil.rmtree(shared, ignore_errors=True)
+        shutil.rmtree(records, ignore_errors=True)
     skips = subprocess.run([state.python, "-m", "reports.tools.skips", *(["--require", require] if require else []),
                             "--tests", str(build / "ctest-tests.json"), str(state.run_dir)], env=env_with(),
                            check=False)
