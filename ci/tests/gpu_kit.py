@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,16 +64,21 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(dir=build) as tmp:
         t = Path(tmp)
         kit = t / "kit.tar.gz"
+        started = time.monotonic()
         r = subprocess.run([str(ROOT / "ci" / "gpu-kit"), "pack", "--out", str(kit)], capture_output=True, text=True,
                            timeout=900)
         check(r.returncode == 0, f"pack exit {r.returncode}: {r.stderr[-2000:]}")
         size = kit.stat().st_size
         check(size <= LIMIT, f"the kit is {size} bytes, over {LIMIT}")
-        print(f"pack: {size} bytes")
+        print(f"pack: {size} bytes ({time.monotonic() - started:.0f} s)")
         out = t / "out"
         env = {k: v for k, v in os.environ.items() if not k.startswith("BACKENDCHECK_")}
+        # Here every GPU test skips at once: they run beside each other on
+        # every core (a GPU node's default is half its cores, ci/kit_steps.py JOBS).
+        started = time.monotonic()
         r = subprocess.run(["unshare", "-n", str(ROOT / "ci" / "gpu-kit"), "run", str(kit), "--torch", torch_python,
-                            "--name", "kit-node", "--work", str(build / KEPT / "work"), "--out", str(out)],
+                            "--name", "kit-node", "--work", str(build / KEPT / "work"), "--out", str(out),
+                            "--jobs", str(os.cpu_count() or 1)],
                            cwd=t, env=env, capture_output=True, text=True, timeout=1500)
         check(r.returncode == 0, f"run exit {r.returncode}: {(r.stdout + r.stderr)[-3000:]}")
         archive = out / "backendcheck-gpu-kit-node-1.tar.gz"
@@ -90,7 +96,8 @@ def main(argv: list[str]) -> int:
                and not (r["outcome"] == "skipped" and any(n in r.get("message", "") for n in NO_DEVICE))]
         check(not odd, "GPU tests that neither passed nor skipped with the no-device error: " + "; ".join(odd[:5]))
         skipped = sum(r["outcome"] == "skipped" for r in results)
-        print(f"run: {len(results)} GPU tests, {skipped} skipped with the no-device error")
+        print(f"run: {len(results)} GPU tests, {skipped} skipped with the no-device error "
+              f"({time.monotonic() - started:.0f} s, build included)")
         report = t / "report"
         r = subprocess.run([sys.executable, "-m", "reports", "--claims", str(ROOT / "catalog" / "claims.toml"),
                             "--manifest", str(node / "cases.json"), "--junit", str(node / "ctest-junit.xml"),
