@@ -32,7 +32,7 @@ from reports.pipeline import Inputs, Report, build
 from reports.observe import cut
 from reports.page.render import GRID_CHARS, write_page, write_report
 from reports.ruling import Ruling
-from reports.tests import worst_case
+from reports.tests import scratch, worst_case
 from reports.tests.recorded import XEON, unpack_zen5
 from reports.tests.test_machines import build_config, rewrite
 from reports.tests.test_reports import claim, environment, write_run
@@ -40,7 +40,7 @@ from reports.verdicts import judge_all
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = "<script>alert(1)</script>"
-ARTIFACTS = Path(os.environ.get("BACKENDCHECK_ARTIFACTS", tempfile.gettempdir()))
+ARTIFACTS = Path(os.environ.get("BACKENDCHECK_ARTIFACTS", scratch.OUTSIDE or tempfile.gettempdir()))
 # What bounds the lists above the grid, lifted: every list at its full length.
 UNBOUNDED = ("<style>.card, .bounded, #unexpected ul, #problems ul { max-height: none !important; } "
              ".clamp1, .clamp2 { display: block !important; }</style>")

@@ -15,6 +15,9 @@ from pathlib import Path
 MEMORY = Path("/dev/shm")
 MIN_FREE = 2 << 30  # the report's tests hold a few hundred MB at most
 PREFIX = "backendcheck-tests-"
+# Where tempfile put files before this session's directory: what a test
+# leaves for its reader (a screenshot) goes there, not into the session's.
+OUTSIDE = ""
 
 
 def _alive(pid: int) -> bool:
@@ -48,6 +51,8 @@ def use_memory(base: Path = MEMORY) -> Path | None:
     of this session on `base` when it has room; returns it, or None. A
     process whose TMPDIR is already such a directory (a subprocess of a
     session) keeps it."""
+    global OUTSIDE
+    OUTSIDE = OUTSIDE or tempfile.gettempdir()
     current = os.environ.get("TMPDIR", "")
     if Path(current).name.startswith(PREFIX) and Path(current).is_dir():
         tempfile.tempdir = current
