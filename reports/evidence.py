@@ -150,6 +150,32 @@ def _cpu_pieces(env: dict[str, Any]) -> list[str]:
     return [p for p in (cpu_vendor(env), level) if p]
 
 
+# The CPU_LEVELS and vendors in the words of a CPU's data sheet.
+_LEVEL_WORDS = {"amx_fp16": "AMX FP16", "amx_bf16": "AMX BF16", "avx512_fp16": "AVX-512 FP16",
+                "avx512_bf16": "AVX-512 BF16", "avx512_vnni": "AVX-512 VNNI", "avx512f": "AVX-512", "avx2": "AVX2",
+                "avx": "AVX", "sse4_2": "SSE4.2"}
+_VENDOR_WORDS = {"intel": "Intel", "amd": "AMD", "hygon": "Hygon", "centaur": "Centaur"}
+
+
+def platform_title(env: dict[str, Any]) -> str:
+    """A platform as its heading says it: "AMD AVX-512 BF16, 2 threads", with
+    the GPU and cuDNN where cuDNN is usable ("..., NVIDIA H100 (sm_90), cuDNN
+    9.19.0"); the torch install is the heading's to add."""
+    flags = set(env.get("cpu_isa_flags") or [])
+    level = next((f for f in CPU_LEVELS if f in flags), "")
+    vendor = cpu_vendor(env)
+    cpu = " ".join(w for w in (_VENDOR_WORDS.get(vendor, vendor.capitalize()),
+                               _LEVEL_WORDS.get(level, "") if level else
+                               str(platform_fact(env, "onednn_isa") or "")) if w) or "unknown CPU"
+    threads = env.get("omp_max_threads")
+    pieces = [cpu] + ([f"{threads} thread{'s' if threads != 1 else ''}"] if isinstance(threads, int) else [])
+    gpu = _gpu_pieces(env)
+    if gpu:
+        library = next((e.library for e in engines().values() if e.role == "cudnn"), "cuDNN")
+        pieces.append(f"{gpu[0]} ({gpu[1]}), {library} {env.get('versions', {}).get(library.lower(), '')}".strip())
+    return ", ".join(pieces)
+
+
 def _cpu_value(env: dict[str, Any]) -> Any:
     """What two machines' CPUs are compared on: vendor, model, features
     (the oneDNN ISA where a record has no flags)."""

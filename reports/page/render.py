@@ -19,7 +19,7 @@ import jinja2
 from inputs.engines import harness_system
 
 from .plots import interval_plot, roofline_plot, strip_plot
-from ..evidence import Evidence, ctest_outcome, platform_of, torch_of
+from ..evidence import Evidence, ctest_outcome, platform_of, platform_title, torch_of
 from ..observe import bearing, cut, gravest, message, reading
 from .summary import disagreement_line
 from ..pipeline import Report
@@ -211,12 +211,47 @@ def _claim_json(v: Verdict, report: Report) -> dict[str, Any]:
     }
 
 
+# The first screen's list: one line a claim, at most this long.
+ATTENTION_CHARS = 200
+_ATTENTION_ORDER = {"error": 0, "unexpected": 1, "refuted": 2}
+
+
+def _attention(claims: list[dict[str, Any]], platforms: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """What needs attention, for the first screen: every claim in error, with
+    an unexpected verdict, or refuted; one line each (its cause, fact first),
+    errors first, then the unexpected, then the rest refuted."""
+    out = []
+    for c in claims:
+        unexpected = [p for p, kh in c["known"].items() if kh and kh.get("status") == "unexpected"]
+        if c["verdict"] not in ("refuted", "error") and not unexpected:
+            continue
+        kind = "error" if c["verdict"] == "error" else "unexpected" if unexpected else "refuted"
+        where = (f" (unexpected on {platforms[unexpected[0]]['heading'] if unexpected[0] in platforms else unexpected[0]})"
+                 if len(unexpected) == 1 else f" (unexpected on {len(unexpected)} platforms)" if unexpected else "")
+        said = f"{c['verdict']}{where}: {c['line']}"
+        out.append({"claim": c["id"], "kind": kind, "verdict": c["verdict"],
+                    "line": cut(said, ATTENTION_CHARS - len(c["id"]) - 2), "whole": said})
+    return sorted(out, key=lambda a: _ATTENTION_ORDER[a["kind"]])
+
+
+def _heading(env: dict[str, Any]) -> str:
+    """"AMD AVX-512 BF16, 2 threads · torch 2.15.0": what a platform's
+    column and card are headed with."""
+    torch = torch_of(env)
+    return platform_title(env) + (f" \u00b7 torch {torch}" if torch else "")
+
+
 def to_json(report: Report) -> dict[str, Any]:
     """report.json: the Report, as data."""
     verdicts, evidence, baseline = report.verdicts, report.evidence, report.baseline
     by_id = {v.claim.id: v for v in verdicts}
-    platforms = {name: {"signature": platform_of(env)[1], "machine": env.get("machine", ""), "torch": torch_of(env)}
-                 for name, env in evidence.platform_env.items()}
+    platforms = {name: {"signature": platform_of(env)[1], "machine": env.get("machine", ""), "torch": torch_of(env),
+                        "heading": _heading(env)} for name, env in evidence.platform_env.items()}
+    # Two machines of one kind: each heading names its machine too.
+    twice = Counter(p["heading"] for p in platforms.values())
+    for p in platforms.values():
+        if twice[p["heading"]] > 1 and p["machine"]:
+            p["heading"] += f" ({p['machine']})"
     return {
         "schema": REPORT_SCHEMA,
         "generated": report.run.get("time") or datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -231,7 +266,8 @@ def to_json(report: Report) -> dict[str, Any]:
         "exit_status": report.exit_code(),
         "card": report.cards,
         "coverage": report.coverage,
-        "claims": [_claim_json(v, report) for v in verdicts],
+        "claims": (claims := [_claim_json(v, report) for v in verdicts]),
+        "attention": _attention(claims, platforms),
         "cases": _case_rows(report.manifest, evidence),
         "conformance": report.conformance,
         "benchmarks": evidence.benchmarks,

@@ -23,6 +23,7 @@ from reports import invariance
 from reports.changes import pairs
 from reports.evidence import GENERATED_HOST, read_evidence
 from reports.known import platform_values
+from reports.page.render import to_json
 from reports.pipeline import Inputs, build
 
 from .recorded import XEON, ZEN5, ZEN5_ERRORS, ZEN5_STATUS, unpack_zen5
@@ -139,6 +140,39 @@ class Machines(unittest.TestCase):
                 for env in self.reports["xeon"].evidence.platform_env.values()}
         # The model's oneDNN 3.2 beside 2.15 said isa_495 (0x1ef); 2.6 beside 1.13, avx512_core_bf16.
         self.assertEqual(isas, {"2.15.0+cu132": "avx512_core_fp16", "1.13.0a0": "avx512_core_bf16"})
+
+    def test_a_platform_is_headed_by_its_cpu_threads_and_torch(self) -> None:
+        for name, cpu in (("xeon", "Intel AVX-512 FP16"), ("zen5", "AMD AVX-512 BF16")):
+            with self.subTest(machine=name):
+                platforms = to_json(self.reports[name])["platforms"]
+                self.assertEqual(sorted(p["heading"] for p in platforms.values()),
+                                 [f"{cpu}, 2 threads \u00b7 torch 1.13.0a0", f"{cpu}, 2 threads \u00b7 torch 2.15.0+cu132"])
+
+    def test_two_machines_of_one_kind_are_told_apart_by_their_names(self) -> None:
+        """The control: the AMD runs' 2.15 as if from a second machine of the
+        same kind: the headings of the two 2.15 columns name their machines."""
+        copy = Path(tempfile.mkdtemp(dir=self.root)) / "other"
+        shutil.copytree(self.zen5["2.15.0"], copy)
+        rewrite(copy / "evidence", lambda r: r.update(machine="second-box", machine_source="BACKENDCHECK_MACHINE")
+                if r.get("kind") == "environment" else None)
+        platforms = to_json(self.report([*self.zen5.values(), copy]))["platforms"]
+        torch215 = sorted(p["heading"] for p in platforms.values() if p["torch"].startswith("2.15"))
+        self.assertEqual(len(torch215), 2)
+        self.assertNotEqual(torch215[0], torch215[1])
+        self.assertTrue(any(h.endswith("(second-box)") for h in torch215), torch215)
+
+    def test_the_first_screen_names_every_error_unexpected_and_refuted_claim_first_the_errors(self) -> None:
+        data = to_json(self.reports["zen5"])
+        attention = data["attention"]
+        grave = sorted(c["id"] for c in data["claims"] if c["verdict"] in ("refuted", "error"))
+        self.assertEqual(sorted(a["claim"] for a in attention), grave)
+        self.assertEqual([a["claim"] for a in attention if a["kind"] == "error"],
+                         sorted({claim for claim, _ in ZEN5_ERRORS}))
+        kinds = [a["kind"] for a in attention]
+        self.assertEqual(kinds, sorted(kinds, key=["error", "unexpected", "refuted"].index), "errors first")
+        for a in attention:
+            self.assertLessEqual(len(a["claim"]) + 2 + len(a["line"]), 200, a)
+            self.assertTrue(a["line"].startswith(a["verdict"]), a)
 
     def test_the_install_names_its_blas(self) -> None:
         facts = {env["torch"]["version"]: {k: platform_values(env)[k] for k in ("blas", "blas_version", "cpu_vendor")}
