@@ -32,8 +32,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from inputs.repro import split_repro
+
 from . import census, documented, invariance
 from .evidence import Evidence, platform_of, rerun as repro, torch_of
+from .ruling import Ruling
 from .statistics import BETWEEN_RUNS_FACTOR, LEVEL, ratio_moved
 
 # Values shown in a change are cut to this many characters.
@@ -104,9 +107,14 @@ def between_versions(verdicts: list[Any], evidence: Evidence, listed: dict[str, 
         for v in verdicts:
             changes += _speed(v, older, newer, base, env_a, env_b)
             a, b = v.platforms.get(older), v.platforms.get(newer)
-            if a is None or b is None or a.verdict == b.verdict:
+            # An error is the harness's, said as such: no change of PyTorch's.
+            if a is None or b is None or a.verdict == b.verdict or Ruling.ERROR in (a.verdict, b.verdict):
                 continue
+            # Evaluated on one install only (a setting the other lacks): what
+            # the upgrade added or removed, not a verdict that changed.
+            scope = Ruling.NOT_EVALUATED in (a.verdict, b.verdict)
             changes.append({**base, "kind": "verdict", "claim": v.claim.id, "what": f"claim {v.claim.id}",
+                            **({"section": ADDED} if scope else {}),
                             "sides": [{"torch": va, "observed": f"{a.verdict}: {_cut(a.reason)}",
                                        "evidence": [f.test for f in a.facts][:20]},
                                       {"torch": vb, "observed": f"{b.verdict}: {_cut(b.reason)}",
@@ -139,7 +147,9 @@ def between_versions(verdicts: list[Any], evidence: Evidence, listed: dict[str, 
                 oa, ob = oa or {}, ob or {}
                 for key in sorted(set(oa) | set(ob)):
                     if oa.get(key, "absent") != ob.get(key, "absent"):
+                        added = "absent" in (oa.get(key, "absent"), ob.get(key, "absent"))
                         changes.append({**base, "kind": "observed", "test": test, "what": f"{test}: {key}",
+                                        **({"section": ADDED} if added else {}),
                                         "sides": [_side(va, oa.get(key, "absent"), env_a, test, ra),
                                                   _side(vb, ob.get(key, "absent"), env_b, test, rb)]})
                 continue
@@ -152,13 +162,18 @@ def between_versions(verdicts: list[Any], evidence: Evidence, listed: dict[str, 
                                           _side(vb, out_b + (f": {why_b}" if why_b else ""), env_b, test, rb)]})
             if ra is None or rb is None:
                 continue
+            if _models(ra):
+                continue  # the harness's own model: what it predicts is no change of the installs'
             cause, noise = _cause(ra, rb, env_a, env_b)
-            if ra.get("digest") and rb.get("digest") and ra.get("digest") != rb.get("digest"):
-                changes.append({**base, "kind": "bits", "test": test, "what": f"{test}: digest", "cause": cause,
-                                "noise": noise, "sides": [_side(va, ra["digest"], env_a, test, ra),
-                                                          _side(vb, rb["digest"], env_b, test, rb)]})
             ka, kb = _kernel(ra), _kernel(rb)
-            if ka and kb and ka != kb:
+            if ra.get("digest") and rb.get("digest") and ra.get("digest") != rb.get("digest"):
+                # One row a case: its bits, with the kernel each side ran.
+                shown = lambda r, k: f"{r['digest']}" + (f" ({k})" if k else "")
+                changes.append({**base, "kind": "bits", "test": test, "what": f"{test}: digest", "cause": cause,
+                                "noise": noise, "kernels": [ka, kb] if ka != kb else [],
+                                "sides": [_side(va, shown(ra, ka), env_a, test, ra),
+                                          _side(vb, shown(rb, kb), env_b, test, rb)]})
+            elif ka and kb and ka != kb:
                 changes.append({**base, "kind": "kernel", "test": test, "what": f"{test}: kernel", "cause": cause,
                                 "noise": noise if noise and "its own runs" not in noise else "",
                                 "sides": [_side(va, ka, env_a, test, ra), _side(vb, kb, env_b, test, rb)]})
@@ -189,33 +204,108 @@ def _noise(record: dict[str, Any]) -> str:
     return ""
 
 
+def _pytorchs(record: dict[str, Any]) -> bool:
+    """A case PyTorch ran (as its record, or its repro, says)."""
+    return "pytorch" in (record.get("engine"), record.get("system"),
+                         split_repro(str(record.get("repro", "")))[1].get("engine"))
+
+
+def _models(record: dict[str, Any]) -> bool:
+    """A case of the harness's model of PyTorch (records that name no system
+    are the model's unless PyTorch ran them)."""
+    return not _pytorchs(record) and record.get("system") in (None, "model")
+
+
+# The BLAS a torch build names (its BLAS_INFO), in a reader's words.
+BLAS_NAMES = {"mkl": "oneMKL", "openblas": "OpenBLAS", "blis": "BLIS", "accelerate": "Accelerate", "armpl": "Arm PL",
+              "eigen": "Eigen", "flexi": "FlexiBLAS", "generic": "the reference BLAS"}
+
+
+def blas_of(env: dict[str, Any]) -> str:
+    """"oneMKL 2024.2", "OpenBLAS": the BLAS a torch install calls, as its
+    build says (the install facts a report reads, reports.evidence); "" when
+    it does not say."""
+    install = env.get("install") if isinstance(env.get("install"), dict) else {}
+    blas = str(install.get("blas") or "")
+    return f"{BLAS_NAMES.get(blas, blas)} {install.get('blas_version') or ''}".strip() if blas else ""
+
+
 def _cause(ra: dict[str, Any], rb: dict[str, Any], env_a: dict[str, Any], env_b: dict[str, Any]) -> tuple[str, str]:
-    """What a case's bits or kernel changed with between two installs, and
-    why it is run-to-run noise rather than a change ("" when it is not)."""
+    """What a case of PyTorch's changed its bits or kernel with between two
+    installs, naming the library on each side, and why it is run-to-run
+    noise rather than a change ("" when it is not)."""
     noise = _noise(ra) or _noise(rb)
     torch_a, torch_b = (env.get("torch") if isinstance(env.get("torch"), dict) else {} for env in (env_a, env_b))
-    if ra.get("engine") == "pytorch" or ra.get("system") == "pytorch":
-        ka, kb = _kernel(ra).lower(), _kernel(rb).lower()
-        if "mkldnn" in ka or "mkldnn" in kb:
-            return f"oneDNN inside PyTorch: {torch_a.get('onednn', '?')} against {torch_b.get('onednn', '?')}", noise
-        return (f"PyTorch's native path (its own kernels and the BLAS it calls): {torch_of(env_a)} against "
-                f"{torch_of(env_b)}"), noise
-    onednn = [((env.get("backends") or {}).get("onednn") or {}).get("version", "?").split(" ")[0]
-              for env in (env_a, env_b)]
-    return f"the model's oneDNN: {onednn[0]} against {onednn[1]}", noise
+    if not _pytorchs(ra):
+        # A library's own case (its claims decided by the library): the
+        # library beside each install.
+        system = str(ra.get("system"))
+        versions = [str(((env.get("backends") or {}).get(system) or {}).get("version", "?")).split(" ")[0]
+                    for env in (env_a, env_b)]
+        name = {"onednn": "oneDNN", "cudnn": "cuDNN", "blas": "the BLAS"}.get(system, system)
+        return f"{name} itself, beside each install: {versions[0]} \u2192 {versions[1]}", noise
+    ka, kb = _kernel(ra).lower(), _kernel(rb).lower()
+    if "mkldnn" in ka or "mkldnn" in kb:
+        return f"oneDNN inside PyTorch: oneDNN {torch_a.get('onednn', '?')} \u2192 {torch_b.get('onednn', '?')}", noise
+    blas = [blas_of(env) or "a BLAS it does not name" for env in (env_a, env_b)]
+    libraries = f"{blas[0]} \u2192 {blas[1]}" if blas[0] != blas[1] else f"{blas[0]} on both"
+    return (f"PyTorch's native path and the BLAS it calls: {libraries} (torch {torch_of(env_a)} \u2192 "
+            f"{torch_of(env_b)})"), noise
+
+
+# What an upgrade changed, in the order a reader asks: the verdicts, the
+# defaults and documented behaviour, the bits and kernels, then the settings
+# and tests one version has and the other lacks (a kind -> its section).
+SECTIONS = ("verdicts that changed", "defaults and documented behaviour that changed",
+            "bits and kernels that changed", "settings added or removed, and tests' outcomes")
+ADDED = 3  # SECTIONS' index of what one install has and the other lacks
+_SECTION = {"verdict": 0, "observed": 1, "documented": 1, "bits": 2, "kernel": 2, "invariance": 2, "census": 2,
+            "outcome": 3, "speed": 3}
 
 
 def grouped(changes: list[dict[str, Any]]) -> dict[str, Any]:
-    """The changes by cause, the largest group first, each with its count
-    and first example; and those set aside as run-to-run noise."""
+    """The changes by cause, in SECTIONS' order, the largest group of a
+    section first, each with its count and first example; those set aside
+    as run-to-run noise; and for each pair of installs the upgrade's answer
+    in one sentence."""
     real = [c for c in changes if not c.get("noise")]
-    groups: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[tuple[int, str], list[dict[str, Any]]] = {}
     for c in real:
-        groups.setdefault(c["cause"], []).append(c)
+        groups.setdefault((section_of(c), c["cause"]), []).append(c)
     return {"real": len(real), "noise": len(changes) - len(real),
-            "groups": [{"cause": cause, "count": len(items), "example": items[0], "changes": items}
-                       for cause, items in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))],
-            "set_aside": [c for c in changes if c.get("noise")]}
+            "groups": [{"cause": cause, "section": SECTIONS[section], "count": len(items), "example": items[0],
+                        "changes": items}
+                       for (section, cause), items in sorted(groups.items(), key=lambda kv: (kv[0][0], -len(kv[1]),
+                                                                                           kv[0][1]))],
+            "set_aside": [c for c in changes if c.get("noise")],
+            "upgrades": upgrades(real)}
+
+
+def section_of(change: dict[str, Any]) -> int:
+    """SECTIONS' index of a change."""
+    return int(change.get("section", _SECTION.get(change["kind"], ADDED)))
+
+
+def upgrades(real: list[dict[str, Any]]) -> list[str]:
+    """"Upgrading 1.13.0a0 → 2.15.0 on this machine changes 1 verdict, 3
+    defaults or documented entries and the bits of 63 operations (OpenBLAS
+    → oneMKL 2024.2)": one sentence for each pair of installs."""
+    out = []
+    for versions in dict.fromkeys(tuple(c["versions"]) for c in real):
+        mine = [c for c in real if tuple(c["versions"]) == versions]
+        claims = {c["claim"] for c in mine if section_of(c) == 0}
+        defaults = [c for c in mine if section_of(c) == 1]
+        bits = {c["test"] for c in mine if c["kind"] == "bits"}
+        libraries = sorted({c["cause"].split(": ", 1)[1].split(" (torch", 1)[0] for c in mine
+                            if c["kind"] == "bits" and ": " in c["cause"]})
+        parts = [f"{len(claims)} claim verdict{'s' if len(claims) != 1 else ''}",
+                 f"{len(defaults)} default{'s' if len(defaults) != 1 else ''} or documented entr"
+                 f"{'ies' if len(defaults) != 1 else 'y'}",
+                 f"the bits of {len(bits)} operation{'s' if len(bits) != 1 else ''}"
+                 + (f" ({'; '.join(libraries)})" if libraries else "")]
+        out.append(f"Upgrading torch {versions[0]} \u2192 {versions[1]} on this machine changes "
+                   f"{', '.join(parts[:-1])} and {parts[-1]}.")
+    return out
 
 
 def _ratio_facts(v: Any) -> dict[str, Any]:

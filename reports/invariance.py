@@ -577,12 +577,14 @@ def card_lines(grid: dict[str, Any]) -> list[dict[str, Any]]:
 
 def changes(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, str, str]]:
     """(row and level, older cell, newer cell) for every cell whose state
-    differs between two platforms' grids."""
+    differs between two platforms' grids, neither in error."""
     out = []
     for key in sorted(set(a.get("rows", {})) & set(b.get("rows", {}))):
         for level in RECORDED:
             x, y = a["rows"][key].get(level, {}), b["rows"][key].get(level, {})
-            if x.get("state") != y.get("state"):
+            # A level whose process failed is an error of its own (its
+            # claims say so), not a change between the installs.
+            if x.get("state") != y.get("state") and Ruling.ERROR not in (x.get("state"), y.get("state")):
                 out.append((f"{key}: {LEVELS[level][0]}", f"{x.get('state')}: {x.get('why')}",
                             f"{y.get('state')}: {y.get('why')}"))
     return out

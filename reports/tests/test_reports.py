@@ -656,8 +656,8 @@ class VersionsTest(unittest.TestCase):
         fact = {"repro": "torch_backends.py defaults", "system": "pytorch",
                 "checks": [{"name": "defaults", "outcome": "passed" if fact_passes else "failed", "detail": "d",
                             "observed": observed}]}
-        case = {"repro": self.REPRO, "device": "cpu", "digest": digest, "distinct_digests": 1,
-                "implementation": f"PyTorch {version.split('+')[0]} at::convolution [{kernel}]"}
+        case = {"repro": self.REPRO, "device": "cpu", "digest": digest, "distinct_digests": 1, "engine": "pytorch",
+                "system": "pytorch", "implementation": f"PyTorch {version.split('+')[0]} at::convolution [{kernel}]"}
         run = write_run(self.t / name, env, {"TorchPython.DefaultsAreTheDocumentedOnes": [fact],
                                              "PytorchNoop/CpuNoop.X/Fwd": [case]})
         if not fact_passes:
@@ -681,7 +681,10 @@ class VersionsTest(unittest.TestCase):
         self.assertIn(("verdict", "defaults"), kinds)
         self.assertIn(("observed", "TorchPython.DefaultsAreTheDocumentedOnes"), kinds)
         self.assertIn(("bits", "PytorchNoop/CpuNoop.X/Fwd"), kinds)
-        self.assertIn(("kernel", "PytorchNoop/CpuNoop.X/Fwd"), kinds)
+        self.assertNotIn(("kernel", "PytorchNoop/CpuNoop.X/Fwd"), kinds, "one row a case: its bits and kernels")
+        case = next(c for c in changes if c["kind"] == "bits")
+        self.assertEqual(case["kernels"], ["at::convolution [ConvBackend::Mkldnn]", "at::convolution [ConvBackend::Slow2d]"])
+        self.assertIn("ConvBackend::Slow2d", case["sides"][1]["observed"])
         observed = next(c for c in changes if c["kind"] == "observed")
         self.assertEqual(observed["what"], "TorchPython.DefaultsAreTheDocumentedOnes: attributes",
                          "only the key that differs")
@@ -704,26 +707,35 @@ class VersionsTest(unittest.TestCase):
             case = {"repro": self.REPRO, "engine": "pytorch", "digest": digest, "distinct_digests": 1,
                     "implementation": f"PyTorch {version.split('+')[0]} at::convolution [ConvBackend::Mkldnn]"}
             control = {"repro": self.REPRO.replace("engine=pytorch", "engine=reference algo=atomic"),
-                       "engine": "reference", "digest": digest,
+                       "engine": "reference", "system": "reference", "digest": digest,
                        "checks": [{"name": "bitwise", "outcome": "passed", "detail": "caught",
                                    "positive_control": True}]}
             timed = {"repro": self.REPRO.replace("engine=pytorch", "engine=select") + " cudnn.benchmark=true",
-                     "engine": "select", "digest": digest,
+                     "engine": "select", "system": "cudnn", "digest": digest,
                      "implementation": f"{name}-kernel",
                      "selection": {"chosen": f"{name}-kernel", "candidates": [], "eligible": [], "cache": "miss",
                                    "chosen_determinism": "deterministic", "reason": "fastest timed",
                                    "search_ns": 3.0, "time_ns": {"a": 1.0, "b": 2.0}}}
+            # The harness's model of PyTorch: what it predicts is no change of the installs.
+            model = {"repro": self.REPRO.replace("engine=pytorch", "engine=onednn"), "engine": "onednn",
+                     "system": "model", "digest": digest, "implementation": f"{name}-model-kernel"}
             runs.append(write_run(self.t / name, env, {"P/D.B/Fwd": [case], "C/D.B/Control": [control],
-                                                       "S/D.B/Timed": [timed]}))
+                                                       "S/D.B/Timed": [timed], "M/D.B/Fwd": [model]}))
         ev = read_evidence(runs)
-        g = grouped(Report.of(judge_all([], [], ev), [], ev).between)
+        changes = Report.of(judge_all([], [], ev), [], ev).between
+        self.assertEqual([c for c in changes if c.get("test") == "M/D.B/Fwd"], [], "the model never appears")
+        g = grouped(changes)
         [group] = g["groups"]
-        self.assertEqual((group["cause"], group["count"]), ("oneDNN inside PyTorch: 2.6.3 against 3.13.3", 1))
+        self.assertEqual((group["cause"], group["count"]), ("oneDNN inside PyTorch: oneDNN 2.6.3 \u2192 3.13.3", 1))
+        self.assertEqual(group["section"], "bits and kernels that changed")
         self.assertEqual(g["real"], 1, "the kernel's name is the same once versions are left out")
         why = {c["what"]: c["noise"] for c in g["set_aside"]}
         self.assertEqual(why["C/D.B/Control: digest"], "a positive control, which varies by design")
-        self.assertIn("chosen by timing", why["S/D.B/Timed: kernel"])
-        self.assertEqual(g["noise"], 3)
+        self.assertIn("chosen by timing", why["S/D.B/Timed: digest"])
+        self.assertEqual(g["noise"], 2, "a case's bits and kernel are one row")
+        self.assertEqual(g["upgrades"], ["Upgrading torch 1.13.0a0 \u2192 2.15.0+cu132 on this machine changes 0 claim "
+                                         "verdicts, 0 defaults or documented entries and the bits of 1 operation "
+                                         "(oneDNN 2.6.3 \u2192 3.13.3)."])
 
     def test_a_speed_ratio_that_moved_beyond_its_noise(self) -> None:
         """The paired ratio of each install's Compare: listed when the newer
