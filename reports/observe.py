@@ -28,7 +28,7 @@ from .invariance import SEARCH_WHERE, VARIANT_WORDS, level_cells
 from .reasons import needs
 from .ruling import Ruling
 from .verdicts import Fact, Verdict, level_name, recorded_grids
-from .wording import INTERPRETER
+from .wording import INTERPRETER, METRICS, plain
 
 # The probes' records frame what they say with the interpreter's path
 # ("PyTorch 2.15.0 (/…/bin/python): ...", "/usr/bin/python3: needs a CUDA
@@ -96,7 +96,7 @@ def reading(v: Verdict) -> Reading:
     """The reason line of a verdict (of the platform an overall verdict
     stands for) and what it names."""
     said = _reading(gravest(v))
-    return Reading(once(said.line), said.named)
+    return Reading(plain(once(said.line)), [plain(n) for n in said.named])
 
 
 def _reading(v: Verdict) -> Reading:
@@ -125,14 +125,31 @@ def _searched(v: Verdict) -> Reading:
     return said
 
 
+# The systems a claim is about, in a reader's words; those that need a GPU.
+SYSTEM_WORDS = {"pytorch": "PyTorch", "cudnn": "cuDNN", "cublas": "cuBLAS", "cuda_native": "CUDA's own kernels",
+                "onednn": "oneDNN", "blas": "the BLAS", "reference": "the reference kernels"}
+GPU_SYSTEMS = ("cudnn", "cublas", "cuda_native")
+
+
+def needs_evidence(about: str, predicted: str) -> str:
+    """The line of a claim that only the harness's prediction speaks to."""
+    who = SYSTEM_WORDS.get(about, about)
+    if about in GPU_SYSTEMS:
+        return f"needs a CUDA device: {who} itself decides it (the harness predicts {predicted})"
+    return f"needs {who}'s own evidence, which this run did not produce (the harness predicts {predicted})"
+
+
 def _judged(v: Verdict) -> Reading:
     claim = v.claim
+    if not claim.decides() and v.prediction is not None:  # only the model's evidence ran
+        if v.prediction.verdict == Ruling.NOT_EVALUATED:  # and it too needs what this run lacks
+            said = own_words(v.prediction.reason)
+            return Reading(said, [re.split(r"; |: ", said, maxsplit=1)[0]])
+        said = needs_evidence(claim.about, v.prediction.verdict)
+        return Reading(said, [said])
     if claim.rule in ("out-of-scope", "across") or not v.facts:
         said = own_words(v.reason)
         return Reading(said, [re.split(r"; |: ", said, maxsplit=1)[0]])
-    if not claim.decides() and v.prediction is not None:  # only the model's evidence ran
-        said = f"needs {claim.about} evidence; the {claim.system} predicts {v.prediction.verdict}"
-        return Reading(said, [said])
     if v.verdict == Ruling.NOT_EVALUATED:
         return _not_evaluated(v)
     if v.verdict == Ruling.ERROR:
@@ -265,13 +282,15 @@ def _ratio(v: Verdict) -> Reading | None:
         return None
     ratios = sorted(float(f.figures["ratio"]) for f in ran)
     span = f"{ratios[0]:.3g}" if f"{ratios[0]:.3g}" == f"{ratios[-1]:.3g}" else f"{ratios[0]:.3g}–{ratios[-1]:.3g}"
-    versus = ", ".join(f"{k}={val}" for k, val in (ran[0].figures.get("versus") or {}).items()) or "side B"
-    said = f"{versus}: {v.claim.metric} {span}{TIMES} the other side's"
+    versus = ", ".join(f"{k}={val}" for k, val in (ran[0].figures.get("versus") or {}).items())
+    noun = METRICS.get(v.claim.metric, ("", "", v.claim.metric.replace("_", " ")))[2]
+    said = (f"with {versus}: {span}{TIMES} the {noun} without it" if versus else
+            f"{span}{TIMES} the {noun} of the other side")
     outcomes = [f.figures.get("outcome", "") for f in ran]
     counts = [(outcomes.count(Ruling.SUPPORTED), "decisively for the claim"),
               (outcomes.count(Ruling.REFUTED), "against"), (outcomes.count(Ruling.INCONCLUSIVE), "within noise")]
     shown = ", ".join(f"{n} {what}" for n, what in counts if n)
-    return Reading(f"{said} (median of paired reps), {len(ran)} comparison{'s' if len(ran) > 1 else ''}: {shown}",
+    return Reading(f"{said} (median of paired runs); {len(ran)} shape{'s' if len(ran) > 1 else ''}: {shown}",
                    [said])
 
 

@@ -10,13 +10,13 @@ import re
 # (pattern, line). The first that matches names the group; a reason no
 # pattern matches is its own group, by its first clause.
 _GROUPS = (
-    (r"^needs (cudnn|cublas|cuda_native) evidence", "need a CUDA device for the GPU library's evidence (the model "
-                                                      "predicts their verdicts meanwhile)"),
+    (r"^needs (cudnn|cublas|cuda_native) evidence", "need a CUDA device (the GPU library itself decides them; the "
+                                                      "harness predicts their verdicts meanwhile)"),
     (r"cudaGetDeviceCount|CUDA device|no GPU|needs the same problem on the CPU and a GPU", "need a CUDA device"),
     (r"^out of scope", "are out of scope"),
-    (r"^needs (\w+) evidence; the model predicts", "have only the model's prediction (no evidence of the system they are about ran here)"),
+    (r"^needs (\w+) evidence; the model predicts", "have only the harness's prediction (no evidence of the system they are about ran here)"),
     (r"^needs (\w+) evidence", "need evidence of another system"),
-    (r"no case of this run's matrix", "have no case in this run's matrix"),
+    (r"ran none of the tests that decide it", "ran none of the tests that decide them"),
     (r"no fast bf16 kernel", "need a CPU with fast bf16 kernels (avx512_bf16 or AMX)"),
     (r"has no AMX-FP16", "need a CPU with AMX-FP16 (TF32 kernels)"),
     (r"does not have|lacks|has no attribute|no such flag|has no torch\.|is not installed beside",

@@ -687,6 +687,20 @@ def judge(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence, part
     return verdict
 
 
+# What a reader is told when this run ran none of a claim's tests.
+NONE_RAN = "this run ran none of the tests that decide it"
+NEEDS_CUDA = "needs a CUDA device"
+
+
+def none_ran(claim: Claim, evidence: Evidence) -> str:
+    """Why a claim has no fact here: a CUDA device, where the claim is about
+    one and no platform of the evidence has one; else what the run left out."""
+    devices = str(claim.scope.get("device", "any"))
+    if "cuda" in devices and "cpu" not in devices and not any(env.get("gpu") for env in evidence.platform_env.values()):
+        return f"{NEEDS_CUDA}: this machine has none, and {NONE_RAN}"
+    return NONE_RAN
+
+
 def _judge_block(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidence, partial: bool) -> Verdict:
     if claim.rule == "out-of-scope":
         return Verdict(claim, Ruling.NOT_EVALUATED, f"out of scope: {claim.reason}", [])
@@ -694,7 +708,7 @@ def _judge_block(claim: Claim, manifest: list[dict[str, Any]], evidence: Evidenc
         return _across(claim, manifest, evidence)
     facts = _facts(claim, manifest, evidence)
     if not facts and partial:
-        return Verdict(claim, Ruling.NOT_EVALUATED, "no case of this run's matrix addresses this claim", [])
+        return Verdict(claim, Ruling.NOT_EVALUATED, none_ran(claim, evidence), [])
     if not facts:
         return Verdict(claim, Ruling.ERROR, "the catalog's selectors match no test: fix catalog/claims.toml", [])
     search_facts = [f for f in facts if f.test in search_tests(claim.search)] if claim.search else []

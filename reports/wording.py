@@ -36,9 +36,54 @@ def reasons(data: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def problems(data: dict[str, Any]) -> list[str]:
-    """One line per reason that shows the harness's internals."""
+# What no line a user reads may hold (the grid, the card, the first
+# screen): a printed dict, a digest, a metric's field name, a Compare's side
+# label, the harness's own terms. Each: (pattern, what it is).
+FORBIDDEN = ((re.compile(r"\{"), "a printed dictionary"), (re.compile(r"[0-9a-fA-F]{16}"), "a digest"),
+             (re.compile(r"[a-z]_ns\b|_bytes\b"), "a metric's field name"), (re.compile(r"\bB:"), "a Compare's side label"),
+             (re.compile(r"\breference:\w"), "an engine's internal name"),
+             (re.compile(r"\bpositive control\b"), "the harness's term 'positive control'"),
+             (re.compile(r"\bthe model\b"), "the harness's term 'the model'"),
+             (re.compile(r"\bmatrix\b"), "the harness's term 'matrix'"), (re.compile(r"\bRule: "), "a rule's name"))
+
+
+def user_lines(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """(where, text) of every line a user reads first: each claim's line in
+    the grid and on each platform, the card's, and the first screen's."""
     out = []
+    for c in data.get("claims", []):
+        out.append((f"the grid's line of {c['id']}", str(c.get("grid_line", ""))))
+        out += [(f"the line of {c['id']} on {', '.join(r.get('platforms') or ['all evidence'])}", str(r.get("line", "")))
+                for r in c.get("rows", [])]
+    for platform, card in (data.get("card") or {}).items():
+        for section in card.get("sections", []):
+            for line in section.get("lines", []):
+                out.append((f"the card of {platform}", f"{line.get('says', '')} {line.get('setting', '')}"))
+                out += [(f"the card of {platform}", str(x.get("text", "")))
+                        for key in ("figures", "cost", "error") for x in line.get(key, [])]
+        out += [(f"the card of {platform}", str(w.get("why", ""))) for w in card.get("not_evaluated", [])]
+    out += [(f"the first screen's line of {a.get('claim')}", str(a.get("line", ""))) for a in data.get("attention", [])]
+    out += [("the first screen's upgrade", u) for u in (data.get("changes_grouped") or {}).get("upgrades", [])]
+    return out
+
+
+def forbidden(data: dict[str, Any]) -> list[str]:
+    """One line per line a user reads that holds a FORBIDDEN shape or runs
+    past LINE_CHARS."""
+    out = []
+    for where, text in user_lines(data):
+        found = next(((m, what) for pattern, what in FORBIDDEN if (m := pattern.search(text))), None)
+        if found is not None:
+            out.append(f"{where} holds {found[1]} ({found[0].group(0)!r}): {text[:160]}")
+        elif len(text) > LINE_CHARS:
+            out.append(f"{where} runs to {len(text)} characters, past {LINE_CHARS}: {text[:160]}")
+    return out
+
+
+def problems(data: dict[str, Any]) -> list[str]:
+    """One line per reason that shows the harness's internals, and per line a
+    user reads that holds a forbidden shape (forbidden)."""
+    out = forbidden(data)
     for where, text in reasons(data):
         if where.startswith(LINE) and (m := re.search(INTERPRETER, text)) is not None:
             out.append(f"{where.removeprefix(LINE)}: its reason line shows the interpreter's path ({m.group(0)!r}), "
@@ -115,3 +160,42 @@ def repeated(units: list[tuple[str, str]]) -> list[str]:
         if len(places) > 1 or len(where) > len({i for _, i in where}):
             out.append(s)
     return out
+
+
+# A metric in a sentence: (less of it, more of it, its noun): "2.3× faster",
+# "0.97–1.02× the time without it".
+METRICS = {"steady_ns": ("faster", "slower", "time"), "total_ns": ("faster", "slower", "total time"),
+           "workspace_bytes": ("smaller", "larger", "workspace")}
+
+
+# A line's length on the page: at most this many characters (the whole
+# text stays in report.json and in the folded evidence).
+LINE_CHARS = 200
+_LIST = re.compile(r"\[((?:'[^'\[\]{}]*'(?:, )?)+)\]")
+_FLAT_DICT = re.compile(r"\{((?:'[^'{}]*': [^,{}\[\]…]+(?:, )?)+)(\}|…)")
+_OPEN_DICT = re.compile(r"\{[^{}]*(?:\}|…|$)")
+_DIGESTS = re.compile(r"\bdigest ([0-9a-f]{16,}) via (.+?) vs (.+?) ([0-9a-f]{16,})")
+_HEX = re.compile(r"\b([0-9a-f]{8})[0-9a-f]{8,}\b")
+_WORDS = ((re.compile(r"\b(\d+) distinct digest\(s\) in (\d+) runs of "), r"\1 different result(s) in \2 runs of "),
+          (re.compile(r"\bpositive control caught after (\d+) runs"), r"the check's control varied after \1 runs"),
+          (re.compile(r"\breference:(\w+)"), r"the harness's reference kernel (\1)"),
+          (re.compile(r"\bsteady_ns\b"), "time"), (re.compile(r"\btotal_ns\b"), "total time"),
+          (re.compile(r"\bworkspace_bytes\b"), "workspace"))
+
+
+def plain(text: str) -> str:
+    """A line in the reader's words: a Python list or flat dict printed by a
+    probe as prose ("a, b"; "k=v, k2=w"), a deeper dict left to the evidence,
+    two digests compared as "the same bits" or "different bits", any other
+    digest cut to 8 hex digits, the metrics' field names as words."""
+    said = _LIST.sub(lambda m: m.group(1).replace("'", ""), text)
+    said = _FLAT_DICT.sub(lambda m: re.sub(r"'([^']*)': ", r"\1=", m.group(1)).replace("'", "")
+                          + ("…" if m.group(2) == "…" else ""), said)
+    while _OPEN_DICT.search(said):
+        said = _OPEN_DICT.sub("(in the evidence)", said)
+    said = _DIGESTS.sub(lambda m: f"{'the same' if m.group(1) == m.group(4) else 'different'} bits via {m.group(2)} "
+                                  f"as via {m.group(3)}", said)
+    said = _HEX.sub(r"\1", said)
+    for pattern, words in _WORDS:
+        said = pattern.sub(words, said)
+    return said

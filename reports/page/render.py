@@ -27,6 +27,7 @@ from ..ruling import VERDICTS, Ruling
 from ..verdicts import Fact, Verdict
 from ..invariance import LEVELS
 from ..known import one_line
+from ..wording import LINE_CHARS, plain
 from ..changes import grouped, repro as run_again
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -103,7 +104,7 @@ def _fact_json(f: Fact, v: Verdict, said: str = "", evidence: Evidence | None = 
     own = message(f)
     return {"test": f.test, "outcome": f.outcome, "message": f.message, "mistrusted": f.mistrusted,
             "mistrust": f.mistrust, "test_outcome": f.test_outcome or f.outcome, "bearing": bearing(f, v.claim.rule, v.claim.polarity),
-            "shown": own if own not in said else "",
+            "shown": own if own not in said and plain(own) not in said else "",
             "repro": repro, "command": command, "figures": _finite(f.figures),
             "device": (f.case or {}).get("axes", {}).get("device", last.get("device", "")),
             "engine": last.get("engine", ""), "algorithm": last.get("algorithm", ""),
@@ -175,8 +176,8 @@ def _rows(v: Verdict, lines: dict[str, str], known: dict[str, dict[str, Any]]) -
     the same verdict, line and standing against the known findings share
     one row."""
     standing = {p: {k: x for k, x in kh.items() if k != "platform"} for p, kh in known.items()}
-    return _once_each([(p, {"verdict": pv.verdict, "line": lines[p], "known": standing.get(p),
-                            "snippet": pv.snippet}) for p, pv in v.platforms.items()])
+    return _once_each([(p, {"verdict": pv.verdict, "line": cut(lines[p], LINE_CHARS), "whole": lines[p],
+                            "known": standing.get(p), "snippet": pv.snippet}) for p, pv in v.platforms.items()])
 
 
 def _claim_json(v: Verdict, report: Report) -> dict[str, Any]:
@@ -200,7 +201,8 @@ def _claim_json(v: Verdict, report: Report) -> dict[str, Any]:
         "platform_lines": {p: r.line for p, r in readings.items()},
         "named": {p: r.named for p, r in readings.items()},
         "rows": _rows(v, {p: r.line for p, r in readings.items()}, known) or [
-            {"platforms": [], "verdict": v.verdict, "line": said.line, "known": None, "snippet": v.snippet}],  # evidence of no named platform
+            {"platforms": [], "verdict": v.verdict, "line": cut(said.line, LINE_CHARS), "whole": said.line, "known": None,
+             "snippet": v.snippet}],  # evidence of no named platform
         # the platform the claim's line and evidence are of (its gravest)
         "gravest_platform": next((p for p, pv in v.platforms.items() if pv is shown), ""),
         "facts": [_fact_json(f, v, said.line, report.evidence) for f in v.facts],
@@ -212,7 +214,7 @@ def _claim_json(v: Verdict, report: Report) -> dict[str, Any]:
 
 
 # The first screen's list: one line a claim, at most this long.
-ATTENTION_CHARS = 200
+ATTENTION_CHARS = LINE_CHARS
 _ATTENTION_ORDER = {"error": 0, "unexpected": 1, "refuted": 2}
 
 

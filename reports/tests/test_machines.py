@@ -19,7 +19,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from reports import invariance
+from reports import invariance, wording
 from reports.changes import SECTIONS, grouped, pairs
 from reports.evidence import GENERATED_HOST, read_evidence
 from reports.known import platform_values
@@ -159,6 +159,15 @@ class Machines(unittest.TestCase):
                 errors = [c for c in self.reports[name].between if c["kind"] == "invariance"
                           and any(s["observed"].startswith("error") for s in c["sides"])]
                 self.assertEqual(errors, [], "a level that failed is an error, not a change")
+
+    def test_no_line_a_user_reads_holds_an_internal_word_and_a_planted_one_is_caught(self) -> None:
+        for name in ("xeon", "zen5"):
+            with self.subTest(machine=name):
+                data = to_json(self.reports[name])
+                self.assertEqual(wording.forbidden(data), [])
+                planted = json.loads(json.dumps(data))
+                planted["claims"][0]["grid_line"] = "steady_ns 0.97–1.02× the other side's; B: mkldnn.enabled=True"
+                self.assertEqual(len(wording.forbidden(planted)), 1)
 
     def test_a_platform_is_headed_by_its_cpu_threads_and_torch(self) -> None:
         for name, cpu in (("xeon", "Intel AVX-512 FP16"), ("zen5", "AMD AVX-512 BF16")):

@@ -979,8 +979,8 @@ class RecordedEvidenceTest(unittest.TestCase):
         self.assertEqual(v.verdict, "inconclusive", v.reason)
         self.assertIn("B/A", v.reason)
         from reports.observe import line
-        self.assertRegex(line(v), r"^\S+=\S+: steady_ns [\d.]+× the other side's \(median of paired reps\), "
-                                  r"1 comparison: 1 within noise$", "the setting and its ratio first")
+        self.assertRegex(line(v), r"^with \S+=\S+: [\d.]+× the time without it \(median of paired runs\); "
+                                  r"1 shape: 1 within noise$", "the setting and its ratio first")
         # Degenerate output is mistrusted and never supports.
         mistrusted = read_evidence([self.altered('"name":"bitwise","outcome":"passed"', '"name":"bitwise","outcome":"mistrusted"')])
         self.assertEqual(judge_all([self.det], [], mistrusted)[0].verdict, "inconclusive")
@@ -1071,7 +1071,7 @@ class H100EvidenceTest(unittest.TestCase):
                 self.assertNotIn("evaluated fact", said, k)
                 self.assertNotRegex(said, r"^(Ran|Timed|Compared) ", k)
         said = line(self.verdicts["atomics-cudnn"])
-        self.assertRegex(said, r"^positive control caught after 2 runs: 10 distinct digest\(s\) in 10 runs of "
+        self.assertRegex(said, r"^the check's control varied after 2 runs: 10 different result\(s\) in 10 runs of "
                                r"CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0", "what cuDNN did, in its own words, first")
         self.assertTrue(said.endswith(", 2 of 2 tests support the claim"), "the count after the fact")
         # The refutation names what PyTorch did: it ran, and gave equal bits,

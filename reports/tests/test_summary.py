@@ -33,7 +33,7 @@ class SummaryTest(unittest.TestCase):
         self.assertEqual(out[0], "torch 2.15.0 (m-2.15): 1 supported, 1 inconclusive, 3 not evaluated")
         self.assertEqual(out[1], "torch 1.13.0a0 (m-1.13): 1 supported, 4 not evaluated")
         self.assertEqual(out[2], "  2 claim(s) need a CUDA device")
-        self.assertTrue(out[3].startswith("  1 claim(s) need a CUDA device for the GPU library's evidence"))
+        self.assertTrue(out[3].startswith("  1 claim(s) need a CUDA device (the GPU library itself decides them"))
         self.assertEqual(out[-1], "report: /r/index.html", "the page last")
         self.assertEqual(len(out), 5, "one line per group, not per claim")
 

@@ -23,6 +23,35 @@ DATA = ROOT / "reports" / "tests" / "data" / "two-torch"
 
 
 class WordingTest(unittest.TestCase):
+    def test_every_forbidden_shape_is_caught_where_a_user_reads_it_and_plain_words_pass(self) -> None:
+        plain = "with mkldnn.enabled=True: 0.098–0.84× the time without it; 15 shapes: 14 decisively for the claim"
+        for text in ("defaults {'fp32_precision': 'none'}", "digest 8ae04aee7b1ed0b3 via x", "steady_ns 0.97×",
+                     "median 1; B: deterministic_algorithms=True", "5 runs of reference:owner",
+                     "positive control caught after 2 runs", "the model predicts supported",
+                     "no case of this run's matrix addresses this claim", "Rule: fact", "x" * 201):
+            for data in ({"claims": [{"id": "c", "grid_line": text, "rows": [{"platforms": [], "line": plain}]}]},
+                         {"claims": [{"id": "c", "grid_line": plain, "rows": [{"platforms": ["p"], "line": text}]}]},
+                         {"card": {"p": {"sections": [{"lines": [{"says": "set", "setting": "s",
+                                                                  "cost": [{"text": text}]}]}]}}},
+                         {"card": {"p": {"not_evaluated": [{"why": text}]}}},
+                         {"attention": [{"claim": "c", "line": text}]},
+                         {"changes_grouped": {"upgrades": [text]}}):
+                with self.subTest(text=text, where=next(iter(data))):
+                    self.assertEqual(len(wording.forbidden(data)), 1, wording.forbidden(data))
+        self.assertEqual(wording.forbidden({"claims": [{"id": "c", "grid_line": plain, "rows": []}]}), [])
+
+    def test_plain_words_for_what_probes_print(self) -> None:
+        for text, said in (("absent: ['a.b', 'c']", "absent: a.b, c"),
+                           ("defaults {'x': 'none', 'y': True}", "defaults x=none, y=True"),
+                           ("set {'x': {'a': 1}} here", "set (in the evidence) here"),
+                           ("digest 8ae04aee7b1ed0b3 via A vs B 8ae04aee7b1ed0b3", "the same bits via A as via B"),
+                           ("digest 8ae04aee7b1ed0b3 via A vs B 1234567812345678", "different bits via A as via B"),
+                           ("1 distinct digest(s) in 5 runs of reference:owner",
+                            "1 different result(s) in 5 runs of the harness's reference kernel (owner)")):
+            with self.subTest(text=text):
+                self.assertEqual(wording.plain(text), said)
+                self.assertEqual(wording.forbidden({"attention": [{"claim": "c", "line": wording.plain(text)}]}), [])
+
     def test_call_sites_and_source_files_are_caught(self) -> None:
         for text in ("prepared->Init() at backends/pytorch/pytorch.cc:516: ApplyFlags(flags_) at x.cc:352: no",
                      "probe failed: AttributeError (torch_backends.py:448, in main)",
@@ -121,8 +150,8 @@ class ReasonLineTest(unittest.TestCase):
         from reports.tests.test_reports import claim, evidence
         ev = evidence(**{"T.a": "failed", "T.b": "passed"})
         c = to_json(Report.of(judge_all([claim()], [], ev), [], ev))["claims"][0]
-        self.assertEqual(c["rows"], [{"platforms": [], "verdict": "refuted", "line": c["line"], "known": None,
-                                      "snippet": ""}])
+        self.assertEqual(c["rows"], [{"platforms": [], "verdict": "refuted", "line": c["line"], "whole": c["line"],
+                                      "known": None, "snippet": ""}])
         self.assertEqual(c["line"], "T.a said failed, 1 of 2 tests refutes the claim")
 
     def held_to_the_checks(self, data: dict) -> int:

@@ -210,7 +210,9 @@ def _reasons(driver, data: dict) -> list[str]:
             if line is None:
                 failures.append(f"claim {c['id']}: its section has no line for {p}")
                 continue
-            why = wording.names_what_differed(line, c["named"].get(p, []), whole=True)
+            # A line cut to the page's length (it ends in an ellipsis) names
+            # at least the start of what decided it.
+            why = wording.names_what_differed(line, c["named"].get(p, []), whole=not line.rstrip().endswith("…"))
             if not why and p == gravest:
                 why = wording.names_what_differed(shown, c["named"].get(p, []), whole=False)
             if why:
