@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO
 
 from cli import builds, exits, installs
+from reports import carried
 from cli.builds import Lock, Refused
 from cli.options import Options
 from inputs import install_state, labels
@@ -217,6 +218,9 @@ def run_ctest(state: State, ctest_args: list[str], require: str = "", report: bo
     build = state.build_dir
     assert build is not None
     state.run_dir = builds.new_run_dir(evidence_root(state))
+    # What the run's report needs besides its evidence, carried with it
+    # (reports/carried.py): `report DIR` then works on a copy anywhere.
+    carried.write(state.run_dir, build / "generated" / "cases.json", ROOT / "catalog" / "claims.toml", head_commit())
     state.mark(run_dir=str(state.run_dir), stage="tests")
     label = ["-L", state.options.label] if state.options.label else []
     if label and report:
@@ -598,21 +602,37 @@ def built_tree(options: Options, env: dict[str, str] | None = None) -> Path | No
     return tree if (tree / "generated" / "cases.json").is_file() else None
 
 
+def head_commit() -> str:
+    r = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=False)
+    return r.stdout.strip() if r.returncode == 0 else "unknown"
+
+
+def carries_manifest(options: Options) -> bool:
+    """The evidence directories named carry their manifest (reports/carried.py)."""
+    return carried.manifest_of(list(options.evidence)) is not None
+
+
 def cmd_report(state: State) -> int:
     o = state.options
-    tree = built_tree(o)
-    if tree is None:  # checked before (main), kept for a tree removed since
-        raise Refused(f"no build of preset {o.preset} for this torch under {ROOT / 'build'}: run ./backendcheck run "
-                      "first")
     state.python = report_python()
-    state.build_dir = tree
-    state.locks.append(Lock(tree).acquire())
+    if carries_manifest(o):
+        # Evidence that carries its manifest needs no build here: its report
+        # goes beside the first directory unless --out says where.
+        manifest: list[str] = []
+        state.report_dir = o.out or Path(o.evidence[0]).resolve().parent / "report"
+    else:
+        tree = built_tree(o)
+        if tree is None:  # checked before (main), kept for a tree removed since
+            raise Refused(f"no build of preset {o.preset} for this torch under {ROOT / 'build'}: run "
+                          "./backendcheck run first")
+        state.build_dir = tree
+        state.locks.append(Lock(tree).acquire())
+        manifest = ["--manifest", str(tree / "generated" / "cases.json")]
+        state.report_dir = o.out or tree / "report"
     evidence = [str(p) for p in o.evidence] or [str(builds.latest_run(evidence_root(state)))]
-    state.report_dir = o.out or tree / "report"
     # Evidence from anywhere may cover only part of this build's matrix: --partial.
-    args = [state.python, "-m", "reports", "--claims", str(ROOT / "catalog" / "claims.toml"), "--manifest",
-            str(tree / "generated" / "cases.json"), "--out", str(state.report_dir), "--partial",
-            *o.known_args(ROOT), *o.report_args(), *evidence]
+    args = [state.python, "-m", "reports", "--claims", str(ROOT / "catalog" / "claims.toml"), *manifest,
+            "--out", str(state.report_dir), "--partial", *o.known_args(ROOT), *o.report_args(), *evidence]
     return subprocess.run(args, env=env_with(), check=False).returncode
 
 

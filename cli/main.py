@@ -35,7 +35,8 @@ def main(argv: list[str] | None = None) -> int:
             except Exception as e:  # noqa: BLE001 - argparse's type error, said in one line
                 raise UsageError(f"BACKENDCHECK_TORCH_PYTHON: {e}") from None
         from cli import commands  # after the checks: nothing of the run is loaded for a wrong line
-        if options.command == "report" and commands.built_tree(options) is None:
+        if options.command == "report" and not commands.carries_manifest(options) and \
+                commands.built_tree(options) is None:
             raise UsageError(f"no build of preset {options.preset} for this torch under {ROOT / 'build'}: run "
                              "./backendcheck run first")
     except UsageError as e:

@@ -61,7 +61,7 @@ from pathlib import Path
 
 from inputs.errors import SpecError
 
-from . import known, new_findings
+from . import carried, known, new_findings
 
 from .page import summary
 from .pipeline import Inputs, build
@@ -72,7 +72,8 @@ def _arguments(argv: list[str] | None) -> Inputs:
     parser = argparse.ArgumentParser(prog="backendcheck-report", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--claims", required=True, type=Path)
-    parser.add_argument("--manifest", required=True, type=Path)
+    parser.add_argument("--manifest", type=Path,
+                        help="the build's cases.json (default: the one the first evidence directory carries)")
     parser.add_argument("--junit", type=Path, help="ctest --output-junit of the first run: catches crashed tests")
     parser.add_argument("--tests", type=Path, help="ctest --show-only=json-v1: every registered test")
     parser.add_argument("--out", required=True, type=Path)
@@ -105,6 +106,15 @@ def _arguments(argv: list[str] | None) -> Inputs:
 
 def main(argv: list[str] | None = None) -> int:
     inputs = _arguments(argv)
+    if inputs.manifest is None:
+        inputs.manifest = carried.manifest_of(inputs.evidence)
+        if inputs.manifest is None:
+            print(f"{inputs.evidence[0] if inputs.evidence else 'EVIDENCE_DIR'}:1: no manifest: no evidence "
+                  f"directory carries {carried.MANIFEST}; give --manifest", file=sys.stderr)
+            return 1
+    for line in carried.other_catalogs(inputs.evidence, inputs.claims):
+        print(line, file=sys.stderr)
+        inputs.partial = True
     try:
         inputs.known = known.sources(inputs.known, os.environ.get(known.ENVIRONMENT, ""))
         report = build(inputs)
