@@ -143,8 +143,8 @@ def _judged(v: Verdict) -> Reading:
     claim = v.claim
     if not claim.decides() and v.prediction is not None:  # only the model's evidence ran
         if v.prediction.verdict == Ruling.NOT_EVALUATED:  # and it too needs what this run lacks
-            said = own_words(v.prediction.reason)
-            return Reading(said, [re.split(r"; |: ", said, maxsplit=1)[0]])
+            return _not_evaluated(v.prediction) if v.prediction.facts else \
+                Reading(own_words(v.prediction.reason), [re.split(r"; |: ", own_words(v.prediction.reason), 1)[0]])
         said = needs_evidence(claim.about, v.prediction.verdict)
         return Reading(said, [said])
     if claim.rule in ("out-of-scope", "across") or not v.facts:

@@ -194,7 +194,7 @@ def plain(text: str) -> str:
     while _OPEN_DICT.search(said):
         said = _OPEN_DICT.sub("(in the evidence)", said)
     said = _DIGESTS.sub(lambda m: f"{'the same' if m.group(1) == m.group(4) else 'different'} bits via {m.group(2)} "
-                                  f"as via {m.group(3)}", said)
+                                  f"as with {m.group(3)}", said)
     said = _HEX.sub(r"\1", said)
     for pattern, words in _WORDS:
         said = pattern.sub(words, said)

@@ -44,8 +44,8 @@ class WordingTest(unittest.TestCase):
         for text, said in (("absent: ['a.b', 'c']", "absent: a.b, c"),
                            ("defaults {'x': 'none', 'y': True}", "defaults x=none, y=True"),
                            ("set {'x': {'a': 1}} here", "set (in the evidence) here"),
-                           ("digest 8ae04aee7b1ed0b3 via A vs B 8ae04aee7b1ed0b3", "the same bits via A as via B"),
-                           ("digest 8ae04aee7b1ed0b3 via A vs B 1234567812345678", "different bits via A as via B"),
+                           ("digest 8ae04aee7b1ed0b3 via A vs B 8ae04aee7b1ed0b3", "the same bits via A as with B"),
+                           ("digest 8ae04aee7b1ed0b3 via A vs B 1234567812345678", "different bits via A as with B"),
                            ("1 distinct digest(s) in 5 runs of reference:owner",
                             "1 different result(s) in 5 runs of the harness's reference kernel (owner)")):
             with self.subTest(text=text):
