@@ -18,6 +18,7 @@ import jinja2
 
 from inputs.engines import harness_system
 
+from .folds import Folds
 from .plots import interval_plot, roofline_plot, strip_plot
 from ..evidence import Evidence, ctest_outcome, platform_of, platform_title, torch_of
 from ..observe import bearing, cut, gravest, message, reading
@@ -311,7 +312,8 @@ def write_page(out: Path, data: dict[str, Any]) -> Path:
     _atomic_write(out / "report.json", json.dumps(data, indent=1, sort_keys=True) + "\n")
     html = _environment().get_template("report.html.j2").render(
         data=data, verdict_order=VERDICTS, slug=lambda s: "".join(c if c.isalnum() else "-" for c in s),
-        strip=strip_plot, interval=interval_plot, roofline=roofline_plot)
+        strip=strip_plot, interval=interval_plot, roofline=roofline_plot, folds=Folds(),
+        case_tests=frozenset(r["test"] for r in data["cases"]))  # the tests with a row to link to
     page = out / "index.html"
     _atomic_write(page, html)
     return page

@@ -25,7 +25,7 @@ import unittest
 from pathlib import Path
 
 from inputs import install_state
-from reports.tools.browser import check, first_screen, reasons
+from reports.tools.browser import PAGE_BYTES, WAIT_S, check, first_screen, reasons
 from reports.catalog import load_catalog
 from reports.evidence import read_evidence
 from reports.pipeline import Inputs, Report, build
@@ -98,8 +98,15 @@ class BrowserTest(unittest.TestCase):
         broken = html[:cell] + '<td class="observation-gone"' + html[cell + len('<td class="observation"'):]
         broken = broken.replace(f'id="claim-{gone}"', f'id="claim-{gone}-gone"', 1)
         broken = broken.replace('<tr class="claim-row"', '<tr class="claim-gone"', 1)
-        page.write_text(broken)
+        # Folds whose bodies cannot be inflated, and a page past its weight.
+        start = broken.index('id="folds">') + len('id="folds">')
+        broken = broken[:start] + "AAAA" + broken[broken.index("</script>", start):]
+        page.write_text(broken + "<!-- " + "x" * PAGE_BYTES + " -->")
         failures = check(self.t / "out", None)
+        self.assertTrue(any(f.startswith("the page weighs") for f in failures), failures)
+        self.assertIn(f"folds: an evidence fold opened and its body did not load in {WAIT_S} s", failures)
+        self.assertTrue(any(f.startswith("folds: loading the folds failed") for f in failures), failures)
+        self.assertTrue(any("lead nowhere: #claim-" + gone in f for f in failures), failures)
         self.assertIn(f"claim {gone}: its statement is not rendered as text", failures)
         self.assertTrue(any(f.startswith(f"claim {unobserved}: no observation sentence") for f in failures), failures)
         self.assertTrue(any(f.startswith("claim rows differ from report.json") for f in failures), failures)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from reports import documented
 from reports.evidence import read_evidence
+from reports.page.folds import unfolded
 
 ROOT = Path(__file__).resolve().parents[2]
 H100 = ROOT / "reports" / "tests" / "data" / "h100" / "torchpython-1" / "evidence"
@@ -92,7 +93,7 @@ class RecordedH100Test(unittest.TestCase):
         from reports.pipeline import Report
         from reports.page.render import write_report
         with tempfile.TemporaryDirectory() as out:
-            page = write_report(Path(out), Report.of([], [], read_evidence([H100]))).read_text()
+            page = unfolded(write_report(Path(out), Report.of([], [], read_evidence([H100]))).read_text())
         listed = page.split('id="documented-list"', 1)[1].split("</table>", 1)[0]
         self.assertEqual(listed.count('<ul class="documented-forms">'), 3)
         self.assertIn("CUDA <span class=\"mono\">mode=&#39;bicubic&#39;</span>: "

@@ -20,6 +20,7 @@ from reports.pipeline import Report
 from reports.page.render import write_report
 from reports.verdicts import judge_all
 from reports.tests.test_cudnn_claims import ProbeClaimsCase, environment, samples, write
+from reports.page.folds import unfolded
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDED = json.loads((ROOT / "reports" / "tests" / "data" / "cuda_questions" / "cpu-torch-2.15.json").read_text())
@@ -142,7 +143,7 @@ class GpuQuestionsTest(ProbeClaimsCase):
         self.assertIn("alternated", lever[0]["cost"])
         self.assertTrue(any("allow_tf32 = True: the bits of the strict setting" in line
                             for line in card["no_effect_seen"]), card["no_effect_seen"])
-        page = write_report(Path(self.tmp.name) / "page", report).read_text()
+        page = unfolded(write_report(Path(self.tmp.name) / "page", report).read_text())
         # The lever holds mm but not addmm or linear: named for what it holds,
         # with what it does not and what holds them all.
         self.assertEqual(lever[0]["says"], "Holds some")

@@ -30,6 +30,7 @@ from reports.pipeline import Report
 from reports.page.render import write_report
 from reports.tests.test_reports import environment, write_run
 from reports.verdicts import judge_all
+from reports.page.folds import unfolded
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "reports" / "tests" / "data" / "invariance"
@@ -160,7 +161,7 @@ class RecordedGridTest(unittest.TestCase):
         self.assertFalse([c for c in report.between if c.get("test") == invariance.TEST],
                          "the grid's raw record is not diffed beside its cells")
         with tempfile.TemporaryDirectory() as tmp:
-            page = write_report(Path(tmp), report).read_text()
+            page = unfolded(write_report(Path(tmp), report).read_text())
             data = json.loads((Path(tmp) / "report.json").read_text())
         self.assertIn('id="invariance"', page)
         self.assertEqual(page.count('class="invariance-grid"'), 2)
@@ -269,7 +270,7 @@ class RefusedLevelTest(unittest.TestCase):
         verdicts = judge_all(load_catalog(ROOT / "catalog" / "claims.toml"), [], ev, partial=True)
         report = Report.of(verdicts, [], ev)
         with tempfile.TemporaryDirectory() as tmp:
-            page = write_report(Path(tmp), report).read_text()
+            page = unfolded(write_report(Path(tmp), report).read_text())
             data = json.loads((Path(tmp) / "report.json").read_text())
         self.assertIn('class="cell-refused"', page)
         self.assertIn("could not create a primitive descriptor iterator", page)
@@ -410,7 +411,7 @@ class RecordedCensusTest(unittest.TestCase):
             ev = read_evidence([write_run(Path(tmp) / "skipped", environment("m1"),
                                           {census.TEST: [{"repro": "census", "skip_reason": why, "checks": []}]}),
                                 DATA / "torch-2.15.0"])
-            page = write_report(Path(tmp) / "out", Report.of([], [], ev)).read_text()
+            page = unfolded(write_report(Path(tmp) / "out", Report.of([], [], ev)).read_text())
         section = page.split('id="census"', 1)[1]
         self.assertIn("No module named &#39;expecttest&#39;", section)
         self.assertIn('class="census-past-grain', section)

@@ -23,6 +23,7 @@ from reports.page.render import write_report
 from reports.statistics import ABOUT_SPREAD, band_of
 from reports.tests.test_cudnn_claims import ProbeClaimsCase, environment, samples, write
 from reports.verdicts import judge_all
+from reports.page.folds import unfolded
 
 ROOT = Path(__file__).resolve().parents[2]
 # A recorded comparison (PyTorch 2.15's oneDNN convolution on and off, on
@@ -103,7 +104,7 @@ class MagnitudeTest(ProbeClaimsCase):
         self.assertTrue(gain["text"].startswith("3.9× faster (median) on 2 of 2 shapes;"), gain["text"])
         self.assertIn("the claim's magnitude refuted: measured A/B 3.9", gain["text"])
         self.assertAlmostEqual(gain["timing"]["median"], 1 / 3.9, delta=0.01)
-        page = write_report(Path(self.tmp.name) / "page", report).read_text()
+        page = unfolded(write_report(Path(self.tmp.name) / "page", report).read_text())
         self.assertIn("band 0.333", page, "the interval plot draws the band's two edges")
         self.assertIn("band 0.75", page)
 

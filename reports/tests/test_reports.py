@@ -17,6 +17,7 @@ from inputs import install_state
 from inputs.errors import SpecError
 from reports.catalog import Claim, load_catalog
 from reports.evidence import Evidence, read_evidence, read_junit
+from reports.page.folds import unfolded
 from reports.pipeline import Report, read_self_bench
 from reports.page.render import write_report
 from reports.verdicts import judge, judge_all, refuted_guarantees
@@ -172,7 +173,8 @@ class RenderTest(unittest.TestCase):
         manifest = [{"id": "1", "test": hostile, "repro": hostile, "suite": "s", "axes": {"device": "cpu"}}]
         with tempfile.TemporaryDirectory() as tmp:
             page = write_report(Path(tmp), Report.of(judge_all([c], manifest, ev), manifest, ev))
-            html = page.read_text()
+            html = unfolded(page.read_text())  # the folds' bodies too
+            self.assertIn('class="evidence-table"', html)
             self.assertNotIn(hostile, html)
             self.assertIn("&lt;script&gt;alert(1)&lt;/script&gt;", html)
             data = json.loads((Path(tmp) / "report.json").read_text())
@@ -932,7 +934,7 @@ class DocumentedListTest(unittest.TestCase):
     def test_the_page_shows_the_list_and_the_findings(self) -> None:
         from reports.page.render import write_report
         ev = read_evidence([self.run_of("new", "2.15.0", self.observed())])
-        page = write_report(self.t / "out", Report.of([], [], ev)).read_text()
+        page = unfolded(write_report(self.t / "out", Report.of([], [], ev)).read_text())
         self.assertIn("use_deterministic_algorithms's own list", page)
         self.assertEqual(page.count('class="documented-entry"'), 6)
         self.assertIn("nondeterministic (undocumented)", page)

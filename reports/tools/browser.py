@@ -14,7 +14,10 @@ with every fold open the page does not scroll sideways. The top of the page, as 
 TOP_WINDOW viewport, must show the summary, the card and the claims grid's
 first three rows, with no raw evidence (the differences between versions, the
 documented list, the model's cases, the case table) above the grid; the
-screenshot is of that top, taken before anything scrolls.
+screenshot is of that top, taken before anything scrolls. The page weighs
+at most PAGE_BYTES for two platforms; a fold's body loads as it opens, a link
+into a fold not yet loaded shows its target, and with every body loaded no
+link in the page leads nowhere.
 
     python3 -m reports.tools.browser REPORT_DIR [--screenshot PNG]
 
@@ -37,6 +40,11 @@ CHROMIUM = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 CHROMEDRIVER = "/usr/bin/chromedriver"
 TOP_WINDOW = (1400, 1600)  # the viewport the top of the report must fit: a portrait-ish desktop screen
 RAW_EVIDENCE = ("versions-changed", "documented", "conformance", "performance", "environment", "cases")
+# The most a report's page may weigh, for a report of two platforms (two
+# torch installs on one machine) and that again for every two more: its
+# folds' bodies load when they open (page/folds.py).
+PAGE_BYTES = 600_000
+WAIT_S = 10  # how long a fold may take to load before the check says it does not
 
 
 def _driver():
@@ -63,6 +71,7 @@ def check(report_dir: Path, screenshot: Path | None) -> list[str]:
     data = json.loads((report_dir / "report.json").read_text(encoding="utf-8"))
     claims = data["claims"]
     failures: list[str] = wording.problems(data)  # reasons in the reader's terms
+    failures += weight(report_dir / "index.html", len(data.get("platforms") or {}))
     driver = _driver()
     try:
         driver.get((report_dir / "index.html").resolve().as_uri())
@@ -132,6 +141,7 @@ def check(report_dir: Path, screenshot: Path | None) -> list[str]:
             select.select_by_value("")
         if visible() != [c["id"] for c in claims]:
             failures.append("clearing the filters does not show every claim again")
+        failures += _folds(driver)
         failures += _reasons(driver, data)  # last: it opens every fold
     finally:
         driver.quit()
@@ -192,7 +202,7 @@ def _reasons(driver, data: dict) -> list[str]:
     differed (in its claim's section, whole; in the grid, cut, the first of
     it); no sentence is said twice in a claim's section; and, every fold
     open, the page does not scroll sideways in its TOP_WINDOW width."""
-    failures = []
+    failures = _unfold(driver)  # a claim's section with its evidence
     grid, rows = driver.execute_script(_LINES)
     for c in data["claims"]:
         shown = grid.get(c["id"])
@@ -221,6 +231,11 @@ def _reasons(driver, data: dict) -> list[str]:
     for section, units in driver.execute_script(_UNITS).items():
         for sentence in wording.repeated([(place, text) for place, text in units]):
             failures.append(f"{section}: says twice {sentence[:120]!r}")
+    nowhere = driver.execute_script(
+        "return Array.from(document.querySelectorAll('a[href^=\"#\"]'), a => a.getAttribute('href').slice(1))"
+        ".filter(id => document.getElementById(decodeURIComponent(id)) === null);")
+    if nowhere:
+        failures.append(f"{len(nowhere)} link(s) in the page lead nowhere: #{', #'.join(sorted(set(nowhere))[:3])}")
     driver.execute_script("document.querySelectorAll('details').forEach(d => { d.open = true; });")
     wide = driver.execute_script("""
         const width = document.documentElement.clientWidth;
@@ -243,6 +258,61 @@ def first_screen(report_dir: Path) -> list[str]:
         return _top(driver)
     finally:
         driver.quit()
+
+
+def weight(page: Path, platforms: int) -> list[str]:
+    """The page loads fast: at most PAGE_BYTES for two platforms (half that
+    for each more), its folds' bodies included (compressed at its end)."""
+    size, limit = page.stat().st_size, PAGE_BYTES * max(1.0, platforms / 2)
+    return [f"the page weighs {size / 1000:.0f} KB, more than {limit / 1000:.0f} KB for {platforms} platform(s)"
+            ] if size > limit else []
+
+
+_UNFOLD = """
+const done = arguments[arguments.length - 1];
+if (typeof window.backendcheckUnfold !== 'function') { done('the page has no backendcheckUnfold()'); return; }
+window.backendcheckUnfold().then(() => done(document.querySelectorAll('details[data-fold]').length ?
+  document.querySelectorAll('details[data-fold]').length + ' fold(s) still without their bodies' : ''),
+  e => done('loading the folds failed: ' + e));"""
+
+
+def _unfold(driver) -> list[str]:
+    """Every fold's body in place, as the page's own script puts it."""
+    driver.set_script_timeout(WAIT_S)
+    why = driver.execute_async_script(_UNFOLD)
+    return [f"folds: {why}"] if why else []
+
+
+def _folds(driver) -> list[str]:
+    """A fold's body loads as it opens, and a link into a fold not loaded
+    yet (an evidence table's test, to its row of the case table) leads to
+    its target, shown: the way a reader meets them."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    folds = driver.find_elements(By.CSS_SELECTOR, "details.evidence[data-fold]")
+    if not folds:
+        return []
+    fold = folds[0]
+    driver.execute_script("arguments[0].scrollIntoView(); arguments[0].querySelector('summary').click();", fold)
+    try:
+        WebDriverWait(driver, WAIT_S).until(lambda d: fold.get_attribute("data-fold") is None)
+    except TimeoutException:
+        return [f"folds: an evidence fold opened and its body did not load in {WAIT_S} s"]
+    links = [a for a in fold.find_elements(By.CSS_SELECTOR, 'a[href^="#case-"]')
+             if not driver.find_elements(By.ID, a.get_attribute("href").rsplit("#", 1)[-1])]
+    if not links:
+        return []
+    target = links[0].get_attribute("href").rsplit("#", 1)[-1]
+    driver.execute_script("arguments[0].click();", links[0])
+    try:
+        WebDriverWait(driver, WAIT_S).until(lambda d: d.execute_script(
+            "const t = document.getElementById(arguments[0]); return t !== null && t.offsetParent !== null &&"
+            " location.hash === '#' + arguments[0];", target))
+    except TimeoutException:
+        return [f"folds: the link to #{target} in an evidence fold does not show its target"]
+    return []
 
 
 def _top(driver) -> list[str]:
