@@ -1,22 +1,32 @@
 """The "What to set on this stack" card of one platform (a machine and its
 torch): derived from the verdicts and the measured ratios, never written by
 hand. A claim joins the card through its catalog field `card` (goal and
-setting; see catalog/claims.toml); the card says, per platform:
+setting; see catalog/claims.toml). Every setting a claim decides shows on
+the card under one heading:
 
-- for bitwise reproducibility: the settings whose claims hold here, each with
-  its measured cost (the comparisons of the claim named by `cost`);
-- for speed: the settings whose ratio claims were timed here, with the
-  measured gain, or that the timing was mixed or went the other way;
-- the settings that have no effect here;
-- the settings this platform could not evaluate, grouped by what would.
+- **Set**: a reproducibility claim that holds here, with its measured
+  cost (the comparisons of the claim named by `cost`); a speed setting
+  faster on most of its timed shapes, with the gain; a reduced precision
+  that computes as documented, with its error against fp64;
+- **Do not set**: a reproducibility claim refuted (the setting does not give
+  what it promises, and costs what it costs), a speed setting slower on
+  most shapes, a "no effect" claim refuted, or a reduced precision beyond its
+  bound: each with its harm, the refuting line;
+- **No effect here**: a "no effect" claim that holds, a speed setting
+  within noise on every shape, a reduced precision that leaves the bits as
+  they are;
+- **Undecided here**: inconclusive, or a speed setting faster on some shapes
+  and slower on others, with the counts;
+- **Not measured here**: a claim not evaluated here or in error, grouped by
+  why, naming its settings.
 
 Claims that name the same setting for the same goal share one line, which
 links to each of them. A line's verdict is the gravest of its decided claims
-(error, refuted, supported, inconclusive), except a speed line of claims of a
-magnitude ("about twice as slow"), whose verdict is whether the setting was
-faster here, the claimed factor's own verdict shown beside the measured one;
-its words come from a fixed table of goal and verdict, its figures from the
-claims' Compare records, whatever their verdict.
+(error, refuted, supported, inconclusive), except a speed line, whose
+heading is what its timed comparisons say (faster on most shapes: set;
+slower on most: do not set; none decisive: no effect; else undecided),
+whatever a claimed magnitude's verdict, shown beside; its words come from a
+fixed table of goal and heading, its figures from the claims' records.
 """
 
 from __future__ import annotations
@@ -24,29 +34,33 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from .catalog import CARD_GOALS
-from .observe import cut, line
-from .reasons import reason_group
+from .observe import cut, line as line_of
+from .reasons import reason_group, reason_one
 from .ruling import Ruling, gravest
 from .verdicts import Verdict, magnitude_text
 from .wording import METRICS
 
-TITLES = {"reproducibility": "For bitwise reproducibility", "speed": "For speed", "no effect": "No effect here"}
+# The card's headings, in the order it shows them.
+HEADINGS = {"set": "Set", "do not set": "Do not set", "no effect": "No effect here", "undecided": "Undecided here"}
 
-# What a line says, by goal and verdict: the only words of the card that are
-# not the catalog's setting or a measured figure.
+# What a line says, by goal and heading: the only words of the card that are
+# not the catalog's setting, a measured figure or a refuting line.
 SAYS = {
-    ("reproducibility", Ruling.SUPPORTED): "set",
-    ("reproducibility", Ruling.REFUTED): "does not give what is claimed here",
-    ("reproducibility", Ruling.INCONCLUSIVE): "undecided here",
-    ("speed", Ruling.SUPPORTED): "set: faster here",
-    ("speed", Ruling.REFUTED): "slower here",
-    ("speed", Ruling.INCONCLUSIVE): "mixed or within noise here",
-    ("no effect", Ruling.SUPPORTED): "no effect here",
-    ("no effect", Ruling.REFUTED): "has an effect here",
-    ("no effect", Ruling.INCONCLUSIVE): "undecided here",
+    ("reproducibility", "set"): "for bitwise reproducibility",
+    ("reproducibility", "do not set"): "it does not give bitwise reproducibility here",
+    ("reproducibility", "undecided"): "for bitwise reproducibility: undecided here",
+    ("speed", "set"): "for speed: faster here",
+    ("speed", "do not set"): "slower here",
+    ("speed", "no effect"): "no measurable difference in time here",
+    ("speed", "undecided"): "undecided here",
+    ("no effect", "no effect"): "no effect here",
+    ("no effect", "do not set"): "it has an effect here",
+    ("no effect", "undecided"): "undecided here",
+    ("precision", "set"): "for speed, where its precision is enough: it computes as documented here",
+    ("precision", "do not set"): "its error goes past the documented bound here",
+    ("precision", "no effect"): "no effect here: the bits are those of fp32",
+    ("precision", "undecided"): "undecided here",
 }
-
 
 def _side_is_b(claim_supports_when: str, faster: bool) -> bool:
     """Whether the setting is the Compare's B side. A speed claim's setting
@@ -104,8 +118,9 @@ def timing_text(t: dict[str, Any]) -> str:
         said = f"{median:.2g}× {more} (median) on {t['slower']} of {shapes}" + (
             f", {less} on {t['faster']}" if t["faster"] else "") + (", the rest within noise" if rest else "")
     else:
-        said = (f"{less} on {t['faster']}, {more} on {t['slower']}" + (f", within noise on {rest}" if rest else "")
-                + f" of {shapes} (median {median:.2g}× the {noun})")
+        parts = [f"{less} on {t['faster']}" if t["faster"] else "", f"{more} on {t['slower']}" if t["slower"] else "",
+                 f"within noise on {rest}" if rest else ""]
+        said = ", ".join(filter(None, parts)) + f" of {shapes} (median {median:.2g}× the {noun})"
     if not t["setting_is_b"]:
         said += " (the setting is the compared side's baseline)"
     return said + (f"; the claim's magnitude {t['claimed']}" if t.get("claimed") else "")
@@ -115,23 +130,55 @@ def _cost(cost_id: str, by_id: dict[str, Verdict], platform: str) -> dict[str, A
     pv = by_id[cost_id].on(platform)  # the catalog's loader checked that it exists
     t = timing(pv, faster=False) if pv.verdict != Ruling.NOT_EVALUATED else None
     if t is None:
-        why = reason_group(pv.reason) if pv.verdict == Ruling.NOT_EVALUATED else f"{pv.verdict}: {cut(line(pv), 160)}"
-        return {"claim": cost_id, "verdict": pv.verdict, "text": f"not measured here ({why})"}
+        return {"claim": cost_id, "verdict": pv.verdict, "text": f"not measured here ({_why_not(pv)})"}
     return {"claim": cost_id, "verdict": pv.verdict, "text": timing_text(t), "timing": t}
+
+
+def _runs(pv: Verdict) -> list[dict[str, Any]]:
+    """The reduced-precision runs a claim's probe recorded (observed "runs":
+    the setting, its precision, whether the bits changed, the errors)."""
+    return [r for f in pv.facts for rec in f.records for c in rec.get("checks", [])
+            for r in ((c.get("observed") or {}).get("runs") or {}).values() if isinstance(r, dict) and "error" in r]
+
+
+def _why_not(pv: Verdict) -> str:
+    return reason_group(pv.reason) if pv.verdict == Ruling.NOT_EVALUATED else f"{pv.verdict}: {cut(line_of(pv), 160)}"
 
 
 def _error(error_id: str, by_id: dict[str, Verdict], platform: str) -> dict[str, Any]:
     """What a reduced-precision setting costs in accuracy: the error against
     fp64 that the claim's probe recorded, with the setting and without."""
     pv = by_id[error_id].on(platform)
-    runs = [r for f in pv.facts for rec in f.records for c in rec.get("checks", [])
-            for r in ((c.get("observed") or {}).get("runs") or {}).values() if isinstance(r, dict) and "error" in r]
+    runs = _runs(pv)
     if not runs:
-        why = reason_group(pv.reason) if pv.verdict == Ruling.NOT_EVALUATED else f"{pv.verdict}: {cut(line(pv), 160)}"
-        return {"claim": error_id, "verdict": pv.verdict, "text": f"not measured here ({why})"}
+        return {"claim": error_id, "verdict": pv.verdict, "text": f"not measured here ({_why_not(pv)})"}
     text = "; ".join(f"{r['setting']}='{r['precision']}': error against fp64 {r['error'][r['precision']]:.3g} "
                      f"(fp32 {r['error']['none']:.3g}, bound {r['bound']:.3g})" for r in runs)
     return {"claim": error_id, "verdict": pv.verdict, "text": text}
+
+
+# A decided verdict's heading, by goal (a speed line's comes from its timing).
+_HEADING = {Ruling.SUPPORTED: {"reproducibility": "set", "no effect": "no effect", "precision": "set", "speed": "set"},
+            Ruling.REFUTED: {"reproducibility": "do not set", "no effect": "do not set", "precision": "do not set",
+                             "speed": "do not set"}}
+
+
+def _heading(line: dict[str, Any], refuted_unchanged: bool) -> str:
+    """Where a line goes: by its goal and verdict, a speed line by what its
+    timed comparisons say, a refuted precision whose bits never changed under
+    no effect."""
+    measured = [f["timing"] for f in line["figures"]]
+    if line["goal"] == "speed" and measured:
+        n = sum(t["comparisons"] for t in measured)
+        faster, slower = sum(t["faster"] for t in measured), sum(t["slower"] for t in measured)
+        if faster * 2 > n and slower * 2 < faster:
+            return "set"
+        if slower * 2 > n and faster * 2 < slower:
+            return "do not set"
+        return "no effect" if faster == slower == 0 else "undecided"
+    if line["goal"] == "precision" and line["verdict"] == Ruling.REFUTED and refuted_unchanged:
+        return "no effect"
+    return _HEADING.get(line["verdict"], {}).get(line["goal"], "undecided")
 
 
 def card(verdicts: list[Verdict], platform: str) -> dict[str, Any]:
@@ -139,44 +186,54 @@ def card(verdicts: list[Verdict], platform: str) -> dict[str, Any]:
     by_id = {v.claim.id: v for v in verdicts}
     lines: dict[tuple[str, str], dict[str, Any]] = {}
     waiting: dict[str, list[dict[str, str]]] = {}
+    unchanged: dict[tuple[str, str], bool] = {}
     for v in verdicts:
         c = v.claim.card
         if not c:
             continue
         pv = v.on(platform)
         entry = {"id": v.claim.id, "verdict": pv.verdict}
-        if pv.verdict == Ruling.NOT_EVALUATED:
-            waiting.setdefault(reason_group(pv.reason), []).append({**entry, "setting": c["setting"],
-                                                                     "goal": c["goal"]})
+        if pv.verdict in (Ruling.NOT_EVALUATED, Ruling.ERROR):
+            why = reason_one(pv.reason) if pv.verdict == Ruling.NOT_EVALUATED else \
+                "the harness could not decide it (an error: see the claim)"
+            waiting.setdefault(why, []).append({**entry, "setting": c["setting"], "goal": c["goal"]})
             continue
-        line = lines.setdefault((c["goal"], c["setting"]), {"goal": c["goal"], "setting": c["setting"],
-                                                            "claims": [], "figures": [], "cost": [], "error": []})
+        key = (c["goal"], c["setting"])
+        line = lines.setdefault(key, {"goal": c["goal"], "setting": c["setting"], "claims": [], "figures": [],
+                                      "cost": [], "error": [], "harm": []})
         line["claims"].append(entry)
+        if pv.verdict == Ruling.REFUTED:
+            line["harm"].append({"claim": v.claim.id, "text": cut(line_of(pv), 160)})
         if c["goal"] == "speed":
             t = timing(pv, faster=True)
             if t is not None:
                 line["figures"].append({"claim": v.claim.id, "text": timing_text(t), "timing": t})
+        if c["goal"] == "precision":
+            runs = _runs(pv)
+            unchanged[key] = unchanged.get(key, True) and bool(runs) and not any(r.get("changed") for r in runs)
         if c.get("cost") and not any(x["claim"] == c["cost"] for x in line["cost"]):
             line["cost"].append(_cost(c["cost"], by_id, platform))
-        for name in filter(None, (x.strip() for x in c.get("error", "").split(","))):
+        errors = [v.claim.id] if c["goal"] == "precision" else [x.strip() for x in c.get("error", "").split(",")]
+        for name in filter(None, errors):
             if not any(x["claim"] == name for x in line["error"]):
                 line["error"].append(_error(name, by_id, platform))
-    for line in lines.values():
+    for key, line in lines.items():
         line["verdict"] = gravest(e["verdict"] for e in line["claims"])
-        measured = [f["timing"] for f in line["figures"] if f["timing"]["claimed"]]
-        if measured and len(measured) == len(line["claims"]):
-            # Claims of a magnitude only: the line says whether the setting
-            # is faster here, whatever the claimed factor's verdict (beside
-            # the figure): a 3.9x gain refutes "about twice" and still
-            # recommends the setting.
-            quicker, slower = sum(t["faster"] for t in measured), sum(t["slower"] for t in measured)
-            line["verdict"] = (Ruling.SUPPORTED if quicker and not slower else
-                               Ruling.REFUTED if slower and not quicker else Ruling.INCONCLUSIVE)
-        line["says"] = SAYS.get((line["goal"], line["verdict"]), line["verdict"])
-    sections = [{"goal": g, "title": TITLES[g], "lines": [x for x in lines.values() if x["goal"] == g]}
-                for g in CARD_GOALS]
+        line["heading"] = _heading(line, unchanged.get(key, False))
+        if line["goal"] == "speed" and line["figures"]:
+            # The verdict shown beside a speed line is what its timing says
+            # (a 3.9x gain refutes "about twice" and still recommends the
+            # setting); the claims keep their own verdicts, linked.
+            line["verdict"] = {"set": Ruling.SUPPORTED, "do not set": Ruling.REFUTED}.get(
+                line["heading"], Ruling.INCONCLUSIVE)
+        if line["heading"] != "do not set":
+            line["harm"] = []
+        line["says"] = SAYS.get((line["goal"], line["heading"]), HEADINGS[line["heading"]].lower())
+    sections = [{"heading": h, "title": title, "lines": [x for x in lines.values() if x["heading"] == h]}
+                for h, title in HEADINGS.items()]
     return {"platform": platform, "sections": [s for s in sections if s["lines"]],
-            "not_evaluated": [{"why": why, "claims": entries}
+            "not_evaluated": [{"why": why, "claims": entries,
+                               "settings": list(dict.fromkeys(e["setting"] for e in entries))}
                               for why, entries in sorted(waiting.items(), key=lambda kv: (-len(kv[1]), kv[0]))]}
 
 

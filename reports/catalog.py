@@ -47,7 +47,7 @@ def search_tests(search: str) -> tuple[str, ...]:
 
 
 CLAIM_KEYS = {"id", "statement", "source", "kind", "scope", "about", "evidence", "prediction", "card"}
-CARD_GOALS = ("reproducibility", "speed", "no effect")
+CARD_GOALS = ("reproducibility", "speed", "no effect", "precision")
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 # A magnitude as a statement says it: "about twice", "about three times",
 # "about 3x", "about 1.5×".
@@ -172,6 +172,8 @@ def _card(card: Any, here: tuple[str | int, ...], error: Any, claim: Claim) -> d
         raise error(here + ("goal",), f"card goal must be one of {', '.join(CARD_GOALS)}")
     if not isinstance(card.get("setting"), str) or not card["setting"].strip():
         raise error(here + ("setting",), "card setting must name what to set, as a user writes it")
+    if card["goal"] == "precision" and claim.rule != "fact":
+        raise error(here + ("goal",), "card goal precision needs a fact claim whose probe records its runs' errors")
     if card["goal"] == "speed" and claim.rule != "ratio":
         raise error(here + ("goal",), "card goal speed needs a ratio claim: its gain is the claim's own comparisons")
     if "cost" in card and card["goal"] != "reproducibility":

@@ -1,6 +1,6 @@
 """Why claims were not evaluated, grouped by what would evaluate them: one
 line each in the terminal summary (reports/page/summary.py) and on the card's
-"Not evaluated here" (reports/card.py)."""
+"Not measured here" (reports/card.py), there in the singular."""
 
 from __future__ import annotations
 
@@ -23,6 +23,24 @@ _GROUPS = (
      "name a flag, API or package this torch lacks"),
     (r"two torch installs|merge their runs|DIR1 DIR2|two architectures", "need a second platform's evidence merged in"),
 )
+
+
+# A group's line, as one setting's reason on the card says it.
+_ONE = {"are out of scope": "out of scope",
+        "name a flag, API or package this torch lacks": "this torch lacks the flag, API or package it names",
+        "ran none of the tests that decide them": "this run ran none of the tests that decide it"}
+
+
+def reason_one(reason: str) -> str:
+    """What one setting not measured for `reason` is waiting for, in the
+    singular: "needs a CUDA device", "this torch lacks the flag, API or
+    package it names"."""
+    group = reason_group(reason)
+    if group.startswith("need "):
+        return "needs " + group.removeprefix("need ")
+    if group.startswith("have only "):
+        return "has only " + group.removeprefix("have only ")
+    return _ONE.get(group, group)
 
 
 def reason_group(reason: str) -> str:

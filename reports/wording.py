@@ -60,7 +60,7 @@ def user_lines(data: dict[str, Any]) -> list[tuple[str, str]]:
             for line in section.get("lines", []):
                 out.append((f"the card of {platform}", f"{line.get('says', '')} {line.get('setting', '')}"))
                 out += [(f"the card of {platform}", str(x.get("text", "")))
-                        for key in ("figures", "cost", "error") for x in line.get(key, [])]
+                        for key in ("figures", "cost", "error", "harm") for x in line.get(key, [])]
         out += [(f"the card of {platform}", str(w.get("why", ""))) for w in card.get("not_evaluated", [])]
     out += [(f"the first screen's line of {a.get('claim')}", str(a.get("line", ""))) for a in data.get("attention", [])]
     out += [("the first screen's upgrade", u) for u in (data.get("changes_grouped") or {}).get("upgrades", [])]
@@ -199,3 +199,33 @@ def plain(text: str) -> str:
     for pattern, words in _WORDS:
         said = pattern.sub(words, said)
     return said
+
+
+# The terms the page cannot avoid, each with a line a PyTorch user reads:
+# the page's glossary (its #glossary-KEY anchors), linked where they show.
+GLOSSARY = {
+    "verdicts": ("supported, refuted, inconclusive, not evaluated, error",
+                 "supported: the evidence shows what the claim says; refuted: it shows otherwise; inconclusive: the "
+                 "measurements do not decide it; not evaluated: this machine or install cannot run what decides it "
+                 "(the reason says what would); error: the harness could not decide it (a crash, a timeout, a record "
+                 "it could not read), never a finding about PyTorch."),
+    "digest": ("digest", "a 64-bit hash (XXH3) of a tensor's bytes: two results with one digest are the same bits; "
+                         "two digests that differ are different bits, however small the difference."),
+    "paired": ("median of paired runs",
+               "the time with a setting and without it, measured in alternation on the same inputs, as the ratio of "
+               "each pair; a shape is decisively faster or slower when the 90% interval of the median ratio leaves "
+               "the band that two runs of one setting show (within noise otherwise)."),
+    "positive-control": ("positive control",
+                         "a change that must vary the result (a different thread count on a known thread-dependent "
+                         "operation, inputs rounded to bf16): a check that says \"same bits\" is trusted only when its "
+                         "control, run beside it, did vary."),
+    "known-finding": ("known finding",
+                      "a refuted claim whose cause is known for this kind of machine and install "
+                      "(catalog/known_findings.toml, or a team's own file); only a verdict that is not what is "
+                      "known fails the run."),
+    "model": ("the model",
+              "the harness's own re-implementation of PyTorch's dispatch and cuDNN selection: it predicts and "
+              "explains, is held to PyTorch by the conformance cases, and never decides a verdict."),
+    "repro": ("repro", "the string that names one case (problem, device, engine, algorithm, threads and each "
+                       "setting that is not the default): ./backendcheck run --case REPRO runs it again."),
+}

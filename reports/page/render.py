@@ -28,7 +28,7 @@ from ..ruling import VERDICTS, Ruling
 from ..verdicts import Fact, Verdict
 from ..invariance import LEVELS
 from ..known import one_line
-from ..wording import LINE_CHARS, plain
+from ..wording import GLOSSARY, LINE_CHARS, plain
 from ..changes import grouped, repro as run_again
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -149,8 +149,10 @@ def _once_each(said: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
 
 
 def _settings(claim_id: str, cards: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """What the cards say to set for this claim, with its cost."""
+    """What the cards say of this claim's setting (set, do not set, no
+    effect, undecided), with its cost."""
     return _once_each([(platform, {"setting": x["setting"], "says": x["says"], "goal": x["goal"],
+                                   "title": section["title"],
                                    "cost": [{"claim": c["claim"], "text": c["text"]} for c in x["cost"]],
                                    "error": [{"claim": c["claim"], "text": c["text"]} for c in x.get("error", [])]})
                        for platform, card in cards.items() for section in card.get("sections", [])
@@ -312,7 +314,7 @@ def write_page(out: Path, data: dict[str, Any]) -> Path:
     _atomic_write(out / "report.json", json.dumps(data, indent=1, sort_keys=True) + "\n")
     html = _environment().get_template("report.html.j2").render(
         data=data, verdict_order=VERDICTS, slug=lambda s: "".join(c if c.isalnum() else "-" for c in s),
-        strip=strip_plot, interval=interval_plot, roofline=roofline_plot, folds=Folds(),
+        strip=strip_plot, interval=interval_plot, roofline=roofline_plot, folds=Folds(), glossary=GLOSSARY,
         case_tests=frozenset(r["test"] for r in data["cases"]))  # the tests with a row to link to
     page = out / "index.html"
     _atomic_write(page, html)

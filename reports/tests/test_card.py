@@ -27,8 +27,8 @@ DATA = ROOT / "reports" / "tests" / "data" / "two-torch"
 
 
 def _line(card: dict, goal: str, setting_starts: str) -> dict:
-    found = [x for s in card["sections"] if s["goal"] == goal for x in s["lines"]
-             if x["setting"].startswith(setting_starts)]
+    found = [x for s in card["sections"] for x in s["lines"]
+             if x["goal"] == goal and x["setting"].startswith(setting_starts)]
     assert len(found) == 1, (goal, setting_starts, card)
     return found[0]
 
@@ -58,7 +58,7 @@ class RecordedCardTest(unittest.TestCase):
     def test_reproducibility_lines_name_their_claims_and_their_measured_cost(self) -> None:
         for torch, run in (("1.13.0a0", "torch-1.13.0a0"), ("2.15.0_cu132", "torch-2.15.0")):
             det = _line(self.by_torch[torch], "reproducibility", "torch.use_deterministic_algorithms(True)")
-            self.assertEqual(det["says"], "set")
+            self.assertEqual((det["heading"], det["says"]), ("set", "for bitwise reproducibility"))
             self.assertEqual(sorted(c["id"] for c in det["claims"]), ["det-alg-raises", "det-only-conv"],
                              "claims naming one setting share its line")
             [cost] = det["cost"]
@@ -73,7 +73,7 @@ class RecordedCardTest(unittest.TestCase):
     def test_speed_gain_is_the_measured_ratio(self) -> None:
         """The gain is each comparison's median ratio, as the records give it;
         the verdict follows the rule of many comparisons per torch."""
-        for torch, run, says in (("1.13.0a0", "torch-1.13.0a0", "set: faster here"),
+        for torch, run, says in (("1.13.0a0", "torch-1.13.0a0", "for speed: faster here"),
                                  ("2.15.0_cu132", "torch-2.15.0", None)):
             line = _line(self.by_torch[torch], "speed", "torch.backends.mkldnn.enabled = True")
             self.assertEqual([c["id"] for c in line["claims"]], ["mkldnn-accel"])
@@ -87,8 +87,8 @@ class RecordedCardTest(unittest.TestCase):
             self.assertEqual(t["b"], "mkldnn.enabled=True")
             pv = next(v for v in self.verdicts if v.claim.id == "mkldnn-accel").platforms
             verdict = next(v.verdict for p, v in pv.items() if p.endswith(torch + ")"))
-            self.assertEqual(line["verdict"], verdict)
             if says:
+                self.assertEqual(line["verdict"], verdict)
                 self.assertEqual(line["says"], says)
             faster = sum(f.figures.get("outcome") == "supported" for v in pv.values() if v.verdict == verdict
                          for f in v.facts if "ratio" in f.figures)
@@ -100,7 +100,8 @@ class RecordedCardTest(unittest.TestCase):
     def test_no_effect_lines_and_what_could_not_be_evaluated(self) -> None:
         for card in self.cards.values():
             noop = _line(card, "no effect", "torch.backends flags, to choose the device")
-            self.assertEqual((noop["says"], [c["id"] for c in noop["claims"]]), ("no effect here", ["no-gpu-switch"]))
+            self.assertEqual((noop["heading"], noop["says"], [c["id"] for c in noop["claims"]]),
+                             ("no effect", "no effect here", ["no-gpu-switch"]))
             waiting = {c["id"] for w in card["not_evaluated"] for c in w["claims"]}
             self.assertIn("det-bitwise", waiting)
             # These recordings predate the search for counter-examples: "no
@@ -127,7 +128,8 @@ class RecordedCardTest(unittest.TestCase):
             verdicts = judge_all(load_catalog(ROOT / "catalog" / "claims.toml"), manifest, ev, partial=True)
             card = next(iter(cards(verdicts, list(ev.platforms)).values()))
         noop = _line(card, "no effect", "torch.backends.cudnn flags")
-        self.assertEqual((noop["verdict"], noop["says"]), ("refuted", "has an effect here"))
+        self.assertEqual((noop["verdict"], noop["heading"], noop["says"]), ("refuted", "do not set", "it has an effect here"))
+        self.assertEqual([h["claim"] for h in noop["harm"]], ["cpu-noop"], "the harm is the refuting line")
 
 
 class CostTest(unittest.TestCase):
@@ -156,7 +158,7 @@ class CostTest(unittest.TestCase):
                 ev = read_evidence([self.run_of(factor, Path(tmp))])
             card = next(iter(cards(judge_all([det, slower], [], ev), list(ev.platforms)).values()))
             line = _line(card, "reproducibility", "deterministic = True")
-            self.assertEqual(line["says"], "set")
+            self.assertEqual(line["heading"], "set")
             cost = line["cost"][0]
             self.assertEqual((cost["claim"], cost["verdict"]), ("slower", "supported"))
             self.assertAlmostEqual(cost["timing"]["median"], expect, delta=0.05)
@@ -234,3 +236,66 @@ class CardCatalogTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class HeadingTest(unittest.TestCase):
+    """Where a line goes: a speed setting by what its timed shapes say, a
+    reduced precision by whether its bits changed, an error under not
+    measured."""
+
+    def speed_card(self, factors: list[float]) -> dict:
+        """The card of a speed claim over shapes whose time with the setting
+        (B) is `factor` times the time without it."""
+        rng = random.Random(11)
+        records = {}
+        for i, factor in enumerate(factors):
+            a = [1000 * rng.lognormvariate(0, 0.005) for _ in range(15)]
+            records[f"X/Compare.SideBySide/S{i}"] = [{"repro": f"s{i}", "compare": {
+                "a": {"repro": f"s{i}", "steady_ns": a},
+                "b": {"repro": f"s{i}", "steady_ns": [x * factor * rng.lognormvariate(0, 0.005) for x in a]},
+                "versus_flags": {"mkldnn.enabled": True}}}]
+        fast = claim(id="fast", rule="ratio", metric="steady_ns", supports_when="below", tests=["X/*"],
+                     card={"goal": "speed", "setting": "mkldnn on"})
+        with tempfile.TemporaryDirectory() as tmp:
+            ev = read_evidence([write_run(Path(tmp) / "r", environment("m1"), records)])
+        return _line(next(iter(cards(judge_all([fast], [], ev), list(ev.platforms)).values())), "speed", "mkldnn on")
+
+    def test_a_speed_setting_goes_where_most_of_its_shapes_do(self) -> None:
+        for factors, heading in (([0.5] * 4 + [1.5], "set"), ([1.5] * 4 + [0.5], "do not set"),
+                                 ([1.0] * 5, "no effect"), ([0.5, 0.5, 1.5, 1.5, 1.0], "undecided")):
+            line = self.speed_card(factors)
+            self.assertEqual(line["heading"], heading, (factors, line["figures"][0]["text"]))
+        self.assertRegex(self.speed_card([0.5] * 4 + [1.5])["figures"][0]["text"],
+                         r"^2× faster \(median\) on 4 of 5 shapes, slower on 1$")
+        self.assertEqual(self.speed_card([1.5] * 5)["harm"][0]["claim"], "fast", "slower: the harm is its line")
+
+    def precision_card(self, changed: bool, error: float, verdict_passes: bool) -> dict:
+        run = {"conv": {"setting": "mkldnn.conv.fp32_precision", "precision": "bf16", "bound": 0.0132,
+                        "changed": changed, "error": {"none": 4.27e-07, "bf16": error}}}
+        bf16 = claim(id="bf16", tests=["P.*"], card={"goal": "precision", "setting": "conv in bf16"})
+        records = {"P.Bf16": [{"repro": "p", "checks": [{"name": "p", "outcome": "passed" if verdict_passes else "failed",
+                                                          "detail": "d", "observed": {"runs": run}}]}]}
+        with tempfile.TemporaryDirectory() as tmp:
+            ev = read_evidence([write_run(Path(tmp) / "r", environment("m1"), records,
+                                          outcomes={"P.Bf16": "passed" if verdict_passes else "failed"})])
+        return _line(next(iter(cards(judge_all([bf16], [], ev), list(ev.platforms)).values())), "precision", "conv")
+
+    def test_a_reduced_precision_that_changes_nothing_has_no_effect_and_one_past_its_bound_is_not_to_set(self) -> None:
+        line = self.precision_card(changed=True, error=2e-3, verdict_passes=True)
+        self.assertEqual((line["heading"], line["verdict"]), ("set", "supported"))
+        self.assertIn("error against fp64 0.002 (fp32 4.27e-07, bound 0.0132)", line["error"][0]["text"])
+        line = self.precision_card(changed=False, error=4.27e-07, verdict_passes=False)
+        self.assertEqual((line["heading"], line["verdict"]), ("no effect", "refuted"))
+        line = self.precision_card(changed=True, error=0.5, verdict_passes=False)
+        self.assertEqual((line["heading"], line["verdict"]), ("do not set", "refuted"))
+        self.assertEqual(line["harm"][0]["claim"], "bf16")
+
+    def test_an_error_is_not_measured_with_why(self) -> None:
+        det = claim(id="det", tests=["D.*"], card={"goal": "reproducibility", "setting": "deterministic"})
+        with tempfile.TemporaryDirectory() as tmp:
+            ev = read_evidence([write_run(Path(tmp) / "r", environment("m1"), {"D.Bitwise": [{"repro": "d"}]},
+                                          outcomes={"D.Bitwise": "crashed"})])
+        card = next(iter(cards(judge_all([det], [], ev), list(ev.platforms)).values()))
+        self.assertEqual(card["sections"], [])
+        self.assertEqual([(w["why"], w["settings"]) for w in card["not_evaluated"]],
+                         [("the harness could not decide it (an error: see the claim)", ["deterministic"])])

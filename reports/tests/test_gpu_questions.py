@@ -185,14 +185,14 @@ class GpuQuestionsTest(ProbeClaimsCase):
         ids = ("sdpa-cuda-deterministic", "det-alg-slower", "disabled-2x")
         report = Report.of(judge_all([self.claims[i] for i in ids], [], ev, partial=True), [], ev)
         (card,) = report.cards.values()
-        lines = {(s["goal"], x["setting"]): x for s in card["sections"] for x in s["lines"]}
+        lines = {(x["goal"], x["setting"]): x for s in card["sections"] for x in s["lines"]}
         det = lines[("reproducibility", "torch.use_deterministic_algorithms(True), for scaled_dot_product_attention")]
-        self.assertEqual(det["says"], "set")
+        self.assertEqual((det["heading"], det["says"]), ("set", "for bitwise reproducibility"))
         cost = det["cost"][0]
         self.assertEqual((cost["claim"], cost["verdict"]), ("det-alg-slower", "supported"))
         self.assertAlmostEqual(cost["timing"]["median"], 1.3, delta=0.01)
         cudnn = lines[("speed", "torch.backends.cudnn.enabled = True (the default)")]
-        self.assertEqual(cudnn["says"], "set: faster here")
+        self.assertEqual(cudnn["says"], "for speed: faster here")
         self.assertEqual(cudnn["verdict"], "supported")
 
     def test_every_new_test_is_in_the_gpu_tier(self) -> None:

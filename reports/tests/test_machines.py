@@ -24,6 +24,7 @@ from reports.changes import SECTIONS, grouped, pairs
 from reports.evidence import GENERATED_HOST, read_evidence
 from reports.known import platform_values
 from reports.page.render import to_json
+from reports.catalog import load_catalog
 from reports.pipeline import Inputs, build
 
 from .recorded import XEON, ZEN5, ZEN5_ERRORS, ZEN5_STATUS, unpack_zen5
@@ -168,6 +169,40 @@ class Machines(unittest.TestCase):
                 planted = json.loads(json.dumps(data))
                 planted["claims"][0]["grid_line"] = "steady_ns 0.97–1.02× the other side's; B: mkldnn.enabled=True"
                 self.assertEqual(len(wording.forbidden(planted)), 1)
+
+    def test_the_card_puts_every_setting_under_one_heading_with_its_figure_or_harm(self) -> None:
+        """Each card places every setting a claim decides: set, do not set
+        (with the refuting line), no effect, undecided, or not measured (with
+        why). On the AMD run's 2.15: 'medium' changes CPU matmul bits (do not
+        set), the bf16 conv and LSTM settings leave the bits of fp32 (no
+        effect), mkldnn is faster on 12 of 15 shapes (set, with the gain)."""
+        carded = {c.id for c in load_catalog(ROOT / "catalog" / "claims.toml") if c.card}
+        for machine, report in self.reports.items():
+            for platform, card in report.cards.items():
+                placed = [c["id"] for s in card["sections"] for x in s["lines"] for c in x["claims"]] + [
+                    c["id"] for w in card["not_evaluated"] for c in w["claims"]]
+                self.assertEqual(sorted(placed), sorted(carded), f"{machine} {platform}: each carded claim once")
+                for s in card["sections"]:
+                    for x in s["lines"]:
+                        self.assertEqual(x["heading"], s["heading"])
+                        self.assertEqual(bool(x["harm"]), x["heading"] == "do not set", x)
+                for w in card["not_evaluated"]:
+                    self.assertTrue(w["why"] and w["settings"], w)
+        (amd,) = [c for p, c in self.reports["zen5"].cards.items() if "2.15" in p]
+        line = {c["id"]: x for s in amd["sections"] for x in s["lines"] for c in x["claims"]}
+        cuda_only = line["matmul-precision-cuda-only"]
+        self.assertEqual((cuda_only["heading"], cuda_only["says"]), ("do not set", "it has an effect here"))
+        self.assertTrue(cuda_only["harm"][0]["text"].startswith("'medium' changed the bits of a CPU fp32 matmul"),
+                        cuda_only["harm"])
+        for claim in ("mkldnn-conv-bf16", "mkldnn-rnn-bf16"):
+            self.assertEqual(line[claim]["heading"], "no effect", line[claim])
+            self.assertEqual(line[claim]["verdict"], "refuted", "the claim is refuted; the setting does nothing")
+        self.assertEqual(line["mkldnn-matmul-bf16"]["heading"], "set")
+        self.assertRegex(line["mkldnn-matmul-bf16"]["error"][0]["text"], r"error against fp64 [\d.e-]+ \(fp32 ")
+        accel = line["mkldnn-accel"]
+        self.assertEqual((accel["heading"], accel["claims"][0]["verdict"]), ("set", "inconclusive"),
+                         "faster on most shapes is set, whatever the claim's rule of many")
+        self.assertRegex(accel["figures"][0]["text"], r"^2\.3× faster \(median\) on 12 of 15 shapes, slower on 2")
 
     def test_a_platform_is_headed_by_its_cpu_threads_and_torch(self) -> None:
         for name, cpu in (("xeon", "Intel AVX-512 FP16"), ("zen5", "AMD AVX-512 BF16")):

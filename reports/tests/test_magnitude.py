@@ -98,7 +98,7 @@ class MagnitudeTest(ProbeClaimsCase):
         (line,) = [x for s in card["sections"] for x in s["lines"]]
         # The setting is still the faster one: the card recommends it, and
         # gives the measured gain beside the claim's refuted magnitude.
-        self.assertEqual((line["goal"], line["says"], line["verdict"]), ("speed", "set: faster here", "supported"))
+        self.assertEqual((line["goal"], line["says"], line["verdict"]), ("speed", "for speed: faster here", "supported"))
         self.assertEqual(line["claims"], [{"id": "disabled-2x", "verdict": "refuted"}])
         (gain,) = line["figures"]
         self.assertTrue(gain["text"].startswith("3.9× faster (median) on 2 of 2 shapes;"), gain["text"])
@@ -114,7 +114,7 @@ class MagnitudeTest(ProbeClaimsCase):
         self.assertRegex(v.reason, r"measured A/B 2\.1x \[[\d.]+x, [\d.]+x\] against about 2x claimed")
         (card,) = report.cards.values()
         (line,) = [x for s in card["sections"] for x in s["lines"]]
-        self.assertEqual((line["says"], line["claims"][0]["verdict"]), ("set: faster here", "supported"))
+        self.assertEqual((line["says"], line["claims"][0]["verdict"]), ("for speed: faster here", "supported"))
 
     def test_no_gain_refutes_it_and_the_card_says_so(self) -> None:
         """The positive control of the band's other edge: cuDNN no faster
@@ -125,7 +125,7 @@ class MagnitudeTest(ProbeClaimsCase):
         self.assertIn("measured A/B 1", v.reason)
         (card,) = report.cards.values()
         (line,) = [x for s in card["sections"] for x in s["lines"]]
-        self.assertEqual(line["says"], "mixed or within noise here")
+        self.assertEqual(line["says"], "no measurable difference in time here")
 
     def test_a_factor_at_the_band_s_edge_is_not_decided(self) -> None:
         v, _ = self.verdict(3.0, "edge")

@@ -397,12 +397,14 @@ def environment(machine: str, isa: str = "avx512_core", threads: int = 2, gpu: s
     return env
 
 
-def write_run(directory: Path, env: dict, records: dict[str, list[dict]]) -> Path:
-    """One run's evidence directory: a file per test, environment first."""
+def write_run(directory: Path, env: dict, records: dict[str, list[dict]],
+              outcomes: dict[str, str] | None = None) -> Path:
+    """One run's evidence directory: a file per test, environment first,
+    each test passed unless `outcomes` says otherwise."""
     directory.mkdir(parents=True)
     for i, (test, recs) in enumerate(records.items()):
         lines = [env] + [{"kind": "case", "schema": 1, "test": test, **r} for r in recs] + \
-                [{"kind": "result", "schema": 1, "test": test, "outcome": "passed"}]
+                [{"kind": "result", "schema": 1, "test": test, "outcome": (outcomes or {}).get(test, "passed")}]
         (directory / f"t-{i}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     return directory
 

@@ -177,3 +177,22 @@ class ReasonLineTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class GlossaryTest(unittest.TestCase):
+    def test_every_term_is_linked_from_the_page_and_defined_on_it(self) -> None:
+        """Each glossary entry is linked where its term shows (the page's
+        template), and each link of a rendered page leads to its entry."""
+        import re
+        import tempfile
+        from reports.evidence import Evidence
+        from reports.page.folds import unfolded
+        from reports.page.render import TEMPLATES, write_report
+        template = (Path(TEMPLATES) / "report.html.j2").read_text()
+        self.assertEqual(sorted(set(re.findall(r'term\("([\w-]+)"', template))), sorted(wording.GLOSSARY))
+        with tempfile.TemporaryDirectory() as tmp:
+            page = unfolded(write_report(Path(tmp), Report.of([], [], Evidence())).read_text())
+        for key in wording.GLOSSARY:
+            self.assertIn(f'<dt id="glossary-{key}">', page)
+        for key in re.findall(r'href="#glossary-([\w-]+)"', page):
+            self.assertIn(key, wording.GLOSSARY)

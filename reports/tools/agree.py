@@ -51,7 +51,7 @@ def card_lines(report: dict[str, Any]) -> set[str]:
     for platform, card in (report.get("card") or {}).items():
         for section in card.get("sections", []):
             for line in section.get("lines", []):
-                out.add(f"[{platform}] {line.get('goal')}: {line.get('setting')}: {line.get('says')} "
+                out.add(f"[{platform}] {line.get('heading')}: {line.get('goal')}: {line.get('setting')}: {line.get('says')} "
                         f"({line.get('verdict')}; {_claims(line.get('claims', []))}; figures of "
                         f"{_claims(line.get('figures', []))}; cost of {_claims(line.get('cost', []))}; "
                         f"errors {len(line.get('error', []))})")
@@ -82,7 +82,8 @@ def reduced(report: dict[str, Any]) -> dict[str, Any]:
                "platforms": {p: verdict_of(v) for p, v in (c.get("platforms") or {}).items()},
                **({"prediction": {"verdict": c["prediction"].get("verdict", "")}}
                   if isinstance(c.get("prediction"), dict) else {})} for c in report.get("claims", [])]
-    card = {platform: {"sections": [{"lines": [{"goal": line.get("goal"), "setting": line.get("setting"),
+    card = {platform: {"sections": [{"lines": [{"heading": line.get("heading"), "goal": line.get("goal"),
+                                                 "setting": line.get("setting"),
                                                  "says": line.get("says"), "verdict": line.get("verdict"),
                                                  "claims": items(line.get("claims", [])),
                                                  "figures": items(line.get("figures", [])),
