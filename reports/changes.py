@@ -164,18 +164,18 @@ def between_versions(verdicts: list[Any], evidence: Evidence, listed: dict[str, 
                 continue
             if _models(ra):
                 continue  # the harness's own model: what it predicts is no change of the installs'
-            cause, noise = _cause(ra, rb, env_a, env_b)
+            cause, libraries, noise = _cause(ra, rb, env_a, env_b)
             ka, kb = _kernel(ra), _kernel(rb)
             if ra.get("digest") and rb.get("digest") and ra.get("digest") != rb.get("digest"):
                 # One row a case: its bits, with the kernel each side ran.
                 shown = lambda r, k: f"{r['digest']}" + (f" ({k})" if k else "")
                 changes.append({**base, "kind": "bits", "test": test, "what": f"{test}: digest", "cause": cause,
-                                "noise": noise, "kernels": [ka, kb] if ka != kb else [],
+                                "libraries": libraries, "noise": noise, "kernels": [ka, kb] if ka != kb else [],
                                 "sides": [_side(va, shown(ra, ka), env_a, test, ra),
                                           _side(vb, shown(rb, kb), env_b, test, rb)]})
             elif ka and kb and ka != kb:
                 changes.append({**base, "kind": "kernel", "test": test, "what": f"{test}: kernel", "cause": cause,
-                                "noise": noise if noise and "its own runs" not in noise else "",
+                                "libraries": libraries, "noise": noise if noise and "its own runs" not in noise else "",
                                 "sides": [_side(va, ka, env_a, test, ra), _side(vb, kb, env_b, test, rb)]})
     for c in changes:
         if "cause" not in c:
@@ -230,10 +230,12 @@ def blas_of(env: dict[str, Any]) -> str:
     return f"{BLAS_NAMES.get(blas, blas)} {install.get('blas_version') or ''}".strip() if blas else ""
 
 
-def _cause(ra: dict[str, Any], rb: dict[str, Any], env_a: dict[str, Any], env_b: dict[str, Any]) -> tuple[str, str]:
+def _cause(ra: dict[str, Any], rb: dict[str, Any], env_a: dict[str, Any],
+           env_b: dict[str, Any]) -> tuple[str, str, str]:
     """What a case of PyTorch's changed its bits or kernel with between two
-    installs, naming the library on each side, and why it is run-to-run
-    noise rather than a change ("" when it is not)."""
+    installs: the cause's words, the libraries on each side ("OpenBLAS →
+    oneMKL 2024.2"), and why it is run-to-run noise rather than a change (""
+    when it is not)."""
     noise = _noise(ra) or _noise(rb)
     torch_a, torch_b = (env.get("torch") if isinstance(env.get("torch"), dict) else {} for env in (env_a, env_b))
     if not _pytorchs(ra):
@@ -243,14 +245,16 @@ def _cause(ra: dict[str, Any], rb: dict[str, Any], env_a: dict[str, Any], env_b:
         versions = [str(((env.get("backends") or {}).get(system) or {}).get("version", "?")).split(" ")[0]
                     for env in (env_a, env_b)]
         name = {"onednn": "oneDNN", "cudnn": "cuDNN", "blas": "the BLAS"}.get(system, system)
-        return f"{name} itself, beside each install: {versions[0]} \u2192 {versions[1]}", noise
+        libraries = f"{versions[0]} \u2192 {versions[1]}"
+        return f"{name} itself, beside each install: {libraries}", f"{name} {libraries}", noise
     ka, kb = _kernel(ra).lower(), _kernel(rb).lower()
     if "mkldnn" in ka or "mkldnn" in kb:
-        return f"oneDNN inside PyTorch: oneDNN {torch_a.get('onednn', '?')} \u2192 {torch_b.get('onednn', '?')}", noise
+        libraries = f"oneDNN {torch_a.get('onednn', '?')} \u2192 {torch_b.get('onednn', '?')}"
+        return f"oneDNN inside PyTorch: {libraries}", libraries, noise
     blas = [blas_of(env) or "a BLAS it does not name" for env in (env_a, env_b)]
     libraries = f"{blas[0]} \u2192 {blas[1]}" if blas[0] != blas[1] else f"{blas[0]} on both"
     return (f"PyTorch's native path and the BLAS it calls: {libraries} (torch {torch_of(env_a)} \u2192 "
-            f"{torch_of(env_b)})"), noise
+            f"{torch_of(env_b)})"), libraries, noise
 
 
 # What an upgrade changed, in the order a reader asks: the verdicts, the
@@ -296,8 +300,7 @@ def upgrades(real: list[dict[str, Any]]) -> list[str]:
         claims = {c["claim"] for c in mine if section_of(c) == 0}
         defaults = [c for c in mine if section_of(c) == 1]
         bits = {c["test"] for c in mine if c["kind"] == "bits"}
-        libraries = sorted({c["cause"].split(": ", 1)[1].split(" (torch", 1)[0] for c in mine
-                            if c["kind"] == "bits" and ": " in c["cause"]})
+        libraries = sorted({c["libraries"] for c in mine if c["kind"] == "bits" and c.get("libraries")})
         parts = [f"{len(claims)} claim verdict{'s' if len(claims) != 1 else ''}",
                  f"{len(defaults)} default{'s' if len(defaults) != 1 else ''} or documented entr"
                  f"{'ies' if len(defaults) != 1 else 'y'}",

@@ -16,7 +16,6 @@ from unittest import mock
 
 from ci import kit_steps
 from reports import known
-from reports.tests.test_known_files import entry
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,7 +34,8 @@ class KitJudgeTest(unittest.TestCase):
             for f in (call.work / "evidence").glob("*.jsonl"):
                 f.write_text(f.read_text().replace('"version":"2.11.0+cu130"', '"version":"2.9.1+cu130"'))
             team = t / "team.toml"
-            team.write_text(entry("cublas-config", "refuted", 'cuda and torch == "2.9"'))
+            team.write_text('[[finding]]\nclaim = "cublas-config"\nverdict = "refuted"\nwhen = \'cuda and torch == "2.9"\'\n'
+                            'reason = "seen by the team"\nfirst_seen = 2026-11-28\n')
             quiet = contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO())
             with mock.patch.dict(os.environ), quiet[0], quiet[1]:
                 os.environ.pop(known.ENVIRONMENT, None)

@@ -39,6 +39,23 @@ class LayersTest(unittest.TestCase):
         self.assertIn("benchmarks", imports["tools.bench_smoke"])
         self.assertEqual(import_graph.cycles(imports), [])
 
+    def test_only_the_reports_tests_import_their_package(self) -> None:
+        """Importing reports.tests moves the process's temporary files to its
+        session's scratch directory: no module outside it does."""
+        import ast
+        from pathlib import Path
+        root = Path(__file__).resolve().parents[2]
+        tests = root / "reports" / "tests"
+        found = []
+        for path in root.glob("*/**/*.py"):
+            if tests in path.parents or any(part.startswith(".") or part == "build" for part in path.parts):
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                         [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+                found += [f"{path.relative_to(root)}: {n}" for n in names if n.startswith("reports.tests")]
+        self.assertEqual(found, [])
+
     def test_reports_layers_hold(self) -> None:
         self.assertEqual(import_graph.report_layer_breaks(import_graph.module_imports("reports")), [])
 

@@ -216,8 +216,7 @@ def _claim_json(v: Verdict, report: Report) -> dict[str, Any]:
     }
 
 
-# The first screen's list: one line a claim, at most this long.
-ATTENTION_CHARS = LINE_CHARS
+# The first screen's list: one line a claim (of at most LINE_CHARS), errors first.
 _ATTENTION_ORDER = {"error": 0, "unexpected": 1, "refuted": 2}
 
 
@@ -235,7 +234,7 @@ def _attention(claims: list[dict[str, Any]], platforms: dict[str, dict[str, Any]
                  if len(unexpected) == 1 else f" (unexpected on {len(unexpected)} platforms)" if unexpected else "")
         said = f"{c['verdict']}{where}: {c['line']}"
         out.append({"claim": c["id"], "kind": kind, "verdict": c["verdict"],
-                    "line": cut(said, ATTENTION_CHARS - len(c["id"]) - 2), "whole": said})
+                    "line": cut(said, LINE_CHARS - len(c["id"]) - 2), "whole": said})
     return sorted(out, key=lambda a: _ATTENTION_ORDER[a["kind"]])
 
 

@@ -10,7 +10,9 @@ Their scratch files (the recorded runs unpacked and copied, the reports
 written) go to a directory of this session on the machine's memory
 filesystem where it has one with room to spare (scratch.py): the tests
 create some 10^5 small files, and on a journaled disk creating one costs
-about ten times what it costs in memory."""
+about ten times what it costs in memory. Only the report's tests import
+this package: a test elsewhere (ci/tests) keeps its own temporary
+directory."""
 
 import os
 
