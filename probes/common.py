@@ -191,12 +191,12 @@ def median_seconds(run: Callable[[], Any], reps: int, warmup: int = 0,
     return statistics.median(_seconds(run, done) for _ in range(reps))
 
 
-def median_ratio(run: Callable[[], Any], sides: tuple[Callable[[], ContextManager], Callable[[], ContextManager]],
-                 reps: int, warm: bool = False, done: Callable[[], None] = lambda: None) -> float:
-    """The median time of run() inside sides[1]() over its median inside
-    sides[0](), reps alternated (the order swapped every other rep, so that
-    neither side always runs second); entering a side is outside the timed
-    span, and with `warm` so is one untimed run() inside it."""
+def paired_times(run: Callable[[], Any], sides: tuple[Callable[[], ContextManager], Callable[[], ContextManager]],
+                 reps: int, warm: bool = False, done: Callable[[], None] = lambda: None) -> list[list[float]]:
+    """The seconds of run() inside sides[0]() and inside sides[1](), reps
+    each, alternated (the order swapped every other rep, so that neither
+    side always runs second); entering a side is outside the timed span,
+    and with `warm` so is one untimed run() inside it."""
     times: list[list[float]] = [[], []]
     for rep in range(reps):
         for side in ((0, 1) if rep % 2 == 0 else (1, 0)):
@@ -205,6 +205,14 @@ def median_ratio(run: Callable[[], Any], sides: tuple[Callable[[], ContextManage
                     run()
                 done()
                 times[side].append(_seconds(run, done))
+    return times
+
+
+def median_ratio(run: Callable[[], Any], sides: tuple[Callable[[], ContextManager], Callable[[], ContextManager]],
+                 reps: int, warm: bool = False, done: Callable[[], None] = lambda: None) -> float:
+    """The median time of run() inside sides[1]() over its median inside
+    sides[0]() (paired_times)."""
+    times = paired_times(run, sides, reps, warm, done)
     return statistics.median(times[1]) / statistics.median(times[0])
 
 

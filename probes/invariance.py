@@ -215,7 +215,7 @@ def _threads_varied() -> bool:
     return digests[0] != digests[1]
 
 
-def _controls() -> dict[str, dict[str, Any]]:
+def controls() -> dict[str, dict[str, Any]]:
     """The in-process levels' positive controls: each must vary."""
     batch = _rand(BATCH, 256, seed=31)
     bn = lambda t: F.batch_norm(t, None, None, training=True)  # noqa: E731
@@ -366,7 +366,7 @@ def grid() -> dict[str, Any]:
     if "error" in base:
         levels = {level: base for level in levels}
     names = [name for name in ops if not any(k in rows[f"{name} | defaults"] for k in ("not_evaluated", "refused"))]
-    controls = _controls()
+    checks = controls()
     refused = {}
     for level, child in levels.items():
         read = readings.child_level(level, SETTINGS[level], base, child, names)
@@ -374,14 +374,14 @@ def grid() -> dict[str, Any]:
             rows[f"{name} | defaults"][level] = cell or compare(base["results"][name], child["results"][name])
         if read["refused"]:
             refused[level] = read["refused"]
-        controls[level] = {"what": {"process": "a running sum in an order drawn from the OS's entropy in each process",
+        checks[level] = {"what": {"process": "a running sum in an order drawn from the OS's entropy in each process",
                                     "capability": "torch.randn's numbers (its kernel is vectorized) summed in chunks "
                                                   "as wide as the reported capability's name",
                                     "isa": "a sum in chunks as wide as oneDNN's ISA's name"}[level],
                            "varied": read["varied"]}
         if read["refused"].get("whole") or read["refused"].get("reading"):
             said = read["refused"]["reading"] or next(iter(read["refused"]["ops"].values()))
-            controls[level]["refused"] = f"PyTorch refused {SETTINGS[level]}: {said}"
+            checks[level]["refused"] = f"PyTorch refused {SETTINGS[level]}: {said}"
     settings_seen = {"capability": {"own": base.get("capability"), "child": levels["capability"].get("capability"),
                                     "set": CAPABILITY},
                      "isa": {"own": base.get("isa"), "child": levels["isa"].get("isa"), "set": ISA}}
@@ -390,11 +390,11 @@ def grid() -> dict[str, Any]:
     mm = ops["mm"]
     kernels = {"mm": {f"k={k}": _kernels(mm, slice(0, k)) for k in (1, 3, 4)} | {"full": _kernels(mm, None)}}
     errors = {level: child["error"] for level, child in levels.items() if "error" in child}
-    controls["release"] = {"what": "a sum in as many chunks as the version string has characters (compared "
-                                  "between installs by the report)", "digest": base.get("controls", {}).get("release")}
+    checks["release"] = {"what": "a sum in as many chunks as the version string has characters (compared "
+                                "between installs by the report)", "digest": base.get("controls", {}).get("release")}
     return {"torch": str(torch.__version__), "errors": errors, "refused": refused, "threads_all": os.cpu_count(),
             "ks": list(KS), "middle": list(MIDDLE), "batch": BATCH, "variants": list(VARIANTS), "rows": rows,
-            "controls": controls, "levels_set": settings_seen, "inputs_digest": inputs, "kernels": kernels,
+            "controls": checks, "levels_set": settings_seen, "inputs_digest": inputs, "kernels": kernels,
             "lever_effects": thread_levers(rows)}
 
 

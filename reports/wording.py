@@ -209,8 +209,9 @@ GLOSSARY = {
                  "measurements do not decide it; not evaluated: this machine or install cannot run what decides it "
                  "(the reason says what would); error: the harness could not decide it (a crash, a timeout, a record "
                  "it could not read), never a finding about PyTorch."),
-    "digest": ("digest", "a 64-bit hash (XXH3) of a tensor's bytes: two results with one digest are the same bits; "
-                         "two digests that differ are different bits, however small the difference."),
+    "digest": ("digest", "a hash of a result's shape, dtype and bytes (XXH3-64 in the harness's own cases, SHA-256 "
+                         "in PyTorch's Python probes): two results with one digest are the same bits; two digests "
+                         "that differ are different bits, however small the difference."),
     "paired": ("median of paired runs",
                "the time with a setting and without it, measured in alternation on the same inputs, as the ratio of "
                "each pair; a shape is decisively faster or slower when the 90% interval of the median ratio leaves "
