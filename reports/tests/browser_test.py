@@ -12,7 +12,9 @@ first, on the recorded runs of an Intel Xeon whose 2.15 is rewritten to be
 unexpected: no grid line shows a path or a test name before its fact, every
 refuted or unexpected line names what differed, no claim's section says a
 sentence twice, and the page does not scroll sideways; each check fails on
-a page built to break it. Run by ctest as report.browser; needs chromium,
+a page built to break it; a page past its weight, folds that cannot load and
+a link that leads nowhere each fail. One browser serves every page. Run by
+ctest as report.browser; needs chromium,
 chromium-driver and python3-selenium, which ./backendcheck test installs."""
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import unittest
 from pathlib import Path
 
 from inputs import install_state
-from reports.tools.browser import PAGE_BYTES, WAIT_S, check, first_screen, reasons
+from reports.tools.browser import PAGE_BYTES, WAIT_S, check, first_screen, reasons, shared
 from reports.catalog import load_catalog
 from reports.evidence import read_evidence
 from reports.pipeline import Inputs, Report, build
@@ -44,6 +46,13 @@ ARTIFACTS = Path(os.environ.get("BACKENDCHECK_ARTIFACTS", scratch.OUTSIDE or tem
 # What bounds the lists above the grid, lifted: every list at its full length.
 UNBOUNDED = ("<style>.card, .bounded, #unexpected ul, #problems ul { max-height: none !important; } "
              ".clamp1, .clamp2 { display: block !important; }</style>")
+
+
+def setUpModule() -> None:
+    """One browser for every page of these tests (reports.tools.browser.shared)."""
+    session = shared()
+    session.__enter__()
+    unittest.addModuleCleanup(session.__exit__, None, None, None)
 
 
 class BrowserTest(unittest.TestCase):

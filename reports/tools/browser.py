@@ -28,10 +28,12 @@ browser can be started (the line says why).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
 import sys
 from pathlib import Path
+from typing import Any, Iterator
 
 from .. import wording
 from ..ruling import Ruling
@@ -44,7 +46,7 @@ RAW_EVIDENCE = ("versions-changed", "documented", "conformance", "performance", 
 # torch installs on one machine) and that again for every two more: its
 # folds' bodies load when they open (page/folds.py).
 PAGE_BYTES = 600_000
-WAIT_S = 10  # how long a fold may take to load before the check says it does not
+WAIT_S = 5  # how long a fold may take to load before the check says it does not
 
 
 def _driver():
@@ -63,6 +65,37 @@ def _driver():
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
 
 
+_SHARED: list[Any] = []  # the browser of a shared() span
+
+
+@contextlib.contextmanager
+def shared() -> Iterator[None]:
+    """One browser for every check in the span (a test session's pages):
+    starting Chromium costs more than most checks."""
+    driver = _driver()
+    _SHARED.append(driver)
+    try:
+        yield
+    finally:
+        _SHARED.remove(driver)
+        driver.quit()
+
+
+@contextlib.contextmanager
+def _browser() -> Iterator[Any]:
+    """The shared browser, its console drained of the last page's lines, or
+    one of this check's own."""
+    if _SHARED:
+        _SHARED[-1].get_log("browser")
+        yield _SHARED[-1]
+        return
+    driver = _driver()
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
 def check(report_dir: Path, screenshot: Path | None) -> list[str]:
     from selenium.common.exceptions import NoAlertPresentException
     from selenium.webdriver.common.by import By
@@ -72,8 +105,7 @@ def check(report_dir: Path, screenshot: Path | None) -> list[str]:
     claims = data["claims"]
     failures: list[str] = wording.problems(data)  # reasons in the reader's terms
     failures += weight(report_dir / "index.html", len(data.get("platforms") or {}))
-    driver = _driver()
-    try:
+    with _browser() as driver:
         driver.get((report_dir / "index.html").resolve().as_uri())
         try:
             alert = driver.switch_to.alert
@@ -143,8 +175,6 @@ def check(report_dir: Path, screenshot: Path | None) -> list[str]:
             failures.append("clearing the filters does not show every claim again")
         failures += _folds(driver)
         failures += _reasons(driver, data)  # last: it opens every fold
-    finally:
-        driver.quit()
     return failures
 
 
@@ -152,12 +182,9 @@ def reasons(report_dir: Path) -> list[str]:
     """Only the checks of the reason lines, the claims' sections and the
     page's width (see _reasons)."""
     data = json.loads((report_dir / "report.json").read_text(encoding="utf-8"))
-    driver = _driver()
-    try:
+    with _browser() as driver:
         driver.get((report_dir / "index.html").resolve().as_uri())
         return _reasons(driver, data)
-    finally:
-        driver.quit()
 
 
 # Each text unit of a claim's section, with its place: the cells of one
@@ -252,12 +279,9 @@ def _reasons(driver, data: dict) -> list[str]:
 
 def first_screen(report_dir: Path) -> list[str]:
     """Only the check of the top of the page, as it loads (see _top)."""
-    driver = _driver()
-    try:
+    with _browser() as driver:
         driver.get((report_dir / "index.html").resolve().as_uri())
         return _top(driver)
-    finally:
-        driver.quit()
 
 
 def weight(page: Path, platforms: int) -> list[str]:
