@@ -150,7 +150,8 @@ def configure_and_build(state: State, target: str = "") -> None:
     configure = ["cmake", "--preset", o.preset, "-B", str(tree), f"-DPython3_EXECUTABLE={state.python}",
                  f"-DBACKENDCHECK_TIER={o.tier}", f"-DBACKENDCHECK_SPECS={';'.join(specs)}",
                  f"-DBACKENDCHECK_TORCH_PYTHON={torch.python}", f"-DBACKENDCHECK_PROBE_PATH={torch.probe_path or ''}",
-                 f"-DBACKENDCHECK_ONEDNN_ROOT={state.onednn_root}"]
+                 f"-DBACKENDCHECK_ONEDNN_ROOT={state.onednn_root}",
+                 f"-DBACKENDCHECK_CLAIMS={':'.join(str(Path(f).resolve()) for f in o.workload_files())}"]
     # cmake reads CMakePresets.json from its working directory: the checkout's.
     r = subprocess.run(configure, cwd=ROOT, capture_output=True, text=True, env=env, check=False, errors="replace")
     tree.mkdir(parents=True, exist_ok=True)
@@ -307,6 +308,8 @@ def judging_env(state: State, report: bool) -> dict[str, str | None]:
     o = state.options
     known = [p for p in os.environ.get("BACKENDCHECK_KNOWN", "").split(":") if p] + [str(p) for p in o.known]
     env: dict[str, str | None] = {"BACKENDCHECK_KNOWN": ":".join(known) or None,
+                                  "BACKENDCHECK_CLAIMS": ":".join(str(Path(f).resolve()) for f in o.workload_files())
+                                  or None,
                                   "BACKENDCHECK_REPORT_DIR": None, "BACKENDCHECK_REPORT_OPTIONS": None}
     if o.search_budget is not None:  # else the environment's, or the tier's (probes/counterexamples.py)
         env["BACKENDCHECK_SEARCH_BUDGET"] = f"{o.search_budget:g}"
@@ -363,7 +366,8 @@ def make_report(state: State, inputs: list[str] | None = None, quiet: bool = Fal
                   "--tests", str(build / "ctest-tests.json"), str(state.run_dir)]
     partial = ["--partial"] if o.matrix or o.tier != "nightly" else []
     args = [state.python, "-m", "reports", "--claims", str(ROOT / "catalog" / "claims.toml"), "--out",
-            str(state.report_dir), *partial, *o.known_args(ROOT), *o.report_args(), *self_bench_args(), *inputs]
+            str(state.report_dir), *partial, *o.known_args(ROOT), *o.report_args(), *o.workload_args(),
+            *self_bench_args(), *inputs]
     return subprocess.run(args, env=env_with(), stdout=subprocess.DEVNULL if quiet else None, check=False).returncode
 
 
@@ -632,7 +636,8 @@ def cmd_report(state: State) -> int:
     evidence = [str(p) for p in o.evidence] or [str(builds.latest_run(evidence_root(state)))]
     # Evidence from anywhere may cover only part of this build's matrix: --partial.
     args = [state.python, "-m", "reports", "--claims", str(ROOT / "catalog" / "claims.toml"), *manifest,
-            "--out", str(state.report_dir), "--partial", *o.known_args(ROOT), *o.report_args(), *evidence]
+            "--out", str(state.report_dir), "--partial", *o.known_args(ROOT), *o.report_args(),
+            *o.workload_args(), *evidence]
     return subprocess.run(args, env=env_with(), check=False).returncode
 
 

@@ -20,7 +20,7 @@ MEANINGS = {
           "(test)",
     USAGE: "the command line was wrong (an unknown command or option, a missing or bad value, a missing file, "
            "report with no build): one line, and nothing ran",
-    REFUTED: "a guarantee refuted with no known finding (--strict: any refuted guarantee)",
+    REFUTED: "a guarantee or a team's workload refuted with no known finding (--strict: any refuted guarantee)",
     UNEXPECTED: "another unexpected verdict: a folklore verdict that moved, a known finding no longer seen",
     MODEL: "the model and PyTorch disagree without a known reason",
     CHANGED: "--fail-on-change: a verdict moved on a platform since --baseline, or a platform is missing",

@@ -34,6 +34,13 @@ def main(argv: list[str] | None = None) -> int:
                 torch_spec(cwd)(os.environ["BACKENDCHECK_TORCH_PYTHON"])
             except Exception as e:  # noqa: BLE001 - argparse's type error, said in one line
                 raise UsageError(f"BACKENDCHECK_TORCH_PYTHON: {e}") from None
+        if options.workload_files():  # a team's workloads, read before anything runs
+            from inputs.errors import SpecError
+            from inputs.workloads import load_all
+            try:
+                load_all([Path(f) for f in options.workload_files()])
+            except SpecError as e:
+                raise UsageError(str(e)) from None
         from cli import commands  # after the checks: nothing of the run is loaded for a wrong line
         if options.command == "report" and not commands.carries_manifest(options) and \
                 commands.built_tree(options) is None:

@@ -137,6 +137,7 @@ class Options:
     expect_platforms: Path | None = None
     strict: bool = False
     known: list[Path] = field(default_factory=list)
+    claims: list[Path] = field(default_factory=list)  # a team's workload files (inputs/workloads.py)
     write_findings: Path | None = None
     evidence: list[Path] = field(default_factory=list)
     specs: list[Path] = field(default_factory=list)
@@ -157,6 +158,14 @@ class Options:
         if self.expect_platforms:
             args += ["--expect-platforms", str(self.expect_platforms)]
         return args
+
+    def workload_files(self) -> list[str]:
+        """A team's workload files: BACKENDCHECK_CLAIMS's, then each --claims."""
+        return [p for p in os.environ.get("BACKENDCHECK_CLAIMS", "").split(":") if p] + [str(p) for p in self.claims]
+
+    def workload_args(self) -> list[str]:
+        """The workload files, as `python -m reports` takes them."""
+        return [a for f in self.workload_files() for a in ("--workloads", str(Path(f).resolve()))]
 
     def known_args(self, root: Path = ROOT) -> list[str]:
         """The repository's findings, then each --known; --write-findings and --strict."""
@@ -237,6 +246,9 @@ def build_parser(cwd: Path, root: Path = ROOT) -> Parser:
         p.add_argument("--expect-platforms", type=path_in(cwd, "file"), default=None, metavar="FILE")
         p.add_argument("--strict", action="store_true")
         p.add_argument("--known", action="append", default=[], type=path_in(cwd, "file"), metavar="FILE")
+        p.add_argument("--claims", action="append", default=[], type=path_in(cwd, "file"), metavar="FILE",
+                       help="a team's workloads, each a claim (docs/workloads.md); repeatable, after those "
+                            "BACKENDCHECK_CLAIMS lists")
         p.add_argument("--write-findings", type=path_in(cwd), default=None, metavar="FILE")
 
     for name, text in (("run", "build and run what decides claims, then the report"),

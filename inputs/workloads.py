@@ -22,6 +22,7 @@ is one FILE:LINE: message.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ from typing import Any
 from inputs.errors import SpecError, load_toml
 from inputs.locate import LineIndex
 
-ENVIRONMENT = "BACKENDCHECK_CLAIMS"  # more workload files, separated by ':'
+ENVIRONMENT = "BACKENDCHECK_CLAIMS"  # a team's workload files, separated by ":"
 # The levels a workload's step can be held at, with what each compares.
 LEVELS = {
     "run": "the step twice in one process",
@@ -163,3 +164,24 @@ def load_all(paths: list[Path]) -> list[Workload]:
                 raise SpecError(str(path), w.line, f"id '{w.id}' is declared in {twice.file}:{twice.line} too")
             out.append(w)
     return out
+
+
+def main(argv: list[str]) -> int:
+    """python3 -m inputs.workloads ctest FILE[:FILE...]...: each workload's
+    id and file as a CMake list (id;file;id;file), for the ctest tests
+    Workload.<id>; a bad declaration is one FILE:LINE: message, exit 2."""
+    if len(argv) < 2 or argv[0] != "ctest":
+        print("usage: python3 -m inputs.workloads ctest FILE...", file=sys.stderr)
+        return 2
+    files = [Path(p) for arg in argv[1:] for p in arg.split(":") if p]
+    try:
+        found = load_all(files)
+    except SpecError as e:
+        print(e, file=sys.stderr)
+        return 2
+    print(";".join(f"{w.id};{w.file}" for w in found), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

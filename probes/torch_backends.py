@@ -86,6 +86,7 @@ import children  # noqa: E402 - what a child's exception says: PyTorch's alert, 
 import settings  # noqa: E402 - the probes of the 2.x settings (precision, SDPA, MHA, CPU capability, opt_einsum)
 import cudnn_choices  # noqa: E402 - what PyTorch does when it calls cuDNN (searches, cache, choices, costs)
 import cuda_questions  # noqa: E402 - attention, batch size, reduced precision and costs on a CUDA device
+import workloads  # noqa: E402 - a team's own step as a claim (BACKENDCHECK_WORKLOAD, the ctest tests Workload.<id>)
 from common import NotHere, need_device  # noqa: E402 - not evaluated here; the CUDA device a probe needs
 
 DEFAULTS = {name: flag.default for name, flag in load_flags().items()}
@@ -829,7 +830,7 @@ PROBES = {"build_config": build_config, "defaults": defaults, "flags_scope": fla
           "counterexamples": counterexamples, "census": census, "compiled": compiled, "same_torch": same_torch,
           "cublas_config": cublas_config, "compiled_cuda_eager": compiled_cuda_eager,
           "compiled_cuda_deterministic": compiled_cuda_deterministic, **settings.PROBES, **cudnn_choices.PROBES,
-          **cuda_questions.PROBES}
+          **cuda_questions.PROBES, **workloads.PROBES}
 
 
 def answer(probe: str) -> tuple[int, str]:

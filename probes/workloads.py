@@ -60,7 +60,7 @@ from typing import Any, Callable, Iterator
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from common import digest, order_digest, paired_times, set_by
+from common import NotHere, digest, order_digest, paired_times, set_by
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -375,6 +375,44 @@ def run(w: Workload) -> dict[str, Any]:
     passed = all(levels[h]["held"] for h in w.hold) if trusted else None
     return {"workload": w.as_json(), "torch": torch.__version__, "levels": levels, "passed": passed,
             "detail": "; ".join(lines)}
+
+
+def probe() -> tuple[bool | None, str, dict[str, Any]]:
+    """torch_backends.py's probe "workload": the workload BACKENDCHECK_WORKLOAD
+    names (FILE:ID), for the ctest test Workload.<id>. Its fact: the levels
+    its statement holds to held. A workload that raised is the harness's
+    error (None), naming the workload's line; a level whose control did not
+    vary makes the fact mistrusted; the step's cost under the levers that
+    hold the first level that moved travels as the record's comparison."""
+    named = os.environ.get("BACKENDCHECK_WORKLOAD", "")
+    if not named:
+        raise NotHere("no workload named: each ctest test Workload.<id> names one (./backendcheck run --claims "
+                      "FILE, docs/workloads.md)")
+    file, _, wid = named.rpartition(":")
+    w = next((x for x in load(Path(file)) if x.id == wid), None) if file else None
+    if w is None:
+        raise LookupError(f"BACKENDCHECK_WORKLOAD={named} names no workload of that file")
+    r = run(w)
+    observed: dict[str, Any] = {"workload": r["workload"], "levels": r.get("levels", {}),
+                                "lines": [line.strip() for line in say(w, r)[1:]]}
+    if r.get("error"):
+        return None, r["error"], observed
+    untrusted = [h for h in w.hold if not r["levels"][h]["control"]["varied"]]
+    if untrusted:
+        observed["mistrusted"] = f"the control of the {', '.join(untrusted)} level did not vary"
+    for level, got in r["levels"].items():
+        cost = (got.get("levers") or {}).get("cost") or {}
+        if cost.get("a"):
+            observed["compare"] = {"repro_a": f"workload {w.id} with its settings",
+                                   "repro_b": f"workload {w.id} with the levers that hold its {level} level",
+                                   "a": [{"steady_ns": t} for t in cost["a"]["steady_ns"]],
+                                   "b": [{"steady_ns": t} for t in cost["b"]["steady_ns"]],
+                                   "versus_flags": cost["versus_flags"]}
+            break
+    return bool(r["passed"]), "; ".join(observed["lines"]), observed
+
+
+PROBES = {"workload": probe}
 
 
 def say(w: Workload, r: dict[str, Any]) -> list[str]:

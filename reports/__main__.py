@@ -43,7 +43,7 @@ Exit status:
   1  bad input (one line, FILE:LINE: message: a missing or malformed
      findings file, two entries of one file that disagree), no report; or
      the FILE of --write-findings could not be written;
-  3  a guarantee refuted with no known finding (--strict: any refuted guarantee);
+  3  a guarantee or a team's workload refuted with no known finding (--strict: any refuted guarantee);
   4  another unexpected verdict: a folklore or advice verdict that moved, a
      known finding no longer seen;
   5  the model and PyTorch disagree without a known reason;
@@ -100,6 +100,9 @@ def _arguments(argv: list[str] | None) -> Inputs:
     parser.add_argument("--self-bench", type=Path, metavar="FILE",
                         help="the harness's own speed as ./backendcheck bench --self recorded it (build/"
                              "self-bench.json): shown with the environment")
+    parser.add_argument("--workloads", action="append", type=Path, metavar="FILE",
+                        help="a team's workload file (inputs/workloads.py), each workload a claim; repeatable "
+                             "(default: those BACKENDCHECK_CLAIMS lists)")
     parser.add_argument("evidence", nargs="*", type=Path)
     return Inputs(**vars(parser.parse_args(argv)))
 

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from inputs.engines import MODEL, systems
+from inputs import workloads as workload_files
 from inputs.errors import SpecError, load_toml
 from inputs.locate import LineIndex
 
 from .statistics import ABOUT_SPREAD, band_of
 
 KINDS = ("guarantee", "folklore", "advice", "out-of-scope")
+WORKLOAD_KIND = "workload"  # a team's own step, declared in its file (inputs/workloads.py)
 RULES = ("fact", "ratio", "distribution", "across", "invariance", "out-of-scope")
 # invariance: the levels a claim can name, and the flag variants of the grid
 # (probes/invariance.py).
@@ -102,6 +105,23 @@ class Claim:
         """Whether this evidence may decide the claim: only evidence from the
         system the claim is about does (any system, for a claim about any)."""
         return self.rule == "out-of-scope" or self.about == "any" or self.system == self.about
+
+
+def load_claims(path: Path, workloads: list[Path] | None = None) -> list[Claim]:
+    """The catalog's claims, then a team's workloads (the files named, else
+    those BACKENDCHECK_CLAIMS lists, ':'-separated), each a claim that its
+    ctest test Workload.<id> decides (probes/workloads.py)."""
+    claims = load_catalog(path)
+    if workloads is None:
+        workloads = [Path(p) for p in os.environ.get(workload_files.ENVIRONMENT, "").split(":") if p]
+    ids = {c.id for c in claims}
+    for w in workload_files.load_all(workloads):
+        if w.id in ids:
+            raise SpecError(str(w.file), w.line, f"id '{w.id}' is a claim of the catalog ({path}) already")
+        claims.append(Claim(id=w.id, statement=w.statement, source=f"{w.file}:{w.line}", kind=WORKLOAD_KIND,
+                            scope={"device": "cpu", "levels": ", ".join(w.hold)}, rule="fact",
+                            tests=[f"Workload.{w.id}"], about="pytorch", system="pytorch"))
+    return claims
 
 
 def load_catalog(path: Path) -> list[Claim]:

@@ -72,6 +72,7 @@ from typing import Any
 from inputs.errors import SpecError, load_toml
 from inputs.locate import LineIndex
 
+from .catalog import WORKLOAD_KIND
 from .evidence import Evidence, cpu_vendor, platform_fact, torch_of
 from .ruling import VERDICTS, Ruling
 from .verdicts import Verdict
@@ -408,9 +409,12 @@ def judge(findings: list[Finding], verdicts: list[Verdict], evidence: Evidence, 
                          (f"known finding no longer seen; narrow or remove the entry ({finding.where}): "
                           if no_longer else f"the {v.claim.kind} verdict moved ({finding.where}): ")
                          + f"expected {' or '.join(finding.verdicts)}, got {pv.verdict}: {said}", said, overrides)
-            elif v.claim.kind == "guarantee" and pv.verdict == Ruling.REFUTED:
+            elif v.claim.kind in ("guarantee", WORKLOAD_KIND) and pv.verdict == Ruling.REFUTED:
+                # A documented promise, or a team's own workload: what it
+                # holds to is what fails its CI when it does not hold.
                 h = Held(v.claim.id, platform, v.claim.kind, pv.verdict, "unexpected", (Ruling.SUPPORTED,), None,
-                         f"a guarantee refuted with no known finding: expected supported, got refuted: {said}", said)
+                         f"a {v.claim.kind} refuted with no known finding: expected supported, got refuted: {said}",
+                         said)
             else:
                 continue
             h.snippet = pv.snippet

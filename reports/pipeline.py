@@ -25,7 +25,7 @@ from inputs.errors import SpecError, read_regular
 from . import baseline as since_baseline
 from . import census, documented, invariance, known, new_findings, self_speed
 from .card import cards
-from .catalog import Claim, load_catalog
+from .catalog import WORKLOAD_KIND, Claim, load_claims
 from .changes import between_versions
 from .conformance import summarize as conformance_summary
 from .evidence import Evidence, read_evidence, read_junit, read_manifest, read_registered
@@ -78,6 +78,7 @@ class Inputs:
     expect_platform: list[str] = field(default_factory=list)  # platforms that should have reported
     expect_platforms: list[Path] = field(default_factory=list)  # files of them, one a line
     self_bench: Path | None = None  # the harness's own speed (./backendcheck bench --self, cli/selfbench.py)
+    workloads: list[Path] | None = None  # a team's workload files (None: BACKENDCHECK_CLAIMS; inputs/workloads.py)
 
 
 @dataclass
@@ -145,7 +146,7 @@ class Report:
 
     def exit_code(self) -> int:
         """0 when every verdict is what is known for its platform; 3 when a
-        guarantee is refuted with no known finding (with strict: when any
+        guarantee or a team's workload is refuted with no known finding (with strict: when any
         guarantee is refuted); 5 when the model and PyTorch disagree without
         a known reason (a bug of the model or of the capture, not a finding
         to read past); 4 for any other unexpected verdict (a folklore verdict
@@ -155,7 +156,7 @@ class Report:
         claim's verdict is an error (the harness could not decide it: what
         was found is named first, the harness's failure after it)."""
         unexpected = self.unexpected
-        if any(h.kind == "guarantee" and h.got == Ruling.REFUTED for h in unexpected) or (
+        if any(h.kind in ("guarantee", WORKLOAD_KIND) and h.got == Ruling.REFUTED for h in unexpected) or (
                 self.strict and refuted_guarantees(self.verdicts)):
             return EXIT_REFUTED_GUARANTEE
         if self.conformance["unexplained"]:
@@ -191,7 +192,7 @@ def judge(inputs: Inputs, only: set[str] | None = None, out: bool = True) -> Jud
         raise SpecError(str(inputs.installs[0]) if inputs.installs else "reports", 1,
                         "no evidence: no EVIDENCE_DIR, and no install got as far as its tests")
     try:
-        claims = load_catalog(inputs.claims)
+        claims = load_claims(inputs.claims, inputs.workloads)
     except OSError as e:
         raise SpecError(str(inputs.claims), 1, f"cannot read: {e.strerror or e}") from None
     unknown = sorted((only or set()) - {c.id for c in claims})

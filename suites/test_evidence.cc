@@ -2,13 +2,20 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "harness/evidence.h"
 
 namespace bc {
 
+std::string RecordedName(const std::string& gtest_name) {
+  const char* as = std::getenv("BACKENDCHECK_RECORD_AS");
+  return as != nullptr && *as != '\0' && !gtest_name.empty() ? std::string(as) : gtest_name;
+}
+
 std::string CurrentTestName() {
   const testing::TestInfo* info = testing::UnitTest::GetInstance()->current_test_info();
-  return info == nullptr ? "" : std::string(info->test_suite_name()) + "." + info->name();
+  return info == nullptr ? "" : RecordedName(std::string(info->test_suite_name()) + "." + info->name());
 }
 
 void WriteEvidence(CaseRecord record) {

@@ -26,6 +26,7 @@
 #include "runner/case_table.h"
 #include "runner/probe.h"
 #include "runner/records.h"
+#include "suites/test_evidence.h"
 
 namespace {
 
@@ -37,7 +38,7 @@ std::string FullName(const testing::TestInfo& info) {
 class ResultRecorder : public testing::EmptyTestEventListener {
   void OnTestEnd(const testing::TestInfo& info) override {
     const testing::TestResult& result = *info.result();
-    bc::ResultRecord r{.test = FullName(info),
+    bc::ResultRecord r{.test = bc::RecordedName(FullName(info)),
                        .outcome = result.Skipped()  ? bc::ResultOutcome::kSkipped
                                   : result.Failed() ? bc::ResultOutcome::kFailed
                                                     : bc::ResultOutcome::kPassed,

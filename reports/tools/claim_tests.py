@@ -39,15 +39,17 @@ fnmatch matches them; a `cases` selector is resolved here, on the manifest.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from inputs import labels
+from inputs import workloads as workload_files
 from inputs.errors import SpecError
 from inputs.tiers import TIERS
 
-from ..catalog import Claim, load_catalog
+from ..catalog import Claim, load_claims
 from ..evidence import Evidence, read_manifest
 from ..verdicts import select_tests
 
@@ -108,8 +110,12 @@ def _command(python: str, source: Path, manifest: Path, partial: bool, *args: st
 
 
 def _properties(test: str, labels: list[str], source: Path, build: Path, *more: str) -> str:
+    # A team's workloads (BACKENDCHECK_CLAIMS, as the build was configured)
+    # are claims of these tests too.
+    claims = os.environ.get(workload_files.ENVIRONMENT, "")
     env = ";".join([f"BACKENDCHECK_DEFAULT_EVIDENCE_DIR={build / 'evidence'}",
-                    f"BACKENDCHECK_RECORD_CACHE={build / 'claims-cache'}", "PYTHONDONTWRITEBYTECODE=1"])
+                    f"BACKENDCHECK_RECORD_CACHE={build / 'claims-cache'}", "PYTHONDONTWRITEBYTECODE=1",
+                    *([f"{workload_files.ENVIRONMENT}={claims}"] if claims else [])])
     return (f"set_tests_properties({_q(test)} PROPERTIES LABELS \"{';'.join(labels)}\" WORKING_DIRECTORY "
             f"{_q(str(source))} ENVIRONMENT {_q(env)} TIMEOUT {TIMEOUT} " + " ".join(more) + ")\n")
 
@@ -181,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="the build has only some cases (a tier below nightly, a user's matrix)")
     args = parser.parse_args(argv)
     try:
-        text = cmake_tests(load_catalog(args.claims), read_manifest(args.manifest), python=args.python,
+        text = cmake_tests(load_claims(args.claims), read_manifest(args.manifest), python=args.python,
                            source=args.source.resolve(), manifest_path=args.manifest.resolve(),
                            build=args.build.resolve(), partial=args.partial)
     except SpecError as e:

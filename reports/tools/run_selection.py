@@ -32,7 +32,7 @@ from pathlib import Path
 from inputs import labels
 from inputs.errors import SpecError
 
-from ..catalog import Claim, load_catalog
+from ..catalog import Claim, load_claims
 from ..evidence import Evidence, read_manifest, read_registered
 from ..verdicts import select_tests
 
@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ctest", default="ctest")
     args = parser.parse_args(argv)
     try:
-        claims, manifest = load_catalog(args.claims), read_manifest(args.manifest)
+        claims, manifest = load_claims(args.claims), read_manifest(args.manifest)
     except SpecError as e:
         print(str(e), file=sys.stderr)
         return 1
