@@ -36,7 +36,9 @@ from typing import Any
 
 from .observe import cut, line as line_of
 from .reasons import reason_group, reason_one
+from .catalog import MIN_REPS, WORKLOAD_KIND
 from .ruling import Ruling, gravest
+from .statistics import LOAD_LIMIT, decide_ratio, side
 from .verdicts import Verdict, magnitude_text
 from .wording import METRICS
 
@@ -237,6 +239,61 @@ def card(verdicts: list[Verdict], platform: str) -> dict[str, Any]:
                               for why, entries in sorted(waiting.items(), key=lambda kv: (-len(kv[1]), kv[0]))]}
 
 
+def _lever_cost(records: list[dict[str, Any]]) -> str:
+    """The step's time with the levers over without, from the workload's
+    comparison (paired, alternated), by the project's ratio rule."""
+    compare = next((r["compare"] for r in records if "compare" in r), None)
+    if compare is None:
+        return "its cost not measured here (an environment lever is timed only in a fresh process)"
+    others = compare.get("others_cpu")
+    if others is not None and others > LOAD_LIMIT:
+        return f"its cost not measured: other processes took {others:.0%} of the CPU while it was timed"
+    a, b = ([float(x) for x in compare[k].get("steady_ns", [])] for k in ("a", "b"))
+    if min(len(a), len(b)) < MIN_REPS:
+        return f"its cost not measured: {min(len(a), len(b))} timed runs, at least {MIN_REPS} needed"
+    _, ratio, (lo, hi) = decide_ratio(a, b, 1.0, "above")
+    where = side((lo, hi), 1.0)
+    if not where:
+        return f"no measurable cost ({lo:.2g}–{hi:.2g}× the time, {min(len(a), len(b))} paired runs)"
+    return f"{ratio:.2g}× the time ({lo:.2g}–{hi:.2g}, {min(len(a), len(b))} paired runs)"
+
+
+def workload_lines(verdicts: list[Verdict], platform: str) -> list[dict[str, Any]]:
+    """A team's workloads on this platform's card: for each level its
+    statement holds to that moved, the levers that hold it with their cost,
+    or that none tried does and the operation that still moves."""
+    out = []
+    for v in verdicts:
+        if v.claim.kind != WORKLOAD_KIND:
+            continue
+        pv = v.on(platform)
+        for f in pv.facts:
+            levels = next((c.get("observed", {}).get("levels") for r in f.records for c in r.get("checks", [])
+                           if isinstance(c.get("observed"), dict) and "levels" in c["observed"]), None) or {}
+            held = (next((c["observed"]["workload"].get("hold") for r in f.records for c in r.get("checks", [])
+                          if isinstance(c.get("observed"), dict) and "workload" in c["observed"]), None)
+                    or list(levels))
+            for level in held:
+                got = levels.get(level) or {}
+                if got.get("held", True):
+                    continue
+                levers = got.get("levers") or {}
+                first = got.get("first_divergence") or {}
+                line = {"claim": v.claim.id, "level": level, "op": first.get("op", ""), "where": first.get("line", "")}
+                if levers.get("held_by"):
+                    line.update(heading="set", setting=", ".join(f"{k}={val}" for k, val in levers["held_by"].items()),
+                                cost=_lever_cost(f.records))
+                else:
+                    still = levers.get("still_moves") or {}
+                    line.update(heading="undecided", setting="", tried=len(levers.get("tried", [])),
+                                op=still.get("op", line["op"]))
+                out.append(line)
+    return out
+
+
 def cards(verdicts: list[Verdict], platforms: list[str]) -> dict[str, dict[str, Any]]:
     """One card per platform (one for all the evidence when none is named)."""
-    return {p: card(verdicts, p) for p in platforms or [""]}
+    out = {p: card(verdicts, p) for p in platforms or [""]}
+    for p, c in out.items():
+        c["workloads"] = workload_lines(verdicts, p)
+    return out

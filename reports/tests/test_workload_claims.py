@@ -80,6 +80,32 @@ class WorkloadClaimsTest(unittest.TestCase):
         self.assertEqual(known.unexpected, [])
         self.assertEqual(known.exit_code(), 0)
 
+    def test_the_card_names_the_levers_that_hold_it_with_their_cost_or_that_none_does(self) -> None:
+        levels = {"run": {"held": True}, "threads": {"held": False, "first_divergence": {"op": "aten.mm.default"},
+                                                     "levers": {"held_by": {"mkldnn": False}, "tried": [{}]}}}
+        a = [1000.0 + i for i in range(9)]
+        check = {"name": "workload", "outcome": "failed", "detail": DETAIL,
+                 "observed": {"workload": {"hold": ["run", "threads"]}, "levels": levels}}
+        compare = {"a": {"repro": "a", "steady_ns": a}, "b": {"repro": "b", "steady_ns": [x * 1.5 for x in a]},
+                   "versus_flags": {"mkldnn": False}}
+        run = write_run(self.t / "run-card", environment("m1"), {"Workload.team-step": [{
+            "repro": "torch_backends.py workload", "system": "pytorch", "checks": [check], "compare": compare}]})
+        report = build(Inputs(claims=CATALOG, manifest=self.t / "manifest.json", out=self.t / "out",
+                              evidence=[run], partial=True, workloads=[self.declared]))
+        [line] = next(iter(report.cards.values()))["workloads"]
+        self.assertEqual((line["claim"], line["level"], line["heading"], line["setting"]),
+                         ("team-step", "threads", "set", "mkldnn=False"))
+        self.assertRegex(line["cost"], r"^1\.5× the time \(1\.5–1\.5, 9 paired runs\)$")
+        levels["threads"]["levers"] = {"held_by": None, "tried": [{}, {}, {}],
+                                       "still_moves": {"op": "aten.native_layer_norm_backward.default"}}
+        run = write_run(self.t / "run-none", environment("m1"), {"Workload.team-step": [{
+            "repro": "torch_backends.py workload", "system": "pytorch", "checks": [check]}]})
+        report = build(Inputs(claims=CATALOG, manifest=self.t / "manifest.json", out=self.t / "out",
+                              evidence=[run], partial=True, workloads=[self.declared]))
+        [line] = next(iter(report.cards.values()))["workloads"]
+        self.assertEqual((line["heading"], line["tried"], line["op"]),
+                         ("undecided", 3, "aten.native_layer_norm_backward.default"))
+
     def test_a_workload_that_raised_is_an_error(self) -> None:
         r = self.report("error")
         self.assertEqual(next(v for v in r.verdicts if v.claim.id == "team-step").verdict, "error")
