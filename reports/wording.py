@@ -62,6 +62,9 @@ def user_lines(data: dict[str, Any]) -> list[tuple[str, str]]:
                 out += [(f"the card of {platform}", str(x.get("text", "")))
                         for key in ("figures", "cost", "error", "harm") for x in line.get(key, [])]
         out += [(f"the card of {platform}", str(w.get("why", ""))) for w in card.get("not_evaluated", [])]
+        out += [(f"the card of {platform}", f"{w.get('claim')} across the {w.get('level')}: "
+                                             f"{w.get('setting') or w.get('op', '')} {w.get('cost', '')}")
+                for w in card.get("workloads", [])]
     out += [(f"the first screen's line of {a.get('claim')}", str(a.get("line", ""))) for a in data.get("attention", [])]
     out += [("the first screen's upgrade", u) for u in (data.get("changes_grouped") or {}).get("upgrades", [])]
     return out
