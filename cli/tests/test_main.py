@@ -125,6 +125,8 @@ class BadInvocationTest(Invocation):
         (("report", "--baseline", MISSING, "."), "missing.json: no such file"),
         (("run", "--baseline=" + MISSING), "missing.json: no such file"),
         (("run", "--known", "team.toml"), "team.toml: no such file"),
+        (("run", "--claims", "ours.toml"), "ours.toml: no such file"),
+        (("test", "--claims=bad-workloads.toml"), "bad-workloads.toml:3: 'statement' must be a non-empty string"),
         (("test", "--expect-platforms=platforms.txt"), "platforms.txt: no such file"),
         (("run", "--matrix", "mine.toml"), "mine.toml: no such matrix spec"),
         (("run", "--matrix=a;b.toml"), "cannot contain ';'"),
@@ -137,6 +139,7 @@ class BadInvocationTest(Invocation):
 
     def test_every_bad_invocation_is_one_line_and_exit_2_before_anything_runs(self) -> None:
         (self.tmp / "a;b.toml").write_text("")
+        (self.tmp / "bad-workloads.toml").write_text('path = "."\n\n[[workload]]\nid = "x"\n')
         for argv, want in self.TABLE:
             with self.subTest(argv=argv):
                 started = time.monotonic()
@@ -150,6 +153,15 @@ class BadInvocationTest(Invocation):
                 self.assertEqual(out, "")
                 self.assertLess(took, 2.0)
         self.assertEqual(list(self.cache.iterdir()), [], "the cache was written")
+        self.assertFalse((self.tmp / "build").exists())
+
+    def test_a_bad_workload_file_in_the_environment_is_refused_too(self) -> None:
+        (self.tmp / "ours.toml").write_text('path = "."\n\n[[workload]]\nid = "Bad Id"\n')
+        with mock.patch.dict(os.environ, {"BACKENDCHECK_CLAIMS": str(self.tmp / "ours.toml")}):
+            rc, _, err = self.invoke("run")
+        self.assertEqual(rc, exits.USAGE)
+        self.assertEqual(len(err.splitlines()), 1, err)
+        self.assertIn("ours.toml:3: 'statement' must be a non-empty string", err)
         self.assertFalse((self.tmp / "build").exists())
 
     def test_a_bad_torch_in_the_environment_is_refused_too(self) -> None:
