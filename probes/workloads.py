@@ -394,7 +394,7 @@ def probe() -> tuple[bool | None, str, dict[str, Any]]:
         raise LookupError(f"BACKENDCHECK_WORKLOAD={named} names no workload of that file")
     r = run(w)
     observed: dict[str, Any] = {"workload": r["workload"], "levels": r.get("levels", {}),
-                                "lines": [line.strip() for line in say(w, r)[1:]]}
+                                "lines": [line.strip() for line in say(w, r, costs=False)[1:]]}
     if r.get("error"):
         return None, r["error"], observed
     untrusted = [h for h in w.hold if not r["levels"][h]["control"]["varied"]]
@@ -415,8 +415,10 @@ def probe() -> tuple[bool | None, str, dict[str, Any]]:
 PROBES = {"workload": probe}
 
 
-def say(w: Workload, r: dict[str, Any]) -> list[str]:
-    """The workload's verdict and a line a level, as a user reads them."""
+def say(w: Workload, r: dict[str, Any], costs: bool = True) -> list[str]:
+    """The workload's verdict and a line a level, as a user reads them;
+    with `costs`, each lever set's median time too (the report judges the
+    recorded pairs by its own rule instead)."""
     verdict = ("error" if r.get("error") else "not evaluated" if r["passed"] is None else
                "holds" if r["passed"] else "does not hold")
     lines = [f"{w.id}: {verdict} on torch {r['torch']} ({', '.join(w.hold)} held to the statement: "
@@ -425,7 +427,7 @@ def say(w: Workload, r: dict[str, Any]) -> list[str]:
         return lines + [f"  {r['error']}"]
     for level, got in r["levels"].items():
         lines.append(f"  {_said(w, level, got)}")
-        cost = (got.get("levers") or {}).get("cost") or {}
+        cost = ((got.get("levers") or {}).get("cost") or {}) if costs else {}
         if cost.get("a"):
             a, b = (sorted(cost[k]["steady_ns"]) for k in ("a", "b"))
             lines.append(f"    its cost: the step {b[len(b) // 2] / a[len(a) // 2]:.2f}x the time without it "
