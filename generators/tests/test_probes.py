@@ -24,7 +24,7 @@ HAND_TESTS = DATA / "pytorch_python_tests-3fb1313.cc"  # the probes' TEST lines 
 HAND_PROPERTIES = DATA / "pytorch_test_properties-3fb1313.cmake"
 # The probes declared since those files were written (their tests are held
 # to the declarations alone).
-ADDED_SINCE = {"CounterExampleSearch", "CudaCounterExampleSearch"}
+ADDED_SINCE = {"CounterExampleSearch", "CudaCounterExampleSearch", "Workload"}
 
 
 def tests_in(cc: str) -> list[tuple[str, str, bool]]:
