@@ -106,6 +106,17 @@ class WorkloadClaimsTest(unittest.TestCase):
         self.assertEqual((line["heading"], line["tried"], line["op"]),
                          ("undecided", 3, "aten.native_layer_norm_backward.default"))
 
+    def test_its_claim_test_waits_for_its_workload_test(self) -> None:
+        """claim.<id> is set up by Workload.<id>, a test the build adds by
+        name (no test binary discovers it), so the claim's test and the
+        report run after it."""
+        from reports.tools.claim_tests import cmake_tests, evidence_of
+        claim = next(c for c in load_claims(CATALOG, [self.declared]) if c.id == "team-step")
+        self.assertEqual(evidence_of(claim, []), ([], ["Workload.team-step"]))
+        text = cmake_tests([claim], [], python="python3", source=ROOT, manifest_path=self.t / "m.json",
+                           build=self.t, partial=True)
+        self.assertIn('list(APPEND bc_matched "Workload.team-step")', text.replace("[==[", '"').replace("]==]", '"'))
+
     def test_a_workload_that_raised_is_an_error(self) -> None:
         r = self.report("error")
         self.assertEqual(next(v for v in r.verdicts if v.claim.id == "team-step").verdict, "error")

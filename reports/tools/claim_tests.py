@@ -49,7 +49,7 @@ from inputs import workloads as workload_files
 from inputs.errors import SpecError
 from inputs.tiers import TIERS
 
-from ..catalog import Claim, load_claims
+from ..catalog import WORKLOAD_KIND, Claim, load_claims
 from ..evidence import Evidence, read_manifest
 from ..verdicts import select_tests
 
@@ -82,6 +82,10 @@ def glob_regex(pattern: str) -> str:
 def evidence_of(claim: Claim, manifest: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
     """The claim's evidence: its patterns (the prediction's too) and the
     manifest's tests its `cases` selectors choose."""
+    if claim.kind == WORKLOAD_KIND:
+        # A team's workload: its test (Workload.<id>) is the build's own,
+        # not discovered from a test binary, and named as it is.
+        return [], list(claim.tests)
     patterns: list[str] = []
     cases: list[str] = []
     for block in (claim, claim.prediction):
