@@ -29,8 +29,8 @@ MEANINGS = {
 
 # What the command says on standard error when the report exits with one of them.
 REPORT_SAYS = {
-    REFUTED: "a guarantee is refuted with no known finding (catalog/known_findings.toml, BACKENDCHECK_KNOWN, "
-             "--known), or --strict",
+    REFUTED: "a guarantee or a team's workload is refuted with no known finding (catalog/known_findings.toml, "
+             "BACKENDCHECK_KNOWN, --known), or --strict",
     UNEXPECTED: "a verdict is not what is known for its platform (the UNEXPECTED lines above)",
     MODEL: "the model and PyTorch disagree without a known reason",
     CHANGED: "a verdict moved since the baseline, or a platform is missing (the CHANGED and MISSING lines above)",
